@@ -1,0 +1,43 @@
+// Element-wise activation functions, as used both by the `Activation` layer and by the fused
+// `activation=` argument of Dense/Conv layers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace nnd {
+
+// Each kind is one exact formula. Where Keras 2 and Keras 3 give the same name different
+// formulas, the loader maps the name to the kind of the version that wrote the file.
+enum class ActivationKind : uint8_t {
+  kLinear,         // x
+  kRelu,           // max(x, 0)
+  kRelu6,          // min(max(x, 0), 6)
+  kLeakyRelu,      // x > 0 ? x : 0.2 x  (Keras 3 "leaky_relu" string; default negative_slope 0.2)
+  kSigmoid,        // 1 / (1 + exp(-x))
+  kHardSigmoidK2,  // clip(0.2 x + 0.5, 0, 1)            (Keras 2 "hard_sigmoid")
+  kHardSigmoidK3,  // relu6(x + 3) / 6                   (Keras 3 "hard_sigmoid")
+  kHardSwish,      // x * relu6(x + 3) / 6               (Keras 3 "hard_silu" / "hard_swish")
+  kTanh,           // tanh(x)
+  kSoftmax,        // softmax over the last axis
+  kLogSoftmax,     // log(softmax) over the last axis
+  kSoftsign,       // x / (1 + |x|)
+  kSoftplus,       // log(1 + exp(x))
+  kElu,            // x > 0 ? x : exp(x) - 1
+  kSelu,           // scale * (x > 0 ? x : alpha (exp(x) - 1)), alpha 1.67326324, scale 1.05070098
+  kSwish,          // x * sigmoid(x)                     ("swish", Keras 3 "silu")
+  kGeluErf,        // 0.5 x (1 + erf(x / sqrt 2))        (Keras 2 "gelu", approximate=False)
+  kGeluTanh,       // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))  (Keras 3 "gelu" default)
+  kExponential,    // exp(x)
+  kMish,           // x * tanh(softplus(x))
+};
+
+const char* activation_name(ActivationKind k);
+
+// True for the kinds that are not element-wise (they normalise over the last axis).
+inline bool activation_is_softmax_like(ActivationKind k) {
+  return k == ActivationKind::kSoftmax || k == ActivationKind::kLogSoftmax;
+}
+
+}  // namespace nnd

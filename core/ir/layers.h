@@ -1,0 +1,238 @@
+// Typed parameters of every layer kind the IR supports: one struct per kind, held in the
+// std::variant LayerParams. Engines dispatch on the variant index, never on strings.
+//
+// Conventions:
+//  - Shapes exclude the batch axis (see tensor.h). A 1-D layer (Conv1D, MaxPooling1D, ...) works
+//    on {steps, C}; its window uses only the *_w fields and keeps kernel_h = stride_h = 1.
+//  - Axis fields named `keras_axis` hold the value written in the Keras config (counting the batch
+//    axis as 0, negative from the end). Shape inference resolves them into `axis`, an index into
+//    the per-sample Dims (0-based, batch excluded), validated against the input rank.
+//  - Weights keep the Keras shapes documented on each field.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <variant>
+#include <vector>
+
+#include "core/ir/activation.h"
+#include "core/ir/tensor.h"
+
+namespace nnd {
+
+enum class Padding : uint8_t {
+  kValid,   // no padding
+  kSame,    // TensorFlow "same": out = ceil(in / stride); total pad = max((out-1)*stride +
+            // (k-1)*dilation + 1 - in, 0); pad_before = total / 2, pad_after = total - pad_before
+  kCausal,  // Conv1D only: pad (k-1)*dilation on the left, none on the right
+};
+
+// Spatial window of convolutions and pooling. 1-D layers use kernel_h = stride_h = dilation_h = 1.
+struct Window {
+  int64_t kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t dilation_h = 1, dilation_w = 1;
+  Padding padding = Padding::kValid;
+};
+
+// Dense: y = act(x · kernel + bias) over the last axis; any leading per-sample axes are kept.
+struct DenseParams {
+  int64_t units = 0;
+  ActivationKind activation = ActivationKind::kLinear;
+  Weights kernel;  // (in_features, units)
+  Weights bias;    // (units) or empty when use_bias is false
+};
+
+// Conv1D / Conv2D with groups. Input {H, W, Cin} (2-D) or {W, Cin} (1-D).
+struct ConvParams {
+  int rank = 2;  // 1 or 2
+  int64_t filters = 0;
+  int64_t groups = 1;
+  Window window;
+  ActivationKind activation = ActivationKind::kLinear;
+  Weights kernel;  // (kh, kw, Cin / groups, filters); 1-D files store (kw, Cin/groups, filters)
+                   // and the loader reshapes to (1, kw, Cin/groups, filters)
+  Weights bias;    // (filters) or empty
+};
+
+// DepthwiseConv2D (and DepthwiseConv1D, rank 1): output channel c * depth_multiplier + m is input
+// channel c convolved with kernel[..., c, m].
+struct DepthwiseConvParams {
+  int rank = 2;
+  int64_t depth_multiplier = 1;
+  Window window;
+  ActivationKind activation = ActivationKind::kLinear;
+  Weights kernel;  // (kh, kw, Cin, depth_multiplier)
+  Weights bias;    // (Cin * depth_multiplier) or empty
+};
+
+// SeparableConv2D (and SeparableConv1D): depthwise (no bias, no activation) then a 1x1 pointwise
+// convolution with bias and activation.
+struct SeparableConvParams {
+  int rank = 2;
+  int64_t filters = 0;
+  int64_t depth_multiplier = 1;
+  Window window;
+  ActivationKind activation = ActivationKind::kLinear;
+  Weights depthwise_kernel;  // (kh, kw, Cin, depth_multiplier)
+  Weights pointwise_kernel;  // (1, 1, Cin * depth_multiplier, filters)
+  Weights bias;              // (filters) or empty
+};
+
+// Conv2DTranspose (and Conv1DTranspose). Output size per spatial axis, as Keras computes it:
+//   valid: (in - 1) * stride + k_eff + out_pad   (out_pad = max(k_eff - stride, 0) when absent)
+//   same:  (in - 1) * stride + out_pad           (in * stride when absent)
+// with k_eff = (k - 1) * dilation + 1; pad_before = k_eff / 2 for same ... as in
+// keras.utils.conv_utils.deconv_output_length; the reference engine documents the exact mapping.
+struct ConvTransposeParams {
+  int rank = 2;
+  int64_t filters = 0;
+  Window window;
+  int64_t output_padding_h = -1, output_padding_w = -1;  // -1: Keras "None"
+  ActivationKind activation = ActivationKind::kLinear;
+  Weights kernel;  // (kh, kw, filters, Cin)
+  Weights bias;    // (filters) or empty
+};
+
+// BatchNormalization (inference): y = (x - mean) / sqrt(var + epsilon) * gamma + beta along one
+// axis. center=false / scale=false are stored as beta = 0 / gamma = 1 by the loader.
+struct BatchNormParams {
+  int keras_axis = -1;
+  int axis = -1;  // resolved
+  double epsilon = 1e-3;
+  Weights gamma, beta, moving_mean, moving_variance;  // each (C)
+};
+
+// LayerNormalization: normalise over `axes` per sample, then gamma/beta (shaped like the
+// normalised axes' dims, flattened).
+struct LayerNormParams {
+  std::vector<int> keras_axes;  // as written
+  std::vector<int> axes;        // resolved, sorted
+  double epsilon = 1e-3;
+  Weights gamma, beta;  // empty when scale / center is false
+};
+
+// Activation layer (and TFOpLambda element-wise functions mapped onto a kind).
+struct ActivationParams {
+  ActivationKind activation = ActivationKind::kLinear;
+};
+
+// ReLU layer and LeakyReLU (negative_slope = alpha, threshold 0, no max):
+//   x >= max_value       -> max_value
+//   threshold <= x < max -> x
+//   x < threshold        -> negative_slope * (x - threshold)
+struct ReluParams {
+  double max_value = std::numeric_limits<double>::infinity();
+  double negative_slope = 0.0;
+  double threshold = 0.0;
+};
+
+// ELU layer: x > 0 ? x : alpha * (exp(x) - 1).
+struct EluParams {
+  double alpha = 1.0;
+};
+
+// ThresholdedReLU: x > theta ? x : 0.
+struct ThresholdedReluParams {
+  double theta = 1.0;
+};
+
+// PReLU: x > 0 ? x : alpha * x, alpha broadcast over shared axes.
+struct PReluParams {
+  Weights alpha;  // per-sample shape with 1 on each shared axis
+};
+
+// Softmax layer over one axis.
+struct SoftmaxParams {
+  int keras_axis = -1;
+  int axis = -1;  // resolved
+};
+
+enum class PoolKind : uint8_t { kMax, kAverage };
+
+// MaxPooling1D/2D, AveragePooling1D/2D. Averages exclude padded positions (TensorFlow).
+struct PoolParams {
+  PoolKind kind = PoolKind::kMax;
+  int rank = 2;
+  Window window;  // dilation is always 1
+};
+
+// GlobalMax/GlobalAveragePooling1D/2D.
+struct GlobalPoolParams {
+  PoolKind kind = PoolKind::kMax;
+  int rank = 2;
+  bool keepdims = false;
+};
+
+// Flatten: {d0, d1, ...} -> {d0 * d1 * ...}. Row-major order is unchanged.
+struct FlattenParams {};
+
+// Reshape: target per-sample shape, at most one -1.
+struct ReshapeParams {
+  Dims target;
+};
+
+// Permute: Keras `dims`, a permutation of 1..rank (1-based sample axes).
+struct PermuteParams {
+  std::vector<int> dims;
+};
+
+// RepeatVector: {F} -> {n, F}.
+struct RepeatVectorParams {
+  int64_t n = 1;
+};
+
+// Dropout, SpatialDropout1D/2D, GaussianNoise, GaussianDropout, AlphaDropout, ActivityRegularization
+// and friends: identity at inference.
+struct IdentityParams {};
+
+// ZeroPadding1D/2D (rank 1 uses left/right only).
+struct ZeroPaddingParams {
+  int rank = 2;
+  int64_t top = 0, bottom = 0, left = 0, right = 0;
+};
+
+// Cropping1D/2D (rank 1 uses left/right only).
+struct CroppingParams {
+  int rank = 2;
+  int64_t top = 0, bottom = 0, left = 0, right = 0;
+};
+
+enum class Interpolation : uint8_t {
+  kNearest,
+  kBilinear,  // TF2 / Keras 3 semantics: half-pixel centers, no antialiasing
+};
+
+// UpSampling1D/2D (1-D is always nearest: repeat each step size_w times).
+struct UpSamplingParams {
+  int rank = 2;
+  int64_t size_h = 1, size_w = 1;
+  Interpolation interpolation = Interpolation::kNearest;
+};
+
+enum class MergeOp : uint8_t { kAdd, kSubtract, kMultiply, kAverage, kMaximum, kMinimum };
+
+// Add, Subtract (exactly two inputs), Multiply, Average, Maximum, Minimum. Inputs have the same
+// rank; each dim equal or 1 (broadcast).
+struct MergeParams {
+  MergeOp op = MergeOp::kAdd;
+};
+
+// Concatenate along one axis.
+struct ConcatParams {
+  int keras_axis = -1;
+  int axis = -1;  // resolved
+};
+
+using LayerParams =
+    std::variant<DenseParams, ConvParams, DepthwiseConvParams, SeparableConvParams,
+                 ConvTransposeParams, BatchNormParams, LayerNormParams, ActivationParams,
+                 ReluParams, EluParams, ThresholdedReluParams, PReluParams, SoftmaxParams,
+                 PoolParams, GlobalPoolParams, FlattenParams, ReshapeParams, PermuteParams,
+                 RepeatVectorParams, IdentityParams, ZeroPaddingParams, CroppingParams,
+                 UpSamplingParams, MergeParams, ConcatParams>;
+
+// Short name of the IR kind held by `p` ("Dense", "Conv", "Pool", ...), for logs and dumps.
+const char* layer_kind_name(const LayerParams& p);
+
+}  // namespace nnd

@@ -1,0 +1,31 @@
+#include "core/ir/tensor.h"
+
+#include "core/util/checked_math.h"
+
+namespace nnd {
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::kFloat32: return "float32";
+    case DType::kUInt8: return "uint8";
+  }
+  return "?";
+}
+
+std::string dims_to_string(const Dims& d) {
+  std::string s = "(";
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(d[i]);
+  }
+  if (d.size() == 1) s += ",";
+  return s + ")";
+}
+
+int64_t element_count(const Dims& d, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t x : d) n = checked_mul(n, x, what);
+  return n;
+}
+
+}  // namespace nnd

@@ -1,0 +1,36 @@
+// Element types, per-sample shapes and weight tensors of the graph IR.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nnd {
+
+// Element type of a graph value. Every intermediate tensor is float32; a graph input may be fed
+// as uint8 (camera bytes), which engines convert to float32 on entry.
+enum class DType : uint8_t { kFloat32, kUInt8 };
+
+const char* dtype_name(DType t);  // "float32", "uint8"
+
+// Shape of ONE sample, batch axis excluded, channels last (NHWC without N). A Conv2D input is
+// {H, W, C}; a Conv1D input {steps, C}; a Dense input {..., features}.
+using Dims = std::vector<int64_t>;
+
+std::string dims_to_string(const Dims& d);  // "(30, 40, 3)"
+
+// Number of elements of one sample (product of dims; 1 for rank 0). Throws nnd::Error when it
+// exceeds kMaxElements.
+int64_t element_count(const Dims& d, const std::string& what);
+
+// A constant tensor from the model file (kernel, bias, BN statistics, ...), kept in the layout and
+// shape Keras stores it in (Conv2D kernel (kh, kw, cin, cout), Dense kernel (in, units), ...).
+// Engines re-lay it out for their kernels; the IR never does.
+struct Weights {
+  Dims shape;
+  std::vector<float> data;  // row-major, data.size() == product of shape
+
+  bool empty() const { return data.empty(); }
+};
+
+}  // namespace nnd

@@ -1,0 +1,51 @@
+// nninfo: print a Keras .h5 model's layers as nnd understands them: kind, output shape,
+// parameters and FLOPs per sample, with totals.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+
+#include "core/ir/cost.h"
+#include "core/io/keras_hdf5.h"
+#include "core/util/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "nninfo: list a Keras .h5 model's layers with output shapes, parameter counts and FLOPs\n"
+      "per sample (a multiply-add counts 2). Exits 1 with a message if nnd cannot load it."};
+  std::string model_path;
+  app.add_option("model", model_path, "Keras HDF5 model file (.h5)")->required();
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const nnd::Graph g = nnd::load_keras_h5(model_path);
+    std::printf("model %s (Keras %s)\n", model_path.c_str(), g.keras_version.c_str());
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      const nnd::Value& v = g.values[g.inputs[i]];
+      std::printf("input  %-28s %-16s %s\n", g.input_names[i].c_str(),
+                  nnd::dims_to_string(v.shape).c_str(), nnd::dtype_name(v.dtype));
+    }
+    std::printf("%-4s %-32s %-20s %-14s %-20s %12s %14s\n", "#", "layer", "class", "ir kind",
+                "output shape", "params", "FLOPs");
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const nnd::Node& n = g.nodes[i];
+      std::printf("%-4zu %-32s %-20s %-14s %-20s %12lld %14lld\n", i, n.name.c_str(),
+                  n.keras_class.c_str(), nnd::layer_kind_name(n.params),
+                  nnd::dims_to_string(g.values[n.output].shape).c_str(),
+                  static_cast<long long>(nnd::parameter_count(n)),
+                  static_cast<long long>(nnd::flops_per_sample(g, n)));
+    }
+    for (size_t i = 0; i < g.outputs.size(); ++i) {
+      std::printf("output %-28s %s\n", g.output_names[i].c_str(),
+                  nnd::dims_to_string(g.values[g.outputs[i]].shape).c_str());
+    }
+    const long long flops = static_cast<long long>(nnd::flops_per_sample(g));
+    std::printf("total: %zu layers, %lld parameters, %lld FLOPs per sample (%.3f MFLOP)\n",
+                g.nodes.size(), static_cast<long long>(nnd::parameter_count(g)), flops,
+                static_cast<double>(flops) / 1e6);
+  } catch (const nnd::Error& e) {
+    std::fprintf(stderr, "nninfo: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

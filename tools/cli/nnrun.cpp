@@ -1,0 +1,139 @@
+// nnrun: load a Keras .h5 model, run it on .npy inputs (or a deterministic pattern) with one of
+// nnd's engines, print what it did and write the outputs as .npy files.
+//
+// Exit codes: 0 success, 1 model/input error (message on stderr), 2 usage error.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/engine/engine_options.h"
+#include "core/io/keras_hdf5.h"
+#include "core/io/model_inputs.h"
+#include "core/util/error.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+void print_output_summary(const nnd::Graph& g, const nnd::ModelOutputs& out, size_t i) {
+  const std::vector<float>& b = out.buffers[i];
+  const auto [mn, mx] = std::minmax_element(b.begin(), b.end());
+  const size_t per_sample = b.size() / static_cast<size_t>(out.batch);
+  std::printf("  %s: sample 0 = [", g.output_names[i].c_str());
+  const size_t shown = std::min<size_t>(per_sample, 8);
+  for (size_t k = 0; k < shown; ++k) std::printf("%s%.6g", k ? ", " : "", b[k]);
+  std::printf("%s]  min %.6g max %.6g\n", shown < per_sample ? ", ..." : "", *mn, *mx);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "nnrun: run a Keras .h5 model with one of nnd's engines.\n\n"
+      "Reads each input from a .npy file (float32 or uint8, first axis is the batch; uint8 is\n"
+      "converted to float32, as for camera bytes). An input given no file gets a deterministic\n"
+      "pattern: element j of input k (flat over the batch) is ((j*37 + k*101) mod 256) / 255.\n"
+      "Writes each output to DIR/<Keras output layer name>.npy (float32, batch first) when\n"
+      "--output-dir is given, and prints input/output names, shapes and timings."};
+  std::string model_path, engine_name = "reference", isa_name = "auto", math_name = "exact";
+  std::vector<std::string> input_specs;
+  std::string output_dir;
+  int64_t batch = 0;
+  int repeat = 1;
+  app.add_option("model", model_path, "Keras HDF5 model file (.h5)")->required();
+  app.add_option("--engine", engine_name, "reference (exact, float64) or jit")
+      ->check(CLI::IsMember({"reference", "jit"}));
+  app.add_option("--isa", isa_name, "JIT instruction set: auto, sse4.1, avx2 or avx512")
+      ->check(CLI::IsMember({"auto", "sse4.1", "avx2", "avx512"}));
+  app.add_option("--math", math_name, "JIT math mode: exact or fast")
+      ->check(CLI::IsMember({"exact", "fast"}));
+  app.add_option("--input", input_specs, "NAME=FILE.npy for the Keras input layer NAME (repeatable)");
+  app.add_option("--output-dir", output_dir, "write DIR/<output name>.npy for every output");
+  app.add_option("--batch", batch,
+                 "samples per run when inputs come from the pattern (default 1); must match the "
+                 "files' first axis when files are given")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--repeat", repeat, "run this many times and report min/median time (default 1)")
+      ->check(CLI::Range(1, 1000000));
+  CLI11_PARSE(app, argc, argv);
+
+  std::map<std::string, std::string> files;
+  for (const std::string& spec : input_specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      std::fprintf(stderr, "nnrun: --input expects NAME=FILE.npy, got '%s'\n", spec.c_str());
+      return 2;
+    }
+    if (!files.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second) {
+      std::fprintf(stderr, "nnrun: input '%s' given twice\n", spec.substr(0, eq).c_str());
+      return 2;
+    }
+  }
+
+  nnd::EngineOptions options;
+  options.engine = *nnd::parse_engine_kind(engine_name);
+  options.isa = *nnd::parse_isa(isa_name);
+  options.math = *nnd::parse_math_mode(math_name);
+
+  try {
+    auto t0 = Clock::now();
+    nnd::Graph g = nnd::load_keras_h5(model_path);
+    const double load_ms = ms_since(t0);
+    t0 = Clock::now();
+    std::unique_ptr<nnd::Engine> engine = nnd::make_engine(g, options);
+    const double prepare_ms = ms_since(t0);
+
+    nnd::ModelInputs in = nnd::prepare_inputs(g, files, batch);
+    nnd::ModelOutputs out = nnd::allocate_outputs(g, in.batch);
+    const std::vector<nnd::InputView> views = in.views();
+    const std::vector<float*> ptrs = out.pointers();
+
+    std::printf("model %s (Keras %s), engine %s\n", model_path.c_str(), g.keras_version.c_str(),
+                engine->name().c_str());
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      std::printf("input  %s: (%lld, %s %s from %s\n", g.input_names[i].c_str(),
+                  static_cast<long long>(in.batch),
+                  nnd::dims_to_string(g.values[g.inputs[i]].shape).substr(1).c_str(),
+                  nnd::dtype_name(in.arrays[i].dtype), in.sources[i].c_str());
+    }
+    for (size_t i = 0; i < g.outputs.size(); ++i) {
+      std::printf("output %s: (%lld, %s float32\n", g.output_names[i].c_str(),
+                  static_cast<long long>(in.batch),
+                  nnd::dims_to_string(g.values[g.outputs[i]].shape).substr(1).c_str());
+    }
+
+    std::vector<double> times;
+    for (int r = 0; r < repeat; ++r) {
+      t0 = Clock::now();
+      engine->run(in.batch, views, ptrs);
+      times.push_back(ms_since(t0));
+    }
+    std::sort(times.begin(), times.end());
+    std::printf("load %.2f ms, engine setup %.2f ms, run (batch %lld) min %.3f ms, median %.3f ms"
+                " over %d run%s\n",
+                load_ms, prepare_ms, static_cast<long long>(in.batch), times.front(),
+                times[times.size() / 2], repeat, repeat == 1 ? "" : "s");
+    for (size_t i = 0; i < g.outputs.size(); ++i) print_output_summary(g, out, i);
+    if (!output_dir.empty()) {
+      for (const std::string& p : nnd::write_outputs(g, out, output_dir)) {
+        std::printf("wrote %s\n", p.c_str());
+      }
+    }
+  } catch (const nnd::Error& e) {
+    std::fprintf(stderr, "nnrun: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "nnrun: out of memory\n");
+    return 1;
+  }
+  return 0;
+}
