@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages nnd needs to build and test, only those not yet installed
+# (idempotent: a second run installs nothing and touches no package list). Run as root or with
+# sudo available.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config    # toolchain
+  libhdf5-dev                         # Keras .h5 loading (HDF5 C API)
+  nlohmann-json3-dev                  # the Keras model_config JSON
+  libcli11-dev                        # command-line parsing of the tools
+  libgtest-dev googletest             # tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: run as root (missing: ${missing[*]})" >&2; exit 1; }
+  SUDO=sudo
+fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

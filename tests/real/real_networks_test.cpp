@@ -1,0 +1,86 @@
+// The real robot networks in ../shared/models (saved by Keras 2.4, 2.6, 3.4 and 3.8) run in the
+// reference engine and are compared with ONNX Runtime's outputs on their ONNX twins
+// (tests/data/real, made by tools/onnx_reference). Skipped, with a message, where ../shared is
+// absent.
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/engine/engine_options.h"
+#include "core/io/keras_hdf5.h"
+#include "core/io/model_inputs.h"
+#include "tests/support/compare.h"
+
+namespace nnd::test {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kData = fs::path(NND_TEST_DATA_DIR) / "real";
+const fs::path kModels = NND_SHARED_MODELS_DIR;
+
+std::vector<nlohmann::json> load_cases() {
+  std::vector<nlohmann::json> cases;
+  std::ifstream in(kData / "manifest.json");
+  if (!in) return cases;
+  for (const auto& c : nlohmann::json::parse(in).at("cases")) cases.push_back(c);
+  return cases;
+}
+
+class RealNetwork : public ::testing::TestWithParam<nlohmann::json> {};
+
+TEST(RealNetworks, ManifestListsFourNetworks) { EXPECT_EQ(load_cases().size(), 4u); }
+
+TEST_P(RealNetwork, ReferenceEngineAgreesWithOnnxRuntime) {
+  const nlohmann::json& spec = GetParam();
+  const fs::path model = kModels / spec.at("model").get<std::string>();
+  if (!fs::exists(model)) {
+    GTEST_SKIP() << "real network " << model << " not found: ../shared/models is absent here, "
+                 << "so the real-network check is skipped";
+  }
+  Graph g = load_keras_h5(model.string());
+  std::map<std::string, std::string> files;
+  for (const auto& in : spec.at("inputs")) {
+    files[in.at("name").get<std::string>()] = (kData / in.at("file").get<std::string>()).string();
+  }
+  ModelInputs inputs = prepare_inputs(g, files, 0);
+  ModelOutputs outputs = allocate_outputs(g, inputs.batch);
+  auto engine = make_engine(g, EngineOptions{});
+  const auto views = inputs.views();
+  const auto ptrs = outputs.pointers();
+  engine->run(inputs.batch, views, ptrs);
+
+  ASSERT_EQ(g.outputs.size(), spec.at("outputs").size());
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const auto& out = spec.at("outputs")[i];
+    EXPECT_EQ(g.output_names[i], out.at("name").get<std::string>());
+    const NpyArray expected = read_npy((kData / out.at("file").get<std::string>()).string());
+    ASSERT_EQ(static_cast<size_t>(expected.element_count()), outputs.buffers[i].size());
+    const Agreement a =
+        compare(outputs.buffers[i].data(), expected.f32(), expected.element_count());
+    std::printf("[ agreement ] %s %s vs ONNX Runtime: max abs %.3g, max scaled %.3g\n",
+                spec.at("model").get<std::string>().c_str(), g.output_names[i].c_str(),
+                a.max_abs, a.max_scaled);
+    EXPECT_EQ(a.nonfinite, 0);
+    // ONNX Runtime accumulates in float32; the reference engine in float64. The fixture rule
+    // (1e-5 of max(1, |expected|)) holds with margin (measured figures are printed above).
+    EXPECT_LE(a.max_scaled, kFixtureTolerance) << "worst at flat index " << a.worst_index;
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<nlohmann::json>& info) {
+  std::string s = info.param.at("model").get<std::string>();
+  s = s.substr(0, s.find('.'));
+  for (char& c : s) {
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shared, RealNetwork, ::testing::ValuesIn(load_cases()), case_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RealNetwork);
+
+}  // namespace
+}  // namespace nnd::test

@@ -1,0 +1,120 @@
+// nnrun and nninfo as a user meets them: exit codes, messages and written files.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/io/npy.h"
+
+namespace nnd::test {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kTools = fs::path(NND_BINARY_DIR) / "tools" / "cli";
+const fs::path kFixtures = fs::path(NND_TEST_DATA_DIR) / "fixtures";
+
+struct Result {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  Result r;
+  const std::string cmd = args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// The first fixture model of the manifest and its first input's name and file.
+struct AnyFixture {
+  std::string model, input_name, input_file, output_name;
+};
+AnyFixture any_fixture() {
+  std::ifstream in(kFixtures / "manifest.json");
+  const auto m = nlohmann::json::parse(in);
+  const auto& c = m.at("cases").at(0);
+  const auto& models = c.at("models");
+  const std::string file = models.contains("keras2") ? models.at("keras2").get<std::string>()
+                                                     : models.begin()->get<std::string>();
+  return {(kFixtures / file).string(), c.at("inputs")[0].at("name").get<std::string>(),
+          (kFixtures / c.at("inputs")[0].at("file").get<std::string>()).string(),
+          c.at("outputs")[0].at("name").get<std::string>()};
+}
+
+const std::string nnrun() { return (kTools / "nnrun").string(); }
+const std::string nninfo() { return (kTools / "nninfo").string(); }
+
+TEST(Cli, NnrunHelpDocumentsTheContract) {
+  Result r = run(nnrun() + " --help");
+  EXPECT_EQ(r.status, 0);
+  for (const char* flag : {"--engine", "--isa", "--math", "--input", "--output-dir", "--batch"}) {
+    EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
+  }
+  EXPECT_NE(r.output.find("(j*37 + k*101) mod 256"), std::string::npos);
+}
+
+TEST(Cli, NnrunMissingModelFailsWithTheFileName) {
+  Result r = run(nnrun() + " /nonexistent/model.h5");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("/nonexistent/model.h5"), std::string::npos) << r.output;
+}
+
+TEST(Cli, NnrunRejectsUnknownEngineAndIsa) {
+  EXPECT_NE(run(nnrun() + " x.h5 --engine magic").status, 0);
+  EXPECT_NE(run(nnrun() + " x.h5 --isa avx9").status, 0);
+  EXPECT_NE(run(nnrun() + " x.h5 --input nofile").status, 0);
+}
+
+TEST(Cli, NnrunJitSaysNotAvailableYet) {
+  const AnyFixture f = any_fixture();
+  Result r = run(nnrun() + " " + f.model + " --engine jit");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("not available yet"), std::string::npos) << r.output;
+}
+
+TEST(Cli, NnrunWritesOutputsNamedByKerasLayer) {
+  const AnyFixture f = any_fixture();
+  const fs::path dir = fs::temp_directory_path() / ("nnd_cli_" + std::to_string(::getpid()));
+  Result r = run(nnrun() + " " + f.model + " --input " + f.input_name + "=" + f.input_file +
+                 " --output-dir " + dir.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("input  " + f.input_name), std::string::npos) << r.output;
+  const fs::path out = dir / (f.output_name + ".npy");
+  ASSERT_TRUE(fs::exists(out)) << r.output;
+  const NpyArray a = read_npy(out.string());
+  EXPECT_EQ(a.dtype, DType::kFloat32);
+  EXPECT_EQ(a.shape[0], read_npy(f.input_file).shape[0]);  // batch first, same batch
+  fs::remove_all(dir);
+}
+
+TEST(Cli, NnrunPatternBatch) {
+  const AnyFixture f = any_fixture();
+  Result r = run(nnrun() + " " + f.model + " --batch 5");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("(5, "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("from pattern"), std::string::npos) << r.output;
+}
+
+TEST(Cli, NninfoPrintsTotals) {
+  const AnyFixture f = any_fixture();
+  Result r = run(nninfo() + " " + f.model);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("parameters"), std::string::npos);
+  EXPECT_NE(r.output.find("FLOPs per sample"), std::string::npos);
+  EXPECT_EQ(run(nninfo() + " /nonexistent.h5").status, 1);
+}
+
+}  // namespace
+}  // namespace nnd::test
