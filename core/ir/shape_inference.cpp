@@ -1,0 +1,533 @@
+#include "core/ir/shape_inference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "core/ir/conv_geometry.h"
+#include "core/util/checked_math.h"
+#include "core/util/error.h"
+
+namespace nnd {
+namespace {
+
+std::string num(int64_t v) { return std::to_string(v); }
+
+// Shape inference for one node. Every message starts with the node context and names the field.
+class NodeInference {
+ public:
+  NodeInference(Graph& g, Node& n) : g_(g), n_(n), ctx_(g.node_context(n)) {}
+
+  void run() {
+    for (ValueId v : n_.inputs) in_.push_back(g_.values[v].shape);
+    Dims out = std::visit([this](auto& p) { return infer(p); }, n_.params);
+    for (int64_t d : out) {
+      if (d < 1) fail("output shape", "dimension " + num(d) + " in " + dims_to_string(out) + " is not positive");
+    }
+    element_count(out, ctx_ + ": output shape " + dims_to_string(out));
+    Value& v = g_.values[n_.output];
+    v.shape = std::move(out);
+    v.dtype = DType::kFloat32;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& field, const std::string& msg) const {
+    throw Error(ctx_ + ": " + field + ": " + msg);
+  }
+
+  std::string what(const std::string& field) const { return ctx_ + ": " + field; }
+
+  void expect_inputs(size_t count) const {
+    if (in_.size() != count) {
+      fail("inputs", "expected " + std::to_string(count) + " input(s), got " + std::to_string(in_.size()));
+    }
+  }
+
+  // The single input, with the rank the layer needs (0: any rank >= 1).
+  const Dims& single_input(size_t rank, const std::string& layer_desc) const {
+    expect_inputs(1);
+    const Dims& s = in_[0];
+    if (rank != 0 && s.size() != rank) {
+      fail("input shape", layer_desc + " needs a rank-" + std::to_string(rank) +
+                              " input per sample (batch excluded), got " + dims_to_string(s));
+    }
+    if (s.empty()) fail("input shape", "needs an input of rank >= 1 per sample, got a scalar");
+    return s;
+  }
+
+  void check_weights(const std::string& field, const Weights& w, const Dims& expected) const {
+    if (w.shape != expected) {
+      fail(field, "expected shape " + dims_to_string(expected) + ", got " + dims_to_string(w.shape));
+    }
+    check_data(field, w);
+  }
+
+  void check_data(const std::string& field, const Weights& w) const {
+    const int64_t count = element_count(w.shape, what(field));
+    if (static_cast<int64_t>(w.data.size()) != count) {
+      fail(field, "holds " + std::to_string(w.data.size()) + " values, shape " +
+                      dims_to_string(w.shape) + " needs " + num(count));
+    }
+  }
+
+  void check_optional_bias(const std::string& field, const Weights& w, int64_t n) const {
+    if (w.shape.empty() && w.data.empty()) return;
+    check_weights(field, w, {n});
+  }
+
+  void check_positive(const std::string& field, int64_t v) const {
+    if (v < 1) fail(field, "must be >= 1, got " + num(v));
+    if (v > kMaxElements) fail(field, num(v) + " exceeds the limit of " + num(kMaxElements));
+  }
+
+  void check_nonnegative(const std::string& field, int64_t v) const {
+    if (v < 0) fail(field, "must be >= 0, got " + num(v));
+    if (v > kMaxElements) fail(field, num(v) + " exceeds the limit of " + num(kMaxElements));
+  }
+
+  // Keras axis (batch = 0, negative from the end of the full rank) -> per-sample axis.
+  int resolve_axis(const std::string& field, int keras_axis, size_t sample_rank) const {
+    const int64_t full = static_cast<int64_t>(sample_rank) + 1;
+    int64_t a = keras_axis < 0 ? keras_axis + full : keras_axis;
+    if (a < 0 || a >= full) {
+      fail(field, "axis " + std::to_string(keras_axis) + " is out of range for an input of rank " +
+                      num(full) + " (batch included)");
+    }
+    if (a == 0) fail(field, "axis " + std::to_string(keras_axis) + " is the batch axis, which is not supported");
+    return static_cast<int>(a - 1);
+  }
+
+  // 1-D layers store kernels without the leading height axis; canonicalise to 4-D (1, kw, ...).
+  static void canonicalise_1d_kernel(int rank, Weights& w) {
+    if (rank == 1 && w.shape.size() == 3) w.shape.insert(w.shape.begin(), 1);
+  }
+
+  void check_rank_field(int rank) const {
+    if (rank != 1 && rank != 2) fail("rank", "must be 1 or 2, got " + std::to_string(rank));
+  }
+
+  void check_window(const Window& w, int rank, bool allow_causal, bool allow_dilation) const {
+    check_positive("kernel_size", w.kernel_h);
+    check_positive("kernel_size", w.kernel_w);
+    check_positive("strides", w.stride_h);
+    check_positive("strides", w.stride_w);
+    check_positive("dilation_rate", w.dilation_h);
+    check_positive("dilation_rate", w.dilation_w);
+    if (rank == 1 && (w.kernel_h != 1 || w.stride_h != 1 || w.dilation_h != 1)) {
+      fail("kernel_size", "a 1-D layer must have kernel_h = stride_h = dilation_h = 1");
+    }
+    if (!allow_dilation && (w.dilation_h != 1 || w.dilation_w != 1)) {
+      fail("dilation_rate", "must be 1 for this layer");
+    }
+    if (w.padding == Padding::kCausal && (!allow_causal || rank != 1)) {
+      fail("padding", "\"causal\" is only supported by 1-D convolutions");
+    }
+    if (w.padding != Padding::kValid && w.padding != Padding::kSame && w.padding != Padding::kCausal) {
+      fail("padding", "unknown padding mode");
+    }
+    if (w.dilation_h > 1 && w.stride_h > 1) {
+      // TensorFlow rejects this combination too; keep the engines to what Keras can run.
+      fail("dilation_rate", "dilation > 1 together with strides > 1 is not supported (TensorFlow rejects it)");
+    }
+    if (w.dilation_w > 1 && w.stride_w > 1) {
+      fail("dilation_rate", "dilation > 1 together with strides > 1 is not supported (TensorFlow rejects it)");
+    }
+    // Effective kernel size must stay in range.
+    checked_add(checked_mul(w.kernel_h - 1, w.dilation_h, what("dilated kernel_size")), 1,
+                what("dilated kernel_size"));
+    checked_add(checked_mul(w.kernel_w - 1, w.dilation_w, what("dilated kernel_size")), 1,
+                what("dilated kernel_size"));
+  }
+
+  // Spatial output size of a forward window over {H, W} (rank 2) or {W} (rank 1, H = 1).
+  std::pair<int64_t, int64_t> spatial_out(int rank, int64_t h, int64_t w, const Window& win) const {
+    const AxisGeometry gh = conv_axis(h, win.kernel_h, win.stride_h, win.dilation_h, win.padding);
+    const AxisGeometry gw = conv_axis(w, win.kernel_w, win.stride_w, win.dilation_w, win.padding);
+    if (gh.out < 1 || gw.out < 1) {
+      if (rank == 1) {
+        fail("kernel_size", "input length " + num(w) + " is smaller than the dilated kernel " +
+                                num(gw.kernel_eff));
+      }
+      fail("kernel_size", "input " + num(h) + "x" + num(w) + " is smaller than the dilated kernel " +
+                              num(gh.kernel_eff) + "x" + num(gw.kernel_eff));
+    }
+    return {gh.out, gw.out};
+  }
+
+  Dims spatial_shape(int rank, int64_t oh, int64_t ow, int64_t c) const {
+    return rank == 2 ? Dims{oh, ow, c} : Dims{ow, c};
+  }
+
+  // ---- layers -------------------------------------------------------------------------------
+
+  Dims infer(DenseParams& p) {
+    const Dims& s = single_input(0, "Dense");
+    const int64_t in = s.back();
+    check_positive("units", p.units);
+    check_weights("kernel", p.kernel, {in, p.units});
+    check_optional_bias("bias", p.bias, p.units);
+    Dims out = s;
+    out.back() = p.units;
+    return out;
+  }
+
+  Dims infer(ConvParams& p) {
+    check_rank_field(p.rank);
+    const Dims& s = single_input(p.rank + 1, p.rank == 1 ? "Conv1D" : "Conv2D");
+    const int64_t cin = s.back();
+    check_positive("filters", p.filters);
+    check_positive("groups", p.groups);
+    if (cin % p.groups != 0) {
+      fail("groups", "input channels " + num(cin) + " are not divisible by groups " + num(p.groups));
+    }
+    if (p.filters % p.groups != 0) {
+      fail("groups", "filters " + num(p.filters) + " are not divisible by groups " + num(p.groups));
+    }
+    check_window(p.window, p.rank, /*allow_causal=*/true, /*allow_dilation=*/true);
+    canonicalise_1d_kernel(p.rank, p.kernel);
+    check_weights("kernel", p.kernel, {p.window.kernel_h, p.window.kernel_w, cin / p.groups, p.filters});
+    check_optional_bias("bias", p.bias, p.filters);
+    const int64_t h = p.rank == 2 ? s[0] : 1, w = s[p.rank - 1];
+    auto [oh, ow] = spatial_out(p.rank, h, w, p.window);
+    return spatial_shape(p.rank, oh, ow, p.filters);
+  }
+
+  Dims infer(DepthwiseConvParams& p) {
+    check_rank_field(p.rank);
+    const Dims& s = single_input(p.rank + 1, p.rank == 1 ? "DepthwiseConv1D" : "DepthwiseConv2D");
+    const int64_t cin = s.back();
+    check_positive("depth_multiplier", p.depth_multiplier);
+    check_window(p.window, p.rank, true, true);
+    canonicalise_1d_kernel(p.rank, p.kernel);
+    check_weights("depthwise_kernel", p.kernel,
+                  {p.window.kernel_h, p.window.kernel_w, cin, p.depth_multiplier});
+    const int64_t cout = checked_mul(cin, p.depth_multiplier, what("output channels"));
+    check_optional_bias("bias", p.bias, cout);
+    const int64_t h = p.rank == 2 ? s[0] : 1, w = s[p.rank - 1];
+    auto [oh, ow] = spatial_out(p.rank, h, w, p.window);
+    return spatial_shape(p.rank, oh, ow, cout);
+  }
+
+  Dims infer(SeparableConvParams& p) {
+    check_rank_field(p.rank);
+    const Dims& s = single_input(p.rank + 1, p.rank == 1 ? "SeparableConv1D" : "SeparableConv2D");
+    const int64_t cin = s.back();
+    check_positive("filters", p.filters);
+    check_positive("depth_multiplier", p.depth_multiplier);
+    check_window(p.window, p.rank, true, true);
+    canonicalise_1d_kernel(p.rank, p.depthwise_kernel);
+    canonicalise_1d_kernel(p.rank, p.pointwise_kernel);
+    check_weights("depthwise_kernel", p.depthwise_kernel,
+                  {p.window.kernel_h, p.window.kernel_w, cin, p.depth_multiplier});
+    const int64_t mid = checked_mul(cin, p.depth_multiplier, what("depthwise channels"));
+    check_weights("pointwise_kernel", p.pointwise_kernel, {1, 1, mid, p.filters});
+    check_optional_bias("bias", p.bias, p.filters);
+    const int64_t h = p.rank == 2 ? s[0] : 1, w = s[p.rank - 1];
+    auto [oh, ow] = spatial_out(p.rank, h, w, p.window);
+    return spatial_shape(p.rank, oh, ow, p.filters);
+  }
+
+  Dims infer(ConvTransposeParams& p) {
+    check_rank_field(p.rank);
+    const Dims& s = single_input(p.rank + 1, p.rank == 1 ? "Conv1DTranspose" : "Conv2DTranspose");
+    const int64_t cin = s.back();
+    check_positive("filters", p.filters);
+    check_window(p.window, p.rank, /*allow_causal=*/false, true);
+    if (p.rank == 1 && p.output_padding_h > 0) fail("output_padding", "a 1-D layer has no height padding");
+    for (int64_t op : {p.output_padding_h, p.output_padding_w}) {
+      if (op < -1) fail("output_padding", "must be >= 0, got " + num(op));
+    }
+    if (p.output_padding_h >= p.window.stride_h || p.output_padding_w >= p.window.stride_w) {
+      fail("output_padding", "must be smaller than the stride (Keras rule), got " +
+                                 num(p.output_padding_h) + "x" + num(p.output_padding_w) +
+                                 " with strides " + num(p.window.stride_h) + "x" + num(p.window.stride_w));
+    }
+    canonicalise_1d_kernel(p.rank, p.kernel);
+    check_weights("kernel", p.kernel, {p.window.kernel_h, p.window.kernel_w, p.filters, cin});
+    check_optional_bias("bias", p.bias, p.filters);
+    const int64_t h = p.rank == 2 ? s[0] : 1, w = s[p.rank - 1];
+    // Bound the arithmetic: in * stride and the kernel are each <= kMaxElements.
+    checked_mul(h, p.window.stride_h, what("output size"));
+    checked_mul(w, p.window.stride_w, what("output size"));
+    const auto th = conv_transpose_axis(h, p.window.kernel_h, p.window.stride_h, p.window.dilation_h,
+                                        p.window.padding, p.rank == 1 ? -1 : p.output_padding_h);
+    const auto tw = conv_transpose_axis(w, p.window.kernel_w, p.window.stride_w, p.window.dilation_w,
+                                        p.window.padding, p.output_padding_w);
+    for (int64_t o : {th.out, tw.out}) {
+      if (o < 1) fail("output_padding", "output length " + num(o) + " is not positive");
+    }
+    if (th.forward_out != h || tw.forward_out != w) {
+      fail("output_padding", "output size " + num(th.out) + "x" + num(tw.out) +
+                                 " is inconsistent with input " + num(h) + "x" + num(w) +
+                                 " for this kernel, stride and padding (TensorFlow rejects it)");
+    }
+    return spatial_shape(p.rank, th.out, tw.out, p.filters);
+  }
+
+  Dims infer(BatchNormParams& p) {
+    const Dims& s = single_input(0, "BatchNormalization");
+    p.axis = resolve_axis("axis", p.keras_axis, s.size());
+    const int64_t c = s[p.axis];
+    check_weights("gamma", p.gamma, {c});
+    check_weights("beta", p.beta, {c});
+    check_weights("moving_mean", p.moving_mean, {c});
+    check_weights("moving_variance", p.moving_variance, {c});
+    if (!(p.epsilon >= 0) || !std::isfinite(p.epsilon)) fail("epsilon", "must be finite and >= 0");
+    return s;
+  }
+
+  Dims infer(LayerNormParams& p) {
+    const Dims& s = single_input(0, "LayerNormalization");
+    if (p.keras_axes.empty()) fail("axis", "no axis given");
+    p.axes.clear();
+    for (int a : p.keras_axes) p.axes.push_back(resolve_axis("axis", a, s.size()));
+    std::sort(p.axes.begin(), p.axes.end());
+    if (std::adjacent_find(p.axes.begin(), p.axes.end()) != p.axes.end()) fail("axis", "duplicate axis");
+    int64_t count = 1;
+    for (int a : p.axes) count = checked_mul(count, s[a], what("axis"));
+    for (auto [field, w] : {std::pair<const char*, const Weights*>{"gamma", &p.gamma}, {"beta", &p.beta}}) {
+      if (w->shape.empty() && w->data.empty()) continue;
+      check_data(field, *w);
+      if (element_count(w->shape, what(field)) != count) {
+        fail(field, "shape " + dims_to_string(w->shape) + " does not match the " + num(count) +
+                        " normalised elements");
+      }
+    }
+    if (!(p.epsilon >= 0) || !std::isfinite(p.epsilon)) fail("epsilon", "must be finite and >= 0");
+    return s;
+  }
+
+  Dims infer(ActivationParams&) { return single_input(0, "Activation"); }
+
+  Dims infer(ReluParams& p) {
+    if (std::isnan(p.max_value) || p.max_value < 0) fail("max_value", "must be >= 0");
+    if (!std::isfinite(p.negative_slope)) fail("negative_slope", "must be finite");
+    if (!std::isfinite(p.threshold)) fail("threshold", "must be finite");
+    return single_input(0, "ReLU");
+  }
+
+  Dims infer(EluParams& p) {
+    if (!std::isfinite(p.alpha)) fail("alpha", "must be finite");
+    return single_input(0, "ELU");
+  }
+
+  Dims infer(ThresholdedReluParams& p) {
+    if (!std::isfinite(p.theta)) fail("theta", "must be finite");
+    return single_input(0, "ThresholdedReLU");
+  }
+
+  Dims infer(PReluParams& p) {
+    const Dims& s = single_input(0, "PReLU");
+    check_data("alpha", p.alpha);
+    bool ok = p.alpha.shape.size() == s.size();
+    for (size_t i = 0; ok && i < s.size(); ++i) ok = p.alpha.shape[i] == s[i] || p.alpha.shape[i] == 1;
+    if (!ok) {
+      fail("alpha", "shape " + dims_to_string(p.alpha.shape) + " does not match the input " +
+                        dims_to_string(s) + " (each dim equal, or 1 on a shared axis)");
+    }
+    return s;
+  }
+
+  Dims infer(SoftmaxParams& p) {
+    const Dims& s = single_input(0, "Softmax");
+    p.axis = resolve_axis("axis", p.keras_axis, s.size());
+    return s;
+  }
+
+  Dims infer(PoolParams& p) {
+    check_rank_field(p.rank);
+    const Dims& s = single_input(p.rank + 1, p.rank == 1 ? "1-D pooling" : "2-D pooling");
+    check_window(p.window, p.rank, /*allow_causal=*/false, /*allow_dilation=*/false);
+    const int64_t h = p.rank == 2 ? s[0] : 1, w = s[p.rank - 1];
+    auto [oh, ow] = spatial_out(p.rank, h, w, p.window);
+    return spatial_shape(p.rank, oh, ow, s.back());
+  }
+
+  Dims infer(GlobalPoolParams& p) {
+    check_rank_field(p.rank);
+    const Dims& s = single_input(p.rank + 1, p.rank == 1 ? "1-D global pooling" : "2-D global pooling");
+    if (!p.keepdims) return {s.back()};
+    return p.rank == 2 ? Dims{1, 1, s.back()} : Dims{1, s.back()};
+  }
+
+  Dims infer(FlattenParams&) {
+    const Dims& s = single_input(0, "Flatten");
+    return {element_count(s, what("input shape"))};
+  }
+
+  Dims infer(ReshapeParams& p) {
+    const Dims& s = single_input(0, "Reshape");
+    const int64_t count = element_count(s, what("input shape"));
+    if (p.target.empty()) fail("target_shape", "is empty");
+    int unknown = -1;
+    int64_t known = 1;
+    for (size_t i = 0; i < p.target.size(); ++i) {
+      const int64_t d = p.target[i];
+      if (d == -1) {
+        if (unknown >= 0) fail("target_shape", "more than one -1 in " + dims_to_string(p.target));
+        unknown = static_cast<int>(i);
+      } else if (d < 1) {
+        fail("target_shape", "dimension " + num(d) + " in " + dims_to_string(p.target) + " is not positive");
+      } else {
+        known = checked_mul(known, d, what("target_shape"));
+      }
+    }
+    Dims out = p.target;
+    if (unknown >= 0) {
+      if (count % known != 0) {
+        fail("target_shape", dims_to_string(p.target) + " cannot hold the " + num(count) +
+                                 " elements of input " + dims_to_string(s));
+      }
+      out[unknown] = count / known;
+    } else if (known != count) {
+      fail("target_shape", dims_to_string(p.target) + " has " + num(known) + " elements, the input " +
+                               dims_to_string(s) + " has " + num(count));
+    }
+    return out;
+  }
+
+  Dims infer(PermuteParams& p) {
+    const Dims& s = single_input(0, "Permute");
+    if (p.dims.size() != s.size()) {
+      fail("dims", "has " + std::to_string(p.dims.size()) + " entries for an input of rank " +
+                       std::to_string(s.size()) + " (batch excluded)");
+    }
+    std::vector<bool> seen(s.size(), false);
+    Dims out;
+    for (int d : p.dims) {
+      if (d < 1 || d > static_cast<int>(s.size()) || seen[d - 1]) {
+        fail("dims", "is not a permutation of 1.." + std::to_string(s.size()));
+      }
+      seen[d - 1] = true;
+      out.push_back(s[d - 1]);
+    }
+    return out;
+  }
+
+  Dims infer(RepeatVectorParams& p) {
+    const Dims& s = single_input(1, "RepeatVector");
+    check_positive("n", p.n);
+    return {p.n, s[0]};
+  }
+
+  Dims infer(IdentityParams&) { return single_input(0, "this layer"); }
+
+  Dims infer(ZeroPaddingParams& p) {
+    check_rank_field(p.rank);
+    const Dims& s = single_input(p.rank + 1, p.rank == 1 ? "ZeroPadding1D" : "ZeroPadding2D");
+    for (int64_t v : {p.top, p.bottom, p.left, p.right}) check_nonnegative("padding", v);
+    if (p.rank == 1) {
+      if (p.top || p.bottom) fail("padding", "a 1-D layer has no top/bottom padding");
+      return {checked_add(checked_add(s[0], p.left, what("padding")), p.right, what("padding")), s[1]};
+    }
+    return {checked_add(checked_add(s[0], p.top, what("padding")), p.bottom, what("padding")),
+            checked_add(checked_add(s[1], p.left, what("padding")), p.right, what("padding")), s[2]};
+  }
+
+  Dims infer(CroppingParams& p) {
+    check_rank_field(p.rank);
+    const Dims& s = single_input(p.rank + 1, p.rank == 1 ? "Cropping1D" : "Cropping2D");
+    for (int64_t v : {p.top, p.bottom, p.left, p.right}) check_nonnegative("cropping", v);
+    auto crop = [&](int64_t len, int64_t a, int64_t b, const char* axis) {
+      if (a + b >= len) {
+        fail("cropping", "removes " + num(a + b) + " of the " + num(len) + " elements along " + axis);
+      }
+      return len - a - b;
+    };
+    if (p.rank == 1) {
+      if (p.top || p.bottom) fail("cropping", "a 1-D layer has no top/bottom cropping");
+      return {crop(s[0], p.left, p.right, "the steps axis"), s[1]};
+    }
+    return {crop(s[0], p.top, p.bottom, "the height"), crop(s[1], p.left, p.right, "the width"), s[2]};
+  }
+
+  Dims infer(UpSamplingParams& p) {
+    check_rank_field(p.rank);
+    const Dims& s = single_input(p.rank + 1, p.rank == 1 ? "UpSampling1D" : "UpSampling2D");
+    check_positive("size", p.size_h);
+    check_positive("size", p.size_w);
+    if (p.interpolation != Interpolation::kNearest && p.interpolation != Interpolation::kBilinear) {
+      fail("interpolation", "unknown interpolation");
+    }
+    if (p.rank == 1) {
+      if (p.size_h != 1) fail("size", "a 1-D layer has no height factor");
+      if (p.interpolation != Interpolation::kNearest) fail("interpolation", "UpSampling1D only repeats");
+      return {checked_mul(s[0], p.size_w, what("size")), s[1]};
+    }
+    return {checked_mul(s[0], p.size_h, what("size")), checked_mul(s[1], p.size_w, what("size")), s[2]};
+  }
+
+  Dims infer(MergeParams& p) {
+    if (in_.empty()) fail("inputs", "a merge layer needs at least one input");
+    if (p.op == MergeOp::kSubtract) expect_inputs(2);
+    // Right-aligned (NumPy) broadcasting; Keras expands lower-rank inputs at axis 1, which
+    // prepends per-sample axes of size 1 and is the same thing.
+    size_t rank = 0;
+    for (const Dims& s : in_) {
+      if (s.empty()) fail("inputs", "a merge input is a scalar per sample");
+      rank = std::max(rank, s.size());
+    }
+    Dims out(rank, 1);
+    for (const Dims& s : in_) {
+      const size_t off = rank - s.size();
+      for (size_t i = 0; i < s.size(); ++i) {
+        int64_t& o = out[off + i];
+        if (s[i] == o || s[i] == 1) continue;
+        if (o == 1) {
+          o = s[i];
+          continue;
+        }
+        std::string shapes;
+        for (const Dims& t : in_) shapes += (shapes.empty() ? "" : ", ") + dims_to_string(t);
+        fail("inputs", "shapes " + shapes + " cannot be broadcast together");
+      }
+    }
+    return out;
+  }
+
+  Dims infer(ConcatParams& p) {
+    if (in_.empty()) fail("inputs", "Concatenate needs at least one input");
+    const Dims& first = in_[0];
+    if (first.empty()) fail("inputs", "a Concatenate input is a scalar per sample");
+    p.axis = resolve_axis("axis", p.keras_axis, first.size());
+    Dims out = first;
+    for (size_t k = 1; k < in_.size(); ++k) {
+      const Dims& s = in_[k];
+      bool ok = s.size() == first.size();
+      for (size_t i = 0; ok && i < s.size(); ++i) ok = static_cast<int>(i) == p.axis || s[i] == first[i];
+      if (!ok) {
+        fail("axis", "input " + std::to_string(k) + " has shape " + dims_to_string(s) +
+                         ", which differs from " + dims_to_string(first) + " outside axis " +
+                         std::to_string(p.keras_axis));
+      }
+      out[p.axis] = checked_add(out[p.axis], s[p.axis], what("axis"));
+    }
+    return out;
+  }
+
+  Graph& g_;
+  Node& n_;
+  std::string ctx_;
+  std::vector<Dims> in_;
+};
+
+}  // namespace
+
+void infer_shapes(Graph& g) {
+  for (ValueId v : g.inputs) {
+    Value& val = g.values[v];
+    const std::string ctx = g.source + ": input '" + val.name + "'";
+    if (val.shape.empty()) throw Error(ctx + ": shape: has no per-sample shape");
+    for (int64_t d : val.shape) {
+      if (d < 1) throw Error(ctx + ": shape: dimension " + std::to_string(d) + " in " +
+                             dims_to_string(val.shape) + " is not positive");
+    }
+    element_count(val.shape, ctx + ": shape " + dims_to_string(val.shape));
+  }
+  for (Node& n : g.nodes) NodeInference(g, n).run();
+}
+
+}  // namespace nnd
