@@ -1,0 +1,71 @@
+// The set of models the daemon serves, as one immutable snapshot per configuration generation.
+//
+// The IPC server and the workers read `ModelRegistry::current()` for each new request and keep the
+// shared_ptr of the ServedModel a request started on until it completes, so a reload (which
+// publishes a new snapshot) never disturbs requests in flight: they finish on their version.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/engine/engine.h"
+#include "core/engine/engine_options.h"
+#include "core/ir/graph.h"
+
+namespace nnd::daemon {
+
+// Per-model settings from the config file (validated by the config loader).
+struct ModelSettings {
+  std::string name;           // unique name clients use
+  std::string path;           // absolute path of the .h5 file
+  std::vector<std::pair<std::string, DType>> input_dtypes;  // overrides by Keras input name
+  uint32_t max_batch = 16;    // largest batch one engine run may carry (and one request)
+  uint32_t batch_delay_us = 0;  // how long a lone request may wait for others to batch with
+  int32_t priority = 0;       // higher is served first when several models have work
+  EngineOptions engine;       // engine, ISA, math mode
+};
+
+// One loaded and compiled model. Immutable after construction except that worker w uses
+// engines[w] exclusively (engines are not re-entrant across threads).
+struct ServedModel {
+  ModelSettings settings;
+  Graph graph;
+  uint32_t version = 1;          // increments each time a reload replaces this model
+  uint64_t signature = 0;        // hash of input/output names, dtypes and shapes (stable across
+                                 // reloads that keep the layout)
+  std::vector<DType> input_dtypes;         // per graph input, after overrides
+  std::vector<size_t> input_sample_bytes;  // per graph input
+  std::vector<size_t> output_sample_bytes; // per graph output (float32)
+  std::vector<std::unique_ptr<Engine>> engines;  // one per worker thread
+  double compile_ms = 0;
+  uint64_t code_bytes = 0;       // 0 for the reference engine
+  uint64_t file_mtime_ns = 0;    // to decide whether a reload must recompile
+};
+
+// One configuration generation: all models by name.
+struct ModelSet {
+  uint64_t generation = 0;
+  std::vector<std::shared_ptr<ServedModel>> models;
+
+  std::shared_ptr<ServedModel> find(const std::string& name) const {
+    for (const auto& m : models) {
+      if (m->settings.name == name) return m;
+    }
+    return nullptr;
+  }
+};
+
+// Holds the current snapshot; publish() swaps it atomically.
+class ModelRegistry {
+ public:
+  std::shared_ptr<const ModelSet> current() const { return std::atomic_load(&current_); }
+  void publish(std::shared_ptr<const ModelSet> set) { std::atomic_store(&current_, std::move(set)); }
+
+ private:
+  std::shared_ptr<const ModelSet> current_ = std::make_shared<ModelSet>();
+};
+
+}  // namespace nnd::daemon

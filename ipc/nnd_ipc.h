@@ -1,0 +1,210 @@
+/* nnd_ipc.h — the wire contract between the nnd daemon and libnnclient.
+ *
+ * Header-only and plain C11 (also valid C++20), shared by daemon/ and client/; it includes nothing
+ * but libc headers. Two channels connect a client and the daemon:
+ *
+ *  1. The control channel: a Unix-domain SOCK_SEQPACKET socket (one message = one struct below).
+ *     The client sends nnd_hello; the daemon checks the peer's credentials (SO_PEERCRED) against
+ *     the configured user/group, and answers nnd_welcome carrying two file descriptors via
+ *     SCM_RIGHTS: the client's private shared-memory segment (a memfd; no name in /dev/shm, so no
+ *     other process can open it and nothing is left behind) and an eventfd the client writes to
+ *     wake a sleeping daemon. Later control messages (model info, stats, reload) are
+ *     request/response pairs on the same socket. The daemon notices a dead client by the socket
+ *     closing (POLLHUP), and a client notices a dead daemon the same way.
+ *
+ *  2. The data path: the segment holds a header, a fixed number of request slots with their data
+ *     areas, and two single-producer/single-consumer rings of slot indices: `submit` (client ->
+ *     daemon) and `complete` (daemon -> client). While both sides are busy, submit and complete
+ *     take no lock and no system call. A side that finds nothing to do spins briefly, then
+ *     announces that it sleeps (a flag in the header) and sleeps; the other side makes the wake-up
+ *     system call only when that flag is set (futex wake for the client, eventfd write for the
+ *     daemon).
+ *
+ * Trust: the daemon treats every byte of the segment as hostile. It reads each field once into a
+ * local copy and bounds-checks it (ring indices, slot index, batch, byte counts, model name
+ * termination) before use, and never follows a pointer or offset without checking it against the
+ * segment size. A bad request gets an error status in its slot; a corrupted ring ends that client's
+ * session. The client trusts the daemon.
+ *
+ * Atomics: fields shared between the processes are plain fixed-width integers accessed only
+ * through the nnd_ipc_load/store helpers below (GCC/Clang __atomic builtins, identical in C and
+ * C++), never as _Atomic or std::atomic, so the layout is the same in both languages.
+ */
+#ifndef NND_IPC_H
+#define NND_IPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NND_IPC_MAGIC 0x31444E4Eu /* "NND1" little-endian */
+#define NND_IPC_VERSION 1u
+
+#define NND_IPC_MAX_SLOTS 64u          /* per client; ring capacity (power of two) */
+#define NND_IPC_MAX_NAME 64u           /* model name bytes including the NUL */
+#define NND_IPC_MAX_TENSORS 8u         /* inputs or outputs per model */
+#define NND_IPC_MAX_RANK 6u            /* per-sample rank */
+#define NND_IPC_DATA_ALIGN 64u         /* every tensor in a data area starts 64-byte aligned */
+#define NND_IPC_MESSAGE_BYTES 256u     /* error text in control replies */
+
+/* ---- atomics ---------------------------------------------------------------------------- */
+
+static inline uint32_t nnd_ipc_load_acquire(const uint32_t* p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+static inline void nnd_ipc_store_release(uint32_t* p, uint32_t v) {
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+static inline uint32_t nnd_ipc_load_relaxed(const uint32_t* p) {
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+static inline void nnd_ipc_fence_seq_cst(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+/* ---- status codes (shared with nnclient.h, which re-exports them as NNCLIENT_*) ---------- */
+
+enum nnd_ipc_status {
+  NND_IPC_OK = 0,
+  NND_IPC_E_UNKNOWN_MODEL = 2,     /* no model of that name is served */
+  NND_IPC_E_MODEL_CHANGED = 3,     /* a reload changed the model's inputs/outputs; re-query */
+  NND_IPC_E_SHAPE = 4,             /* batch or byte counts do not fit the model or the slot */
+  NND_IPC_E_DEADLINE = 6,          /* the deadline passed before the request could run */
+  NND_IPC_E_BAD_REQUEST = 9,       /* malformed slot contents (bad slot, name not terminated) */
+  NND_IPC_E_OVERLOADED = 10,       /* a limit (in-flight requests, queue) was hit */
+  NND_IPC_E_INTERNAL = 11,         /* the engine failed; the daemon logged why */
+  NND_IPC_E_SHUTTING_DOWN = 12,    /* the daemon is stopping */
+  NND_IPC_E_ACCESS = 13            /* peer credentials refused (hand-shake only) */
+};
+
+/* ---- shared-memory segment ------------------------------------------------------------- */
+
+/* SPSC ring of slot indices. `head` is written only by the producer, `tail` only by the
+ * consumer; each on its own cache line. The ring is empty when head == tail and full when
+ * head - tail == NND_IPC_MAX_SLOTS (indices wrap modulo 2^32). */
+struct nnd_ipc_ring {
+  uint32_t head;
+  uint8_t pad0[60];
+  uint32_t tail;
+  uint8_t pad1[60];
+  uint32_t entries[NND_IPC_MAX_SLOTS];
+};
+
+/* One request. The client writes the request fields, then the input data into the slot's data
+ * area, then pushes the slot index on `submit`. The daemon writes status, timings and output
+ * data, then pushes the index on `complete`. Between the two pushes the slot belongs to the
+ * daemon; the client must not touch it (if it does, it only corrupts its own result). */
+struct nnd_ipc_slot {
+  /* request (client -> daemon) */
+  char model[NND_IPC_MAX_NAME];  /* NUL-terminated model name */
+  uint64_t signature;            /* model signature from the model info the client used */
+  uint32_t batch;                /* samples, >= 1 */
+  uint32_t sequence;             /* client's request number, echoed back */
+  int64_t deadline_ns;           /* CLOCK_MONOTONIC absolute deadline, 0 = none */
+  uint64_t input_bytes;          /* bytes of input data written (all inputs, aligned layout) */
+  /* result (daemon -> client) */
+  int32_t status;                /* enum nnd_ipc_status */
+  uint32_t served_batch;         /* size of the batch this request ran in (with other requests) */
+  uint64_t output_bytes;         /* bytes of output data written */
+  uint64_t queue_ns;             /* time from submit seen to run start */
+  uint64_t run_ns;               /* engine time of the batch */
+  uint8_t pad[24];
+};
+
+/* Segment header. All sizes are chosen by the daemon at hand-shake and repeated here; the daemon
+ * keeps its own copy and never re-reads them from shared memory. */
+struct nnd_ipc_header {
+  uint32_t magic;                /* NND_IPC_MAGIC */
+  uint32_t version;              /* NND_IPC_VERSION */
+  uint32_t slots;                /* number of slots, <= NND_IPC_MAX_SLOTS */
+  uint32_t reserved0;
+  uint64_t slot_data_bytes;      /* size of each slot's data area (multiple of 64) */
+  uint64_t segment_bytes;        /* total mapped size */
+  uint64_t slots_offset;         /* offset of struct nnd_ipc_slot[slots] */
+  uint64_t data_offset;          /* offset of slot 0's data area; slot i at + i*slot_data_bytes */
+  uint8_t pad0[16];
+  /* wake-up protocol */
+  uint32_t daemon_sleeping;      /* 1: daemon may be asleep; write the eventfd after a submit */
+  uint8_t pad1[60];
+  uint32_t client_sleeping;      /* 1: client may be asleep in futex_wait on complete_seq */
+  uint32_t complete_seq;         /* futex word: incremented by the daemon after each complete */
+  uint8_t pad2[56];
+  struct nnd_ipc_ring submit;    /* client -> daemon */
+  struct nnd_ipc_ring complete;  /* daemon -> client */
+};
+
+/* Data area layout of a request for a model with n inputs: input k (batch * per-sample bytes of
+ * its dtype) starts at nnd_ipc_align(end of input k-1); outputs follow the same way, starting at
+ * nnd_ipc_align(end of the last input). */
+static inline uint64_t nnd_ipc_align(uint64_t n) {
+  return (n + (NND_IPC_DATA_ALIGN - 1)) & ~(uint64_t)(NND_IPC_DATA_ALIGN - 1);
+}
+
+/* ---- control messages (SOCK_SEQPACKET) ------------------------------------------------- */
+
+enum nnd_ipc_message_type {
+  NND_MSG_HELLO = 1,       /* client -> daemon: struct nnd_ipc_hello */
+  NND_MSG_WELCOME = 2,     /* daemon -> client: struct nnd_ipc_welcome + SCM_RIGHTS {memfd, eventfd} */
+  NND_MSG_MODEL_INFO = 3,  /* client -> daemon: struct nnd_ipc_model_query; reply nnd_ipc_model_info */
+  NND_MSG_LIST_MODELS = 4, /* client -> daemon: struct nnd_ipc_model_query with index; reply info */
+  NND_MSG_STATS = 5,       /* client -> daemon: struct nnd_ipc_model_query with index; reply stats */
+  NND_MSG_RELOAD = 6       /* client -> daemon: struct nnd_ipc_model_query; reply nnd_ipc_reply */
+};
+
+struct nnd_ipc_hello {
+  uint32_t type;             /* NND_MSG_HELLO */
+  uint32_t magic;            /* NND_IPC_MAGIC */
+  uint32_t version;          /* NND_IPC_VERSION */
+  uint32_t requested_slots;  /* 0: daemon default */
+  char client_name[32];      /* for logs, NUL-terminated */
+};
+
+struct nnd_ipc_welcome {
+  uint32_t type;             /* NND_MSG_WELCOME */
+  int32_t status;            /* NND_IPC_OK or why the client is refused */
+  uint32_t version;
+  uint32_t slots;
+  uint64_t segment_bytes;
+  uint64_t slot_data_bytes;
+  uint64_t daemon_instance;  /* changes on every daemon start: detects restarts */
+  char message[NND_IPC_MESSAGE_BYTES];
+};
+
+struct nnd_ipc_model_query {
+  uint32_t type;             /* NND_MSG_MODEL_INFO / LIST_MODELS / STATS / RELOAD */
+  uint32_t index;            /* LIST_MODELS / STATS: model index, 0-based */
+  char model[NND_IPC_MAX_NAME];
+};
+
+struct nnd_ipc_tensor_info {
+  char name[NND_IPC_MAX_NAME];
+  uint32_t dtype;            /* 0 float32, 1 uint8 */
+  uint32_t rank;
+  int64_t dims[NND_IPC_MAX_RANK];  /* per sample, batch excluded */
+};
+
+struct nnd_ipc_model_info {
+  uint32_t type;             /* NND_MSG_MODEL_INFO */
+  int32_t status;            /* NND_IPC_OK or NND_IPC_E_UNKNOWN_MODEL (also: index past the end) */
+  char model[NND_IPC_MAX_NAME];
+  uint64_t signature;        /* changes when inputs/outputs change */
+  uint32_t version;          /* load generation of this model, 1 on first load */
+  uint32_t max_batch;
+  uint32_t num_inputs, num_outputs;
+  struct nnd_ipc_tensor_info inputs[NND_IPC_MAX_TENSORS];
+  struct nnd_ipc_tensor_info outputs[NND_IPC_MAX_TENSORS];
+  char engine[32];
+};
+
+struct nnd_ipc_model_stats {
+  uint32_t type;             /* NND_MSG_STATS */
+  int32_t status;
+  char model[NND_IPC_MAX_NAME];
+  uint64_t requests, batches, samples, errors, deadline_misses;
+  uint64_t latency_p50_ns, latency_p99_ns, latency_max_ns;
+};
+
+struct nnd_ipc_reply {
+  uint32_t type;
+  int32_t status;
+  char message[NND_IPC_MESSAGE_BYTES];
+};
+
+#endif /* NND_IPC_H */
