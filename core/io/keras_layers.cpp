@@ -1,0 +1,959 @@
+#include "core/io/keras_layers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <type_traits>
+#include <set>
+
+#include "core/util/checked_math.h"
+#include "core/util/error.h"
+
+namespace nnd::keras {
+namespace {
+
+std::string dump_short(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 80) s = s.substr(0, 77) + "...";
+  return s;
+}
+
+// Typed, checked access to one layer's `config` object. Every failure names the field.
+class Cfg {
+ public:
+  Cfg(const json& j, const LayerCtx& ctx) : j_(j), ctx_(ctx) {
+    if (!j_.is_object()) ctx_.fail("config", "expected a JSON object, got " + dump_short(j_));
+  }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& msg) const { ctx_.fail(key, msg); }
+
+  // The value at `key`, or null when absent or null.
+  const json* get(const std::string& key) const {
+    auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+  bool has(const std::string& key) const { return get(key) != nullptr; }
+
+  int64_t integer(const std::string& key, std::optional<int64_t> def = std::nullopt) const {
+    const json* v = get(key);
+    if (v == nullptr) {
+      if (def) return *def;
+      fail(key, "missing");
+    }
+    return as_int(*v, key);
+  }
+
+  int64_t as_int(const json& v, const std::string& key) const {
+    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_number_float()) {
+      double d = v.get<double>();
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e15) return static_cast<int64_t>(d);
+    }
+    fail(key, "expected an integer, got " + dump_short(v));
+  }
+
+  double number(const std::string& key, double def) const {
+    const json* v = get(key);
+    if (v == nullptr) return def;
+    if (!v->is_number()) fail(key, "expected a number, got " + dump_short(*v));
+    double d = v->get<double>();
+    if (!std::isfinite(d)) fail(key, "must be finite, got " + dump_short(*v));
+    return d;
+  }
+
+  bool boolean(const std::string& key, bool def) const {
+    const json* v = get(key);
+    if (v == nullptr) return def;
+    if (!v->is_boolean()) fail(key, "expected true or false, got " + dump_short(*v));
+    return v->get<bool>();
+  }
+
+  std::string str(const std::string& key, const std::string& def) const {
+    const json* v = get(key);
+    if (v == nullptr) return def;
+    if (!v->is_string()) fail(key, "expected a string, got " + dump_short(*v));
+    return v->get<std::string>();
+  }
+
+  // An int or a list of `n` ints (Keras normalises tuples but older files may hold a scalar).
+  std::vector<int64_t> tuple(const std::string& key, size_t n,
+                             std::optional<std::vector<int64_t>> def = std::nullopt) const {
+    const json* v = get(key);
+    if (v == nullptr) {
+      if (def) return *def;
+      fail(key, "missing");
+    }
+    if (v->is_number()) return std::vector<int64_t>(n, as_int(*v, key));
+    if (!v->is_array() || v->size() != n) {
+      fail(key, "expected an integer or a list of " + std::to_string(n) + " integers, got " +
+                    dump_short(*v));
+    }
+    std::vector<int64_t> out;
+    for (const json& e : *v) out.push_back(as_int(e, key));
+    return out;
+  }
+
+  int64_t positive(const std::string& key, std::optional<int64_t> def = std::nullopt) const {
+    int64_t v = integer(key, def);
+    check_positive(key, v);
+    return v;
+  }
+
+  void check_positive(const std::string& key, int64_t v) const {
+    if (v < 1) fail(key, "must be >= 1, got " + std::to_string(v));
+    if (v > kMaxElements) {
+      fail(key, std::to_string(v) + " exceeds the limit of " + std::to_string(kMaxElements));
+    }
+  }
+
+  void check_nonnegative(const std::string& key, int64_t v) const {
+    if (v < 0) fail(key, "must be >= 0, got " + std::to_string(v));
+    if (v > kMaxElements) {
+      fail(key, std::to_string(v) + " exceeds the limit of " + std::to_string(kMaxElements));
+    }
+  }
+
+  // data_format must be channels_last (null means Keras' default, channels_last).
+  void channels_last() const {
+    std::string f = str("data_format", "channels_last");
+    if (f != "channels_last") {
+      fail("data_format", "'" + f + "' is not supported (only channels_last / NHWC)");
+    }
+  }
+
+  // Only float32 layers: dtype absent, "float32", or a DTypePolicy/Policy object named float32.
+  void float32_dtype() const {
+    const json* v = get("dtype");
+    if (v == nullptr) return;
+    std::string name;
+    if (v->is_string()) {
+      name = v->get<std::string>();
+    } else if (v->is_object()) {
+      auto c = v->find("config");
+      if (c != v->end() && c->is_object()) {
+        auto n = c->find("name");
+        if (n != c->end() && n->is_string()) name = n->get<std::string>();
+      }
+      if (name.empty()) fail("dtype", "unrecognised dtype policy " + dump_short(*v));
+    } else {
+      fail("dtype", "expected a string or a dtype policy, got " + dump_short(*v));
+    }
+    if (name != "float32") fail("dtype", "'" + name + "' is not supported (only float32)");
+  }
+
+  // An optional feature that must be off: null, false, 0 or absent.
+  void must_be_off(const std::string& key, const std::string& why) const {
+    const json* v = get(key);
+    if (v == nullptr) return;
+    if ((v->is_boolean() && !v->get<bool>()) || (v->is_number() && v->get<double>() == 0)) return;
+    fail(key, dump_short(*v) + " is not supported (" + why + ")");
+  }
+
+  const json& raw() const { return j_; }
+
+ private:
+  const json& j_;
+  const LayerCtx& ctx_;
+};
+
+Padding parse_padding(const Cfg& c, bool allow_causal) {
+  const json* v = c.get("padding");
+  if (v == nullptr) return Padding::kValid;
+  if (!v->is_string()) {
+    c.fail("padding", "expected \"valid\" or \"same\", got " + dump_short(*v));
+  }
+  std::string p = v->get<std::string>();
+  std::transform(p.begin(), p.end(), p.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  if (p == "valid") return Padding::kValid;
+  if (p == "same") return Padding::kSame;
+  if (p == "causal" && allow_causal) return Padding::kCausal;
+  c.fail("padding", "'" + v->get<std::string>() + "' is not supported (valid, same" +
+                        std::string(allow_causal ? ", causal" : "") + ")");
+}
+
+// Kernel/strides/dilation of a convolution of `rank` 1 or 2.
+Window conv_window(const Cfg& c, int rank, bool allow_causal) {
+  Window w;
+  size_t n = static_cast<size_t>(rank);
+  std::vector<int64_t> k = c.tuple("kernel_size", n);
+  std::vector<int64_t> s = c.tuple("strides", n, std::vector<int64_t>(n, 1));
+  std::vector<int64_t> d = c.tuple("dilation_rate", n, std::vector<int64_t>(n, 1));
+  for (int64_t v : k) c.check_positive("kernel_size", v);
+  for (int64_t v : s) c.check_positive("strides", v);
+  for (int64_t v : d) c.check_positive("dilation_rate", v);
+  bool any_stride = std::any_of(s.begin(), s.end(), [](int64_t v) { return v > 1; });
+  bool any_dil = std::any_of(d.begin(), d.end(), [](int64_t v) { return v > 1; });
+  if (any_stride && any_dil) {
+    c.fail("dilation_rate", "dilation_rate > 1 together with strides > 1 is not supported (Keras "
+                            "and TensorFlow reject it)");
+  }
+  if (rank == 2) {
+    w.kernel_h = k[0], w.kernel_w = k[1];
+    w.stride_h = s[0], w.stride_w = s[1];
+    w.dilation_h = d[0], w.dilation_w = d[1];
+  } else {
+    w.kernel_w = k[0], w.stride_w = s[0], w.dilation_w = d[0];
+  }
+  w.padding = parse_padding(c, allow_causal);
+  return w;
+}
+
+Window pool_window(const Cfg& c, int rank) {
+  Window w;
+  size_t n = static_cast<size_t>(rank);
+  std::vector<int64_t> k = c.tuple("pool_size", n, std::vector<int64_t>(n, 2));
+  std::vector<int64_t> s = c.tuple("strides", n, k);  // Keras: strides None -> pool_size
+  for (int64_t v : k) c.check_positive("pool_size", v);
+  for (int64_t v : s) c.check_positive("strides", v);
+  if (rank == 2) {
+    w.kernel_h = k[0], w.kernel_w = k[1], w.stride_h = s[0], w.stride_w = s[1];
+  } else {
+    w.kernel_w = k[0], w.stride_w = s[0];
+  }
+  w.padding = parse_padding(c, false);
+  return w;
+}
+
+// A Keras axis written as an int or a one-element list.
+int single_axis(const Cfg& c, const std::string& key, int def) {
+  const json* v = c.get(key);
+  if (v == nullptr) return def;
+  const json* e = v;
+  if (v->is_array()) {
+    if (v->size() != 1) c.fail(key, "only a single axis is supported, got " + dump_short(*v));
+    e = &(*v)[0];
+  }
+  int64_t a = c.as_int(*e, key);
+  if (a < -64 || a > 64) c.fail(key, "axis " + std::to_string(a) + " is out of range");
+  return static_cast<int>(a);
+}
+
+// (before, after) pairs of ZeroPadding / Cropping: int, [a, b] or [[t, b], [l, r]].
+std::vector<std::pair<int64_t, int64_t>> pad_pairs(const Cfg& c, const std::string& key, int rank,
+                                                   int64_t def) {
+  std::vector<std::pair<int64_t, int64_t>> out(static_cast<size_t>(rank), {def, def});
+  const json* v = c.get(key);
+  if (v == nullptr) return out;
+  auto bad = [&]() {
+    c.fail(key, "unsupported form " + dump_short(*v));
+  };
+  if (v->is_number()) {
+    int64_t p = c.as_int(*v, key);
+    for (auto& pr : out) pr = {p, p};
+  } else if (v->is_array()) {
+    if (rank == 1) {
+      if (v->size() != 2) bad();
+      out[0] = {c.as_int((*v)[0], key), c.as_int((*v)[1], key)};
+    } else {
+      if (v->size() != 2) bad();
+      for (size_t i = 0; i < 2; ++i) {
+        const json& e = (*v)[i];
+        if (e.is_number()) {
+          int64_t p = c.as_int(e, key);
+          out[i] = {p, p};
+        } else if (e.is_array() && e.size() == 2) {
+          out[i] = {c.as_int(e[0], key), c.as_int(e[1], key)};
+        } else {
+          bad();
+        }
+      }
+    }
+  } else {
+    bad();
+  }
+  for (auto& pr : out) {
+    c.check_nonnegative(key, pr.first);
+    c.check_nonnegative(key, pr.second);
+  }
+  return out;
+}
+
+const std::set<std::string>& identity_classes() {
+  static const std::set<std::string> s = {
+      "Dropout",       "SpatialDropout1D", "SpatialDropout2D",      "SpatialDropout3D",
+      "GaussianNoise", "GaussianDropout",  "AlphaDropout",          "ActivityRegularization",
+  };
+  return s;
+}
+
+// TFOpLambda functions (the `function` config value, as Keras 2.4+ writes it) that are an
+// element-wise activation.
+const std::map<std::string, ActivationKind>& tf_unary_ops() {
+  static const std::map<std::string, ActivationKind> m = {
+      {"nn.relu", ActivationKind::kRelu},          {"nn.relu6", ActivationKind::kRelu6},
+      {"math.sigmoid", ActivationKind::kSigmoid},  {"nn.sigmoid", ActivationKind::kSigmoid},
+      {"sigmoid", ActivationKind::kSigmoid},       {"math.tanh", ActivationKind::kTanh},
+      {"nn.tanh", ActivationKind::kTanh},          {"tanh", ActivationKind::kTanh},
+      {"nn.elu", ActivationKind::kElu},            {"nn.selu", ActivationKind::kSelu},
+      {"nn.softplus", ActivationKind::kSoftplus},  {"math.softplus", ActivationKind::kSoftplus},
+      {"nn.softsign", ActivationKind::kSoftsign},  {"math.softsign", ActivationKind::kSoftsign},
+      {"nn.silu", ActivationKind::kSwish},         {"nn.swish", ActivationKind::kSwish},
+      {"math.exp", ActivationKind::kExponential},  {"exp", ActivationKind::kExponential},
+      {"identity", ActivationKind::kLinear},
+  };
+  return m;
+}
+
+// kwargs of a TFOpLambda call that carry no meaning for inference.
+bool harmless_kwarg(const std::string& k) { return k == "name"; }
+
+MappedLayer map_tf_op_lambda(const Cfg& c, const json* kwargs, const LayerCtx& ctx) {
+  std::string fn = c.str("function", "");
+  if (fn.empty()) c.fail("function", "missing");
+  MappedLayer m;
+  // Remaining keyword arguments, with the ones a function understands removed below.
+  std::map<std::string, json> kw;
+  if (kwargs != nullptr && kwargs->is_object()) {
+    for (auto it = kwargs->begin(); it != kwargs->end(); ++it) {
+      if (!harmless_kwarg(it.key())) kw[it.key()] = it.value();
+    }
+  }
+  auto take = [&](const std::string& k) -> std::optional<json> {
+    auto it = kw.find(k);
+    if (it == kw.end()) return std::nullopt;
+    json v = it->second;
+    kw.erase(it);
+    if (v.is_null()) return std::nullopt;
+    return v;
+  };
+  auto take_number = [&](const std::string& k, double def) {
+    auto v = take(k);
+    if (!v) return def;
+    if (!v->is_number()) ctx.fail("function", "TFOpLambda '" + fn + "': argument '" + k +
+                                                  "' must be a number, got " + dump_short(*v));
+    return v->get<double>();
+  };
+
+  if (fn == "nn.softmax" || fn == "math.softmax" || fn == "nn.log_softmax" ||
+      fn == "math.log_softmax") {
+    bool log = fn.find("log_") != std::string::npos;
+    std::optional<json> axis = take("axis");
+    if (!axis) axis = take("dim");
+    int a = -1;
+    if (axis) {
+      if (!axis->is_number_integer()) {
+        ctx.fail("function", "TFOpLambda '" + fn + "': axis " + dump_short(*axis) + " is not supported");
+      }
+      a = axis->get<int>();
+    }
+    if (a == -1) {
+      m.params = ActivationParams{log ? ActivationKind::kLogSoftmax : ActivationKind::kSoftmax};
+    } else if (!log) {
+      SoftmaxParams sp;
+      sp.keras_axis = a;
+      m.params = sp;
+    } else {
+      ctx.fail("function", "TFOpLambda '" + fn + "' over axis " + std::to_string(a) +
+                               " is not supported (last axis only)");
+    }
+  } else if (fn == "nn.gelu" || fn == "math.gelu") {
+    auto ap = take("approximate");
+    bool approx = false;
+    if (ap) {
+      if (!ap->is_boolean()) ctx.fail("function", "TFOpLambda '" + fn + "': approximate must be a bool");
+      approx = ap->get<bool>();
+    }
+    m.params = ActivationParams{approx ? ActivationKind::kGeluTanh : ActivationKind::kGeluErf};
+  } else if (fn == "nn.leaky_relu") {
+    ReluParams rp;
+    rp.negative_slope = take_number("alpha", 0.2);
+    m.params = rp;
+  } else if (fn == "nn.silu" || fn == "nn.swish") {
+    double beta = take_number("beta", 1.0);
+    if (beta != 1.0) {
+      ctx.fail("function", "TFOpLambda '" + fn + "' with beta " + std::to_string(beta) +
+                               " is not supported (beta = 1 only)");
+    }
+    m.params = ActivationParams{ActivationKind::kSwish};
+  } else {
+    auto it = tf_unary_ops().find(fn);
+    if (it == tf_unary_ops().end()) {
+      ctx.fail("function", "TFOpLambda function '" + fn +
+                               "' is not supported (only element-wise activations such as "
+                               "nn.relu, math.sigmoid, math.tanh, nn.softmax)");
+    }
+    m.params = ActivationParams{it->second};
+  }
+  if (!kw.empty()) {
+    ctx.fail("function", "TFOpLambda '" + fn + "': argument '" + kw.begin()->first + "' = " +
+                             dump_short(kw.begin()->second) + " is not supported");
+  }
+  return m;
+}
+
+WeightSpec ws(std::string role, std::vector<int64_t> dims, bool prepend_one = false,
+              std::string alias = "") {
+  WeightSpec w;
+  w.role = std::move(role);
+  w.dims = std::move(dims);
+  w.prepend_one = prepend_one;
+  w.alias = std::move(alias);
+  return w;
+}
+
+void require_bias_flag(const Cfg& c, MappedLayer& m, int64_t n) {
+  if (c.boolean("use_bias", true)) m.weights.push_back(ws("bias", {n}));
+}
+
+}  // namespace
+
+Version version_from_string(const std::string& v) {
+  return (!v.empty() && v[0] >= '3' && v[0] <= '9') ? Version::kKeras3 : Version::kKeras2;
+}
+
+void LayerCtx::fail(const std::string& field, const std::string& msg) const {
+  throw Error(prefix + ": " + field + ": " + msg);
+}
+
+std::string weight_role(const std::string& name) {
+  std::string s = name;
+  auto slash = s.find_last_of('/');
+  if (slash != std::string::npos) s = s.substr(slash + 1);
+  auto colon = s.find_last_of(':');
+  if (colon != std::string::npos && colon + 1 < s.size() &&
+      std::all_of(s.begin() + static_cast<std::ptrdiff_t>(colon) + 1, s.end(),
+                  [](char ch) { return ch >= '0' && ch <= '9'; })) {
+    s = s.substr(0, colon);
+  }
+  return s;
+}
+
+ActivationKind map_activation(const json& value, const LayerCtx& ctx, const std::string& field) {
+  if (value.is_null()) return ActivationKind::kLinear;
+  std::string name;
+  if (value.is_string()) {
+    name = value.get<std::string>();
+  } else if (value.is_object()) {
+    // Keras 3 may serialize a built-in activation function as
+    // {"module": "keras.activations", "class_name": "function", "config": "relu", ...}.
+    auto cfg = value.find("config");
+    auto mod = value.find("module");
+    auto cls = value.find("class_name");
+    bool keras_fn = cfg != value.end() && cfg->is_string() && cls != value.end() &&
+                    cls->is_string() && cls->get<std::string>() == "function" &&
+                    (mod == value.end() ||
+                     (mod->is_string() && mod->get<std::string>().rfind("keras", 0) == 0));
+    if (!keras_fn) {
+      ctx.fail(field, "activation object " + dump_short(value) +
+                          " is not supported (use a built-in activation name, or a separate "
+                          "activation layer)");
+    }
+    name = cfg->get<std::string>();
+  } else {
+    ctx.fail(field, "expected an activation name, got " + dump_short(value));
+  }
+  const bool k3 = ctx.version == Version::kKeras3;
+  static const std::map<std::string, ActivationKind> common = {
+      {"linear", ActivationKind::kLinear},
+      {"relu", ActivationKind::kRelu},
+      {"relu6", ActivationKind::kRelu6},
+      {"leaky_relu", ActivationKind::kLeakyRelu},
+      {"sigmoid", ActivationKind::kSigmoid},
+      {"hard_silu", ActivationKind::kHardSwish},
+      {"hard_swish", ActivationKind::kHardSwish},
+      {"tanh", ActivationKind::kTanh},
+      {"softmax", ActivationKind::kSoftmax},
+      {"log_softmax", ActivationKind::kLogSoftmax},
+      {"softsign", ActivationKind::kSoftsign},
+      {"softplus", ActivationKind::kSoftplus},
+      {"elu", ActivationKind::kElu},
+      {"selu", ActivationKind::kSelu},
+      {"swish", ActivationKind::kSwish},
+      {"silu", ActivationKind::kSwish},
+      // keras.activations.gelu(x, approximate=False) in tf.keras 2.x and in Keras 3: the string
+      // "gelu" means the exact erf form in both.
+      {"gelu", ActivationKind::kGeluErf},
+      {"exponential", ActivationKind::kExponential},
+      {"mish", ActivationKind::kMish},
+  };
+  if (name.empty() || name == "None") return ActivationKind::kLinear;
+  if (name == "hard_sigmoid") return k3 ? ActivationKind::kHardSigmoidK3 : ActivationKind::kHardSigmoidK2;
+  auto it = common.find(name);
+  if (it == common.end()) {
+    ctx.fail(field, "activation '" + name + "' is not supported");
+  }
+  return it->second;
+}
+
+MappedLayer map_layer(const std::string& cls, const json& config, const json* call_kwargs,
+                      const LayerCtx& ctx) {
+  Cfg c(config, ctx);
+  c.float32_dtype();
+  MappedLayer m;
+
+  auto activation = [&]() {
+    const json* v = c.get("activation");
+    return v == nullptr ? ActivationKind::kLinear : map_activation(*v, ctx, "activation");
+  };
+
+  if (cls == "Dense") {
+    DenseParams p;
+    p.units = c.positive("units");
+    c.must_be_off("lora_rank", "LoRA adapters");
+    c.must_be_off("quantization_config", "quantized layers");
+    p.activation = activation();
+    m.weights.push_back(ws("kernel", {-1, p.units}));
+    require_bias_flag(c, m, p.units);
+    m.params = std::move(p);
+  } else if (cls == "Conv1D" || cls == "Conv2D") {
+    const int rank = cls == "Conv1D" ? 1 : 2;
+    c.channels_last();
+    c.must_be_off("lora_rank", "LoRA adapters");
+    ConvParams p;
+    p.rank = rank;
+    p.filters = c.positive("filters");
+    p.groups = c.positive("groups", 1);
+    if (p.filters % p.groups != 0) {
+      c.fail("groups", std::to_string(p.groups) + " does not divide filters " + std::to_string(p.filters));
+    }
+    p.window = conv_window(c, rank, rank == 1);
+    p.activation = activation();
+    std::vector<int64_t> kdims;
+    if (rank == 2) kdims = {p.window.kernel_h, p.window.kernel_w, -1, p.filters};
+    else kdims = {p.window.kernel_w, -1, p.filters};
+    m.weights.push_back(ws("kernel", kdims, rank == 1));
+    require_bias_flag(c, m, p.filters);
+    m.params = std::move(p);
+  } else if (cls == "DepthwiseConv1D" || cls == "DepthwiseConv2D") {
+    const int rank = cls == "DepthwiseConv1D" ? 1 : 2;
+    c.channels_last();
+    DepthwiseConvParams p;
+    p.rank = rank;
+    p.depth_multiplier = c.positive("depth_multiplier", 1);
+    p.window = conv_window(c, rank, false);
+    p.activation = activation();
+    std::vector<int64_t> kdims;
+    if (rank == 2) kdims = {p.window.kernel_h, p.window.kernel_w, -1, p.depth_multiplier};
+    else kdims = {p.window.kernel_w, -1, p.depth_multiplier};
+    // Keras 2 names the variable depthwise_kernel, Keras 3 kernel.
+    m.weights.push_back(ws("depthwise_kernel", kdims, rank == 1, "kernel"));
+    require_bias_flag(c, m, -1);
+    m.params = std::move(p);
+  } else if (cls == "SeparableConv1D" || cls == "SeparableConv2D") {
+    const int rank = cls == "SeparableConv1D" ? 1 : 2;
+    c.channels_last();
+    SeparableConvParams p;
+    p.rank = rank;
+    p.filters = c.positive("filters");
+    p.depth_multiplier = c.positive("depth_multiplier", 1);
+    if (c.integer("groups", 1) != 1) c.fail("groups", "must be 1 for a separable convolution");
+    p.window = conv_window(c, rank, rank == 1);
+    p.activation = activation();
+    if (rank == 2) {
+      m.weights.push_back(ws("depthwise_kernel", {p.window.kernel_h, p.window.kernel_w, -1, p.depth_multiplier}));
+      m.weights.push_back(ws("pointwise_kernel", {1, 1, -1, p.filters}));
+    } else {
+      m.weights.push_back(ws("depthwise_kernel", {p.window.kernel_w, -1, p.depth_multiplier}, true));
+      m.weights.push_back(ws("pointwise_kernel", {1, -1, p.filters}, true));
+    }
+    require_bias_flag(c, m, p.filters);
+    m.params = std::move(p);
+  } else if (cls == "Conv1DTranspose" || cls == "Conv2DTranspose" ||
+             cls == "Convolution2DTranspose" || cls == "Deconvolution2D") {
+    const int rank = cls == "Conv1DTranspose" ? 1 : 2;
+    c.channels_last();
+    ConvTransposeParams p;
+    p.rank = rank;
+    p.filters = c.positive("filters");
+    if (c.integer("groups", 1) != 1) c.fail("groups", "must be 1 for a transposed convolution");
+    p.window = conv_window(c, rank, false);
+    if (c.has("output_padding")) {
+      std::vector<int64_t> op = c.tuple("output_padding", static_cast<size_t>(rank));
+      std::vector<int64_t> st = rank == 2 ? std::vector<int64_t>{p.window.stride_h, p.window.stride_w}
+                                          : std::vector<int64_t>{p.window.stride_w};
+      for (size_t i = 0; i < op.size(); ++i) {
+        c.check_nonnegative("output_padding", op[i]);
+        if (op[i] >= st[i]) {
+          c.fail("output_padding", "must be smaller than the stride (" + std::to_string(op[i]) +
+                                       " >= " + std::to_string(st[i]) + ")");
+        }
+      }
+      if (rank == 2) p.output_padding_h = op[0], p.output_padding_w = op[1];
+      else p.output_padding_w = op[0];
+    }
+    p.activation = activation();
+    std::vector<int64_t> kdims;
+    if (rank == 2) kdims = {p.window.kernel_h, p.window.kernel_w, p.filters, -1};
+    else kdims = {p.window.kernel_w, p.filters, -1};
+    m.weights.push_back(ws("kernel", kdims, rank == 1));
+    require_bias_flag(c, m, p.filters);
+    m.params = std::move(p);
+  } else if (cls == "BatchNormalization" || cls == "BatchNormalizationV1" ||
+             cls == "BatchNormalizationV2" || cls == "SyncBatchNormalization") {
+    BatchNormParams p;
+    p.keras_axis = single_axis(c, "axis", -1);
+    p.epsilon = c.number("epsilon", 1e-3);
+    if (p.epsilon < 0) c.fail("epsilon", "must be >= 0");
+    c.must_be_off("virtual_batch_size", "virtual batches");
+    m.bn_center = c.boolean("center", true);
+    m.bn_scale = c.boolean("scale", true);
+    if (m.bn_scale) m.weights.push_back(ws("gamma", {-1}));
+    if (m.bn_center) m.weights.push_back(ws("beta", {-1}));
+    m.weights.push_back(ws("moving_mean", {-1}));
+    m.weights.push_back(ws("moving_variance", {-1}));
+    m.params = std::move(p);
+  } else if (cls == "LayerNormalization") {
+    LayerNormParams p;
+    const json* ax = c.get("axis");
+    if (ax == nullptr) {
+      p.keras_axes = {-1};
+    } else if (ax->is_array()) {
+      if (ax->empty()) c.fail("axis", "empty axis list");
+      for (const json& e : *ax) p.keras_axes.push_back(static_cast<int>(std::clamp<int64_t>(c.as_int(e, "axis"), -64, 64)));
+    } else {
+      p.keras_axes = {single_axis(c, "axis", -1)};
+    }
+    p.epsilon = c.number("epsilon", 1e-3);
+    if (p.epsilon < 0) c.fail("epsilon", "must be >= 0");
+    c.must_be_off("rms_scaling", "RMS scaling");
+    bool center = c.boolean("center", true), scale = c.boolean("scale", true);
+    if (scale) m.weights.push_back(ws("gamma", {}));
+    if (center) m.weights.push_back(ws("beta", {}));
+    m.params = std::move(p);
+  } else if (cls == "Activation") {
+    const json* v = c.get("activation");
+    if (v == nullptr) c.fail("activation", "missing");
+    m.params = ActivationParams{map_activation(*v, ctx, "activation")};
+  } else if (cls == "ReLU") {
+    ReluParams p;
+    const json* mv = c.get("max_value");
+    if (mv != nullptr) {
+      p.max_value = c.number("max_value", 0);
+      if (p.max_value < 0) c.fail("max_value", "must be >= 0");
+    }
+    p.negative_slope = c.number("negative_slope", 0.0);
+    if (p.negative_slope < 0) c.fail("negative_slope", "must be >= 0");
+    p.threshold = c.number("threshold", 0.0);
+    if (p.threshold < 0 && ctx.version == Version::kKeras2) c.fail("threshold", "must be >= 0");
+    m.params = p;
+  } else if (cls == "LeakyReLU") {
+    ReluParams p;
+    // Keras 2 writes `alpha`, Keras 3 `negative_slope`; both default to 0.3.
+    p.negative_slope = c.has("negative_slope") ? c.number("negative_slope", 0.3) : c.number("alpha", 0.3);
+    m.params = p;
+  } else if (cls == "PReLU") {
+    const json* sa = c.get("shared_axes");
+    if (sa != nullptr) {
+      std::vector<int64_t> axes;
+      if (sa->is_array()) {
+        for (const json& e : *sa) axes.push_back(c.as_int(e, "shared_axes"));
+      } else {
+        axes.push_back(c.as_int(*sa, "shared_axes"));
+      }
+      for (int64_t a : axes) {
+        if (a < 1 || a > 64) c.fail("shared_axes", "axis " + std::to_string(a) + " is not supported");
+        m.prelu_shared_axes.push_back(static_cast<int>(a));
+      }
+    }
+    m.weights.push_back(ws("alpha", {}));
+    m.params = PReluParams{};
+  } else if (cls == "ELU") {
+    m.params = EluParams{c.number("alpha", 1.0)};
+  } else if (cls == "ThresholdedReLU") {
+    m.params = ThresholdedReluParams{c.number("theta", 1.0)};
+  } else if (cls == "Softmax") {
+    SoftmaxParams p;
+    p.keras_axis = single_axis(c, "axis", -1);
+    m.params = p;
+  } else if (cls == "MaxPooling1D" || cls == "MaxPooling2D" || cls == "AveragePooling1D" ||
+             cls == "AveragePooling2D" || cls == "MaxPool1D" || cls == "MaxPool2D" ||
+             cls == "AvgPool1D" || cls == "AvgPool2D") {
+    c.channels_last();
+    PoolParams p;
+    p.kind = (cls.find("Max") != std::string::npos) ? PoolKind::kMax : PoolKind::kAverage;
+    p.rank = cls.back() == '1' || cls.find("1D") != std::string::npos ? 1 : 2;
+    p.window = pool_window(c, p.rank);
+    m.params = p;
+  } else if (cls == "GlobalMaxPooling1D" || cls == "GlobalMaxPooling2D" ||
+             cls == "GlobalAveragePooling1D" || cls == "GlobalAveragePooling2D" ||
+             cls == "GlobalMaxPool1D" || cls == "GlobalMaxPool2D" || cls == "GlobalAvgPool1D" ||
+             cls == "GlobalAvgPool2D") {
+    c.channels_last();
+    GlobalPoolParams p;
+    p.kind = (cls.find("Max") != std::string::npos) ? PoolKind::kMax : PoolKind::kAverage;
+    p.rank = cls.find("1D") != std::string::npos ? 1 : 2;
+    p.keepdims = c.boolean("keepdims", false);
+    m.params = p;
+  } else if (cls == "Flatten") {
+    c.channels_last();
+    m.params = FlattenParams{};
+  } else if (cls == "Reshape") {
+    const json* t = c.get("target_shape");
+    if (t == nullptr || !t->is_array()) c.fail("target_shape", "expected a list of integers");
+    ReshapeParams p;
+    int minus = 0;
+    for (const json& e : *t) {
+      int64_t d = e.is_null() ? -1 : c.as_int(e, "target_shape");
+      if (d == -1) {
+        if (++minus > 1) c.fail("target_shape", "more than one -1");
+      } else {
+        c.check_positive("target_shape", d);
+      }
+      p.target.push_back(d);
+    }
+    m.params = std::move(p);
+  } else if (cls == "Permute") {
+    const json* d = c.get("dims");
+    if (d == nullptr || !d->is_array()) c.fail("dims", "expected a list of integers");
+    PermuteParams p;
+    std::vector<bool> seen(d->size() + 1, false);
+    for (const json& e : *d) {
+      int64_t a = c.as_int(e, "dims");
+      if (a < 1 || a > static_cast<int64_t>(d->size()) || seen[static_cast<size_t>(a)]) {
+        c.fail("dims", dump_short(*d) + " is not a permutation of 1.." + std::to_string(d->size()));
+      }
+      seen[static_cast<size_t>(a)] = true;
+      p.dims.push_back(static_cast<int>(a));
+    }
+    m.params = std::move(p);
+  } else if (cls == "RepeatVector") {
+    m.params = RepeatVectorParams{c.positive("n")};
+  } else if (identity_classes().count(cls) || cls == "InputLayer") {
+    m.params = IdentityParams{};
+  } else if (cls == "ZeroPadding1D" || cls == "ZeroPadding2D") {
+    const int rank = cls == "ZeroPadding1D" ? 1 : 2;
+    if (rank == 2) c.channels_last();
+    ZeroPaddingParams p;
+    p.rank = rank;
+    auto pr = pad_pairs(c, "padding", rank, 1);
+    if (rank == 2) p.top = pr[0].first, p.bottom = pr[0].second, p.left = pr[1].first, p.right = pr[1].second;
+    else p.left = pr[0].first, p.right = pr[0].second;
+    m.params = p;
+  } else if (cls == "Cropping1D" || cls == "Cropping2D") {
+    const int rank = cls == "Cropping1D" ? 1 : 2;
+    if (rank == 2) c.channels_last();
+    CroppingParams p;
+    p.rank = rank;
+    auto pr = pad_pairs(c, "cropping", rank, rank == 1 ? 1 : 0);
+    if (rank == 2) p.top = pr[0].first, p.bottom = pr[0].second, p.left = pr[1].first, p.right = pr[1].second;
+    else p.left = pr[0].first, p.right = pr[0].second;
+    m.params = p;
+  } else if (cls == "UpSampling1D") {
+    UpSamplingParams p;
+    p.rank = 1;
+    p.size_w = c.tuple("size", 1, std::vector<int64_t>{2})[0];
+    c.check_positive("size", p.size_w);
+    m.params = p;
+  } else if (cls == "UpSampling2D") {
+    c.channels_last();
+    UpSamplingParams p;
+    p.rank = 2;
+    auto s = c.tuple("size", 2, std::vector<int64_t>{2, 2});
+    c.check_positive("size", s[0]);
+    c.check_positive("size", s[1]);
+    p.size_h = s[0], p.size_w = s[1];
+    std::string interp = c.str("interpolation", "nearest");
+    if (interp == "nearest") p.interpolation = Interpolation::kNearest;
+    else if (interp == "bilinear") p.interpolation = Interpolation::kBilinear;
+    else c.fail("interpolation", "'" + interp + "' is not supported (nearest, bilinear)");
+    m.params = p;
+  } else if (cls == "Add" || cls == "Subtract" || cls == "Multiply" || cls == "Average" ||
+             cls == "Maximum" || cls == "Minimum") {
+    MergeParams p;
+    p.op = cls == "Add"        ? MergeOp::kAdd
+           : cls == "Subtract" ? MergeOp::kSubtract
+           : cls == "Multiply" ? MergeOp::kMultiply
+           : cls == "Average"  ? MergeOp::kAverage
+           : cls == "Maximum"  ? MergeOp::kMaximum
+                               : MergeOp::kMinimum;
+    m.min_inputs = cls == "Subtract" ? 2 : 1;
+    m.max_inputs = cls == "Subtract" ? 2 : 1 << 20;
+    m.params = p;
+  } else if (cls == "Concatenate") {
+    ConcatParams p;
+    p.keras_axis = single_axis(c, "axis", -1);
+    m.min_inputs = 1;
+    m.max_inputs = 1 << 20;
+    m.params = p;
+  } else if (cls == "TFOpLambda") {
+    return map_tf_op_lambda(c, call_kwargs, ctx);
+  } else if (cls == "Functional" || cls == "Model" || cls == "Sequential") {
+    ctx.fail("class_name", "nested model '" + c.str("name", "?") + "' (" + cls +
+                               ") used as a layer is not supported; save the model with the "
+                               "inner model's layers inlined");
+  } else if (cls == "Masking") {
+    ctx.fail("class_name", "Masking is not supported (nnd does not propagate masks)");
+  } else if (cls == "Lambda") {
+    ctx.fail("class_name", "Lambda layers hold Python code and are not supported");
+  } else {
+    ctx.fail("class_name", "unknown or unsupported layer class '" + cls + "'");
+  }
+  return m;
+}
+
+namespace {
+
+Weights* weight_field(LayerParams& p, const std::string& role) {
+  return std::visit(
+      [&](auto& q) -> Weights* {
+        using T = std::decay_t<decltype(q)>;
+        if constexpr (std::is_same_v<T, DenseParams> || std::is_same_v<T, ConvParams> ||
+                      std::is_same_v<T, ConvTransposeParams>) {
+          if (role == "kernel") return &q.kernel;
+          if (role == "bias") return &q.bias;
+        } else if constexpr (std::is_same_v<T, DepthwiseConvParams>) {
+          if (role == "depthwise_kernel") return &q.kernel;
+          if (role == "bias") return &q.bias;
+        } else if constexpr (std::is_same_v<T, SeparableConvParams>) {
+          if (role == "depthwise_kernel") return &q.depthwise_kernel;
+          if (role == "pointwise_kernel") return &q.pointwise_kernel;
+          if (role == "bias") return &q.bias;
+        } else if constexpr (std::is_same_v<T, BatchNormParams>) {
+          if (role == "gamma") return &q.gamma;
+          if (role == "beta") return &q.beta;
+          if (role == "moving_mean") return &q.moving_mean;
+          if (role == "moving_variance") return &q.moving_variance;
+        } else if constexpr (std::is_same_v<T, LayerNormParams>) {
+          if (role == "gamma") return &q.gamma;
+          if (role == "beta") return &q.beta;
+        } else if constexpr (std::is_same_v<T, PReluParams>) {
+          if (role == "alpha") return &q.alpha;
+        }
+        return nullptr;
+      },
+      p);
+}
+
+std::string dims_str(const std::vector<int64_t>& d) {
+  std::string s = "(";
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i) s += ", ";
+    s += d[i] < 0 ? std::string("?") : std::to_string(d[i]);
+  }
+  if (d.size() == 1) s += ",";
+  return s + ")";
+}
+
+// BatchNormalization without center/scale: the IR wants beta = 0 / gamma = 1 of the channel count.
+void complete_batchnorm(MappedLayer& m) {
+  auto* bn = std::get_if<BatchNormParams>(&m.params);
+  if (bn == nullptr) return;
+  const Weights& ref = bn->moving_mean;
+  if (!m.bn_scale) bn->gamma = Weights{ref.shape, std::vector<float>(ref.data.size(), 1.0f)};
+  if (!m.bn_center) bn->beta = Weights{ref.shape, std::vector<float>(ref.data.size(), 0.0f)};
+}
+
+}  // namespace
+
+void attach_weights(MappedLayer& m, std::vector<std::pair<std::string, Weights>> weights,
+                    const LayerCtx& ctx) {
+  std::map<std::string, Weights*> found;
+  for (auto& [file_role, w] : weights) {
+    auto spec = std::find_if(m.weights.begin(), m.weights.end(), [&](const WeightSpec& s) {
+      return s.role == file_role || (!s.alias.empty() && s.alias == file_role);
+    });
+    const std::string& role = spec == m.weights.end() ? file_role : spec->role;
+    if (spec == m.weights.end()) {
+      std::string expected;
+      for (const WeightSpec& s : m.weights) expected += (expected.empty() ? "" : ", ") + s.role;
+      ctx.fail(role, "unexpected weight '" + role + "' in the file (this layer's config expects " +
+                         (expected.empty() ? std::string("no weights") : expected) + ")");
+    }
+    if (found.count(role)) ctx.fail(role, "weight '" + role + "' appears twice in weight_names");
+    found[role] = &w;
+    // An empty `dims` means "any shape" (LayerNormalization, PReLU: checked by shape inference).
+    if (!spec->dims.empty()) {
+      bool ok = w.shape.size() == spec->dims.size();
+      for (size_t i = 0; ok && i < w.shape.size(); ++i) {
+        ok = spec->dims[i] < 0 || spec->dims[i] == w.shape[i];
+      }
+      if (!ok) {
+        ctx.fail(role, "weight shape " + dims_to_string(w.shape) + " does not match the shape " +
+                           dims_str(spec->dims) + " the layer's config implies");
+      }
+    }
+    if (spec->prepend_one) w.shape.insert(w.shape.begin(), 1);
+    Weights* target = weight_field(m.params, role);
+    if (target == nullptr) ctx.fail(role, "internal error: no field for weight role");
+    *target = std::move(w);
+  }
+  for (const WeightSpec& s : m.weights) {
+    if (!found.count(s.role)) {
+      ctx.fail(s.role, "weight '" + s.role + "' is missing from the file");
+    }
+  }
+  // Per-channel BN statistics must agree with each other.
+  if (auto* bn = std::get_if<BatchNormParams>(&m.params)) {
+    for (const Weights* w : {&bn->gamma, &bn->beta, &bn->moving_variance}) {
+      if (!w->empty() && w->shape != bn->moving_mean.shape) {
+        ctx.fail("moving_mean", "BatchNormalization weights have different shapes: " +
+                                    dims_to_string(w->shape) + " vs " + dims_to_string(bn->moving_mean.shape));
+      }
+    }
+  }
+  complete_batchnorm(m);
+}
+
+void zero_weights(MappedLayer& m, const std::vector<Dims>& in, const LayerCtx& ctx) {
+  if (m.weights.empty()) return;
+  if (in.size() != 1 || in[0].empty()) ctx.fail("inputs", "expected one input of rank >= 1");
+  const Dims& s = in[0];
+  const int64_t c = s.back();
+  auto resolve = [&](int keras_axis, const std::string& field) -> size_t {
+    const int64_t full = static_cast<int64_t>(s.size()) + 1;
+    int64_t a = keras_axis < 0 ? keras_axis + full : keras_axis;
+    if (a < 1 || a >= full) {
+      ctx.fail(field, "axis " + std::to_string(keras_axis) + " is out of range for input " + dims_to_string(s));
+    }
+    return static_cast<size_t>(a - 1);
+  };
+  std::map<std::string, Dims> shapes;
+  std::visit(
+      [&](auto& q) {
+        using T = std::decay_t<decltype(q)>;
+        if constexpr (std::is_same_v<T, DenseParams>) {
+          shapes["kernel"] = {c, q.units};
+          shapes["bias"] = {q.units};
+        } else if constexpr (std::is_same_v<T, ConvParams>) {
+          if (c % q.groups != 0) {
+            ctx.fail("groups", std::to_string(q.groups) + " does not divide the input channels " + std::to_string(c));
+          }
+          shapes["kernel"] = {q.window.kernel_h, q.window.kernel_w, c / q.groups, q.filters};
+          shapes["bias"] = {q.filters};
+        } else if constexpr (std::is_same_v<T, DepthwiseConvParams>) {
+          shapes["depthwise_kernel"] = {q.window.kernel_h, q.window.kernel_w, c, q.depth_multiplier};
+          shapes["bias"] = {checked_mul(c, q.depth_multiplier, ctx.prefix + ": depth_multiplier")};
+        } else if constexpr (std::is_same_v<T, SeparableConvParams>) {
+          shapes["depthwise_kernel"] = {q.window.kernel_h, q.window.kernel_w, c, q.depth_multiplier};
+          shapes["pointwise_kernel"] = {1, 1, checked_mul(c, q.depth_multiplier, ctx.prefix + ": depth_multiplier"), q.filters};
+          shapes["bias"] = {q.filters};
+        } else if constexpr (std::is_same_v<T, ConvTransposeParams>) {
+          shapes["kernel"] = {q.window.kernel_h, q.window.kernel_w, q.filters, c};
+          shapes["bias"] = {q.filters};
+        } else if constexpr (std::is_same_v<T, BatchNormParams>) {
+          Dims ch = {s[resolve(q.keras_axis, "axis")]};
+          for (const char* r : {"gamma", "beta", "moving_mean", "moving_variance"}) shapes[r] = ch;
+        } else if constexpr (std::is_same_v<T, LayerNormParams>) {
+          Dims d;
+          std::vector<size_t> axes;
+          for (int a : q.keras_axes) axes.push_back(resolve(a, "axis"));
+          std::sort(axes.begin(), axes.end());
+          for (size_t a : axes) d.push_back(s[a]);
+          shapes["gamma"] = d;
+          shapes["beta"] = d;
+        } else if constexpr (std::is_same_v<T, PReluParams>) {
+          Dims d = s;
+          for (int a : m.prelu_shared_axes) {
+            if (a < 1 || static_cast<size_t>(a) > s.size()) {
+              ctx.fail("shared_axes", "axis " + std::to_string(a) + " is out of range for input " + dims_to_string(s));
+            }
+            d[static_cast<size_t>(a - 1)] = 1;
+          }
+          shapes["alpha"] = d;
+        }
+      },
+      m.params);
+  for (const WeightSpec& spec : m.weights) {
+    auto it = shapes.find(spec.role);
+    Weights* target = weight_field(m.params, spec.role);
+    if (it == shapes.end() || target == nullptr) ctx.fail(spec.role, "internal error: no shape for weight");
+    int64_t n = element_count(it->second, ctx.prefix + ": " + spec.role);
+    target->shape = it->second;
+    target->data.assign(static_cast<size_t>(n), 0.0f);
+  }
+  complete_batchnorm(m);
+}
+
+}  // namespace nnd::keras
