@@ -75,7 +75,7 @@ void silence_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
 std::string last_error() {
   std::string msg;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_first, &msg);
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk_first, &msg);  // innermost (most specific) first
   H5Eclear2(H5E_DEFAULT);
   return msg;
 }
