@@ -10,6 +10,9 @@ packages=(
   nlohmann-json3-dev                  # the Keras model_config JSON
   libcli11-dev                        # command-line parsing of the tools
   libgtest-dev googletest             # tests
+  libyaml-cpp-dev                     # the daemon's config
+  libsystemd-dev                      # sd_notify (READY/RELOADING/STOPPING/WATCHDOG)
+  systemd                             # systemd-analyze verify of systemd/nnd.service (test)
 )
 
 missing=()

@@ -26,6 +26,8 @@ struct ModelSettings {
   uint32_t batch_delay_us = 0;  // how long a lone request may wait for others to batch with
   int32_t priority = 0;       // higher is served first when several models have work
   EngineOptions engine;       // engine, ISA, math mode
+  bool engine_auto = false;   // config `engine: auto`: the JIT where it exists, else the
+                              // reference engine (the registry falls back and logs it)
 };
 
 // One loaded and compiled model. Immutable after construction except that worker w uses
@@ -43,6 +45,9 @@ struct ServedModel {
   double compile_ms = 0;
   uint64_t code_bytes = 0;       // 0 for the reference engine
   uint64_t file_mtime_ns = 0;    // to decide whether a reload must recompile
+  std::string engine_name;       // engines[0]->name(): "reference", "jit-avx2", ...
+  int64_t parameters = 0;        // core/ir/cost.h figures, for `nnd --check` and logs
+  int64_t flops_per_sample = 0;
 };
 
 // One configuration generation: all models by name.

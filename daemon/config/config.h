@@ -1,0 +1,88 @@
+// The daemon's YAML configuration: parsing, validation and defaults (config/SCHEMA.md documents
+// every key). Validation collects every problem it finds and reports each with the file, line and
+// column (from yaml-cpp's marks) and the dotted key it concerns, e.g.
+//   /etc/nnd/nnd.yaml:14:5: models[1].max_batch: must be 1..4096, got 0
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "daemon/registry/model_set.h"
+
+namespace nnd::daemon {
+
+inline constexpr const char* kDefaultConfigPath = "/etc/nnd/nnd.yaml";
+
+// Log levels use syslog's numbers so that they map 1:1 onto sd-daemon prefixes.
+enum class LogLevel : int { kError = 3, kWarning = 4, kNotice = 5, kInfo = 6, kDebug = 7 };
+std::optional<LogLevel> parse_log_level(const std::string& s);  // "error" ... "debug"
+const char* log_level_name(LogLevel l);
+
+struct DaemonSettings {
+  std::string endpoint = "nnd";        // socket name, or a path when it contains '/'
+  std::string user;                    // who may connect ("" = only the daemon's own user)
+  std::string group;                   // group that may connect ("" = none)
+  std::optional<uid_t> uid;            // resolved `user`
+  std::optional<gid_t> gid;            // resolved `group`
+  uint32_t socket_mode = 0660;         // file mode of the hand-shake socket
+  uint32_t workers = 2;                // inference worker threads
+  std::vector<int> cpu_affinity;       // CPUs the workers may run on (worker i -> cpus[i % n])
+  int realtime_priority = 0;           // 0: normal scheduling; 1..99: SCHED_FIFO for the workers
+  LogLevel log_level = LogLevel::kInfo;
+  bool watchdog = true;                // send WATCHDOG=1 when systemd asks for it
+  uint32_t max_clients = 32;
+  uint32_t max_inflight_per_client = 16;
+  uint32_t slots_per_client = 16;
+  uint32_t spin_us = 50;               // bounded spin before a waiting side sleeps
+};
+
+struct Config {
+  std::string path;                    // the file read ("" when parsed from text)
+  DaemonSettings daemon;
+  std::vector<ModelSettings> models;   // paths absolute, resolved against the config's folder
+  std::vector<int> model_lines;        // line of each model's entry (1-based), for messages
+};
+
+// One validation problem.
+struct ConfigIssue {
+  int line = 0;    // 1-based; 0 when unknown
+  int column = 0;  // 1-based
+  std::string key; // dotted key path, e.g. "models[2].isa"
+  std::string message;
+  std::string to_string(const std::string& file) const;
+};
+
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string file, std::vector<ConfigIssue> issues);
+  const std::vector<ConfigIssue>& issues() const { return issues_; }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+  std::vector<ConfigIssue> issues_;
+};
+
+// Reads and validates the config at `path`. Throws ConfigError listing every problem (also for an
+// unreadable file or a YAML syntax error).
+Config load_config(const std::string& path);
+
+// Same for text in memory; relative model paths resolve against `base_dir`, messages use
+// `source_name`.
+Config parse_config(const std::string& yaml_text, const std::string& source_name,
+                    const std::string& base_dir);
+
+// The closest of `candidates` to `word` when it is near enough to be a plausible typo, else "".
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+
+// The endpoint -> socket path rule shared with libnnclient: an endpoint containing '/' is a path;
+// otherwise $NND_RUNTIME_DIR/<endpoint>.sock, with NND_RUNTIME_DIR defaulting to /run/nnd when
+// that directory exists, else /tmp.
+std::string endpoint_socket_path(const std::string& endpoint);
+
+}  // namespace nnd::daemon

@@ -1,0 +1,497 @@
+// nnd: the on-robot neural-network inference daemon.
+//
+//   nnd [--config FILE] [--endpoint NAME] [--log-level L]   serve (default config /etc/nnd/nnd.yaml)
+//   nnd --check FILE                                       validate + compile, print the table
+//
+// Lifecycle (see DESIGN.md "Lifecycle"):
+//   startup   read the config, compile every model in parallel (each engine warmed up once), start
+//             the IPC server, then READY=1.
+//   SIGHUP    RELOADING=1 + MONOTONIC_USEC; a reload thread re-reads the config and compiles new or
+//             changed models at low priority while the old set keeps serving; the new set is
+//             published atomically (requests in flight finish on their version). On any failure
+//             the old set stays, the reason goes to the log and STATUS=. READY=1 after, either way.
+//             `nnctl reload` takes the same path.
+//   SIGTERM/SIGINT  STOPPING=1, stop accepting, finish in-flight requests, remove the socket,
+//             exit 0.
+//   watchdog  WATCHDOG=1 every WATCHDOG_USEC/2 when systemd asks (and `daemon.watchdog` is on).
+#include <CLI/CLI.hpp>
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "daemon/config/config.h"
+#include "daemon/registry/model_set.h"
+#include "daemon/registry/model_table.h"
+#include "daemon/registry/registry_builder.h"
+#include "daemon/sys/log.h"
+#include "daemon/sys/notify.h"
+#include "daemon/sys/signals.h"
+
+#ifdef NND_HAVE_IPC_SERVER
+#include "daemon/ipc/server.h"
+#endif
+
+namespace nnd::daemon {
+namespace {
+
+struct CliOverrides {
+  std::optional<std::string> endpoint;
+  std::optional<LogLevel> log_level;
+};
+
+Config load_with_overrides(const std::string& path, const CliOverrides& o) {
+  Config c = load_config(path);
+  if (o.endpoint) c.daemon.endpoint = *o.endpoint;
+  if (o.log_level) c.daemon.log_level = *o.log_level;
+  return c;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// ---- nnd --check -------------------------------------------------------------------------------
+
+int run_check(const std::string& path, const CliOverrides& o) {
+  Config cfg;
+  try {
+    cfg = load_with_overrides(path, o);
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    std::fprintf(stderr, "nnd --check: %s: %zu problem(s) in the config\n", path.c_str(),
+                 e.issues().size());
+    return 1;
+  }
+  std::printf("config %s: OK (endpoint %s -> %s, %u worker(s), %zu model(s))\n", path.c_str(),
+              cfg.daemon.endpoint.c_str(), endpoint_socket_path(cfg.daemon.endpoint).c_str(),
+              cfg.daemon.workers, cfg.models.size());
+  std::fflush(stdout);
+  BuildOptions bo;
+  bo.workers = 1;  // one engine per model is enough to prove it compiles and runs
+  bo.log = [](LogLevel l, const std::string& m) {
+    if (l <= LogLevel::kNotice || (l == LogLevel::kInfo && m.find("engine auto") != std::string::npos)) {
+      log(l, m);
+    }
+  };
+  try {
+    BuildStats st;
+    auto set = build_model_set(cfg.models, nullptr, bo, &st);
+    std::printf("%s", format_model_table(*set).c_str());
+    std::printf("all %zu model(s) compiled in %.1f ms (wall)\n", set->models.size(), st.wall_ms);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nnd --check: %s\n", e.what());
+    return 1;
+  }
+}
+
+// ---- the daemon --------------------------------------------------------------------------------
+
+struct ReloadOutcome {
+  bool ok = false;
+  std::string message;
+};
+
+class Daemon {
+ public:
+  Daemon(std::string config_path, CliOverrides o)
+      : config_path_(std::move(config_path)), overrides_(std::move(o)) {}
+
+  ~Daemon() {
+    if (reload_thread_.joinable()) reload_thread_.join();
+    if (request_fd_ >= 0) ::close(request_fd_);
+    if (done_fd_ >= 0) ::close(done_fd_);
+  }
+
+  int run() {
+    // Signals first, before any thread exists, so every thread inherits the blocked mask.
+    block_daemon_signals();
+    SignalFd signals;
+    request_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    done_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (request_fd_ < 0 || done_fd_ < 0) {
+      log(LogLevel::kError, "eventfd failed");
+      return 1;
+    }
+
+    try {
+      cfg_ = load_with_overrides(config_path_, overrides_);
+    } catch (const ConfigError& e) {
+      log(LogLevel::kError, std::string("config: ") + e.what());
+      notify_status("config error: " + first_line(e.what()));
+      return 1;
+    }
+    set_log_level(cfg_.daemon.log_level);
+    logf(LogLevel::kNotice, "starting: config %s, endpoint %s, %u worker(s), %zu model(s)",
+         config_path_.c_str(), endpoint_socket_path(cfg_.daemon.endpoint).c_str(),
+         cfg_.daemon.workers, cfg_.models.size());
+    notify_status("compiling " + std::to_string(cfg_.models.size()) + " model(s)");
+
+    try {
+      BuildOptions bo;
+      bo.workers = cfg_.daemon.workers;
+      bo.log = default_logger();
+      BuildStats st;
+      registry_.publish(build_model_set(cfg_.models, nullptr, bo, &st));
+      logf(LogLevel::kInfo, "compiled %zu model(s) in %.1f ms", st.compiled, st.wall_ms);
+    } catch (const std::exception& e) {
+      log(LogLevel::kError, std::string("startup failed: ") + e.what());
+      notify_status("startup failed: " + first_line(e.what()));
+      return 1;
+    }
+
+    if (!start_server()) return 1;
+
+    const std::string ready = serving_status();
+    notify_ready(ready);
+    log(LogLevel::kNotice, "ready: " + ready);
+
+    const uint64_t wd_us = cfg_.daemon.watchdog ? watchdog_ping_interval_us() : 0;
+    if (wd_us > 0) {
+      logf(LogLevel::kInfo, "watchdog: pinging every %.1f s", static_cast<double>(wd_us) / 1e6);
+      notify_watchdog();
+    }
+    auto next_ping = std::chrono::steady_clock::now() + std::chrono::microseconds(wd_us);
+
+    for (;;) {
+      int timeout_ms = -1;
+      if (wd_us > 0) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            next_ping - std::chrono::steady_clock::now());
+        timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
+      }
+      struct pollfd fds[3] = {{signals.fd(), POLLIN, 0}, {request_fd_, POLLIN, 0},
+                              {done_fd_, POLLIN, 0}};
+      const int n = ::poll(fds, 3, timeout_ms);
+      if (n < 0 && errno != EINTR) {
+        log(LogLevel::kError, std::string("poll: ") + std::strerror(errno));
+        break;
+      }
+      if (wd_us > 0 && std::chrono::steady_clock::now() >= next_ping) {
+        notify_watchdog();
+        next_ping = std::chrono::steady_clock::now() + std::chrono::microseconds(wd_us);
+      }
+      if (n <= 0) continue;
+      bool stop = false;
+      if (fds[0].revents & POLLIN) {
+        while (int sig = signals.read_signal()) {
+          if (sig == SIGHUP) {
+            log(LogLevel::kNotice, "SIGHUP: reloading");
+            request_reload_async();
+          } else {
+            logf(LogLevel::kNotice, "%s: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+            stop = true;
+          }
+        }
+      }
+      if (stop) break;
+      if (fds[1].revents & POLLIN) {
+        uint64_t v;
+        [[maybe_unused]] ssize_t r = ::read(request_fd_, &v, sizeof v);
+        maybe_start_reload();
+      }
+      if (fds[2].revents & POLLIN) {
+        uint64_t v;
+        [[maybe_unused]] ssize_t r = ::read(done_fd_, &v, sizeof v);
+        finish_reload();
+      }
+    }
+
+    notify_stopping("stopping");
+    stopping_now_ = true;
+    if (reload_thread_.joinable()) {
+      log(LogLevel::kInfo, "waiting for the reload in progress to finish");
+      finish_reload();
+    }
+    {
+      // Anyone still waiting for a reload that will not happen now gets an answer.
+      std::lock_guard<std::mutex> lk(mu_);
+      stopping_ = true;
+      for (auto& w : waiters_) w.set_value({false, "the daemon is shutting down"});
+      waiters_.clear();
+    }
+    stop_server();
+    log(LogLevel::kNotice, "stopped");
+    return 0;
+  }
+
+  // Thread-safe: asks the main loop for a reload and returns at once. Used for SIGHUP.
+  void request_reload_async() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      reload_wanted_ = true;
+    }
+    wake(request_fd_);
+  }
+
+  // Thread-safe: asks for a reload and blocks until one that started after this call has
+  // finished. Used for the `nnctl reload` control message.
+  ReloadOutcome request_reload_and_wait() {
+    std::future<ReloadOutcome> f;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (stopping_) return {false, "the daemon is shutting down"};
+      reload_wanted_ = true;
+      waiters_.emplace_back();
+      f = waiters_.back().get_future();
+    }
+    wake(request_fd_);
+    return f.get();
+  }
+
+ private:
+  static void wake(int fd) {
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t r = ::write(fd, &one, sizeof one);
+  }
+
+  std::string serving_status() const {
+    auto set = registry_.current();
+    return "serving " + std::to_string(set->models.size()) + " model(s), generation " +
+           std::to_string(set->generation) + " on " + endpoint_socket_path(cfg_.daemon.endpoint);
+  }
+
+  // Main loop: start a reload if one is wanted and none is running.
+  void maybe_start_reload() {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!reload_wanted_ || reload_running_) return;
+    reload_wanted_ = false;
+    reload_running_ = true;
+    running_waiters_ = std::move(waiters_);
+    waiters_.clear();
+    notify_reloading("reloading " + config_path_);
+    reload_thread_ = std::thread([this] { reload_worker(); });
+  }
+
+  // Runs off the main loop and off the serving path (compile threads at nice 10).
+  void reload_worker() {
+    const auto t0 = std::chrono::steady_clock::now();
+    ReloadOutcome out;
+    try {
+      Config next = load_with_overrides(config_path_, overrides_);
+      warn_restart_only_changes(next.daemon);
+      BuildOptions bo;
+      bo.workers = cfg_.daemon.workers;  // the worker count is fixed until restart
+      const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+      bo.compile_threads = hw > cfg_.daemon.workers ? hw - cfg_.daemon.workers : 1;
+      bo.low_priority = true;
+      bo.log = default_logger();
+      BuildStats st;
+      auto old = registry_.current();
+      auto set = build_model_set(next.models, old.get(), bo, &st);
+      registry_.publish(set);
+      // Only the log level applies at once; the other daemon settings need a restart.
+      if (!overrides_.log_level) set_log_level(next.daemon.log_level);
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        cfg_.models = next.models;
+        cfg_.daemon.log_level = next.daemon.log_level;
+      }
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    "reload OK in %.1f ms: generation %llu, %zu model(s) (%zu compiled, %zu "
+                    "unchanged)",
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                        .count(),
+                    static_cast<unsigned long long>(set->generation), set->models.size(),
+                    st.compiled, st.reused);
+      out.ok = true;
+      out.message = buf;
+    } catch (const std::exception& e) {
+      out.ok = false;
+      out.message = std::string("reload failed, still serving the previous models: ") + e.what();
+    }
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      last_reload_ = out;
+    }
+    wake(done_fd_);
+  }
+
+  // Main loop: join the reload thread, report, answer waiters, start the next one if wanted.
+  void finish_reload() {
+    if (!reload_thread_.joinable()) return;
+    reload_thread_.join();
+    ReloadOutcome out;
+    std::vector<std::promise<ReloadOutcome>> waiters;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      out = last_reload_;
+      reload_running_ = false;
+      waiters = std::move(running_waiters_);
+      running_waiters_.clear();
+    }
+    if (out.ok) {
+      log(LogLevel::kNotice, out.message);
+      notify_ready(serving_status());
+    } else {
+      log(LogLevel::kError, out.message);
+      notify_ready(first_line(out.message) + " (" + serving_status() + ")");
+    }
+    for (auto& w : waiters) w.set_value(out);
+    if (!stopping_now_) maybe_start_reload();
+  }
+
+  void warn_restart_only_changes(const DaemonSettings& n) {
+    const DaemonSettings& o = cfg_.daemon;
+    auto warn = [](const char* key) {
+      logf(LogLevel::kWarning, "reload: daemon.%s changed; it takes effect at the next restart",
+           key);
+    };
+    if (n.endpoint != o.endpoint) warn("endpoint");
+    if (n.user != o.user) warn("user");
+    if (n.group != o.group) warn("group");
+    if (n.socket_mode != o.socket_mode) warn("socket_mode");
+    if (n.workers != o.workers) warn("workers");
+    if (n.cpu_affinity != o.cpu_affinity) warn("cpu_affinity");
+    if (n.realtime_priority != o.realtime_priority) warn("realtime_priority");
+    if (n.watchdog != o.watchdog) warn("watchdog");
+    if (n.max_clients != o.max_clients) warn("max_clients");
+    if (n.max_inflight_per_client != o.max_inflight_per_client) warn("max_inflight_per_client");
+    if (n.slots_per_client != o.slots_per_client) warn("slots_per_client");
+    if (n.spin_us != o.spin_us) warn("spin_us");
+  }
+
+#ifdef NND_HAVE_IPC_SERVER
+  bool start_server();
+  void stop_server();
+  std::unique_ptr<Server> server_;
+#else
+  bool start_server() {
+    log(LogLevel::kWarning, "this build has no IPC server; models are compiled but not served");
+    return true;
+  }
+  void stop_server() {}
+#endif
+
+  std::string config_path_;
+  CliOverrides overrides_;
+  Config cfg_;
+  ModelRegistry registry_;
+  int request_fd_ = -1;
+  int done_fd_ = -1;
+
+  std::mutex mu_;
+  bool reload_wanted_ = false;
+  bool reload_running_ = false;
+  bool stopping_ = false;      // guarded by mu_
+  bool stopping_now_ = false;  // main loop only
+  std::vector<std::promise<ReloadOutcome>> waiters_;
+  std::vector<std::promise<ReloadOutcome>> running_waiters_;
+  ReloadOutcome last_reload_;
+  std::thread reload_thread_;
+};
+
+#ifdef NND_HAVE_IPC_SERVER
+bool Daemon::start_server() {
+  const DaemonSettings& d = cfg_.daemon;
+  ServerOptions o;
+  o.endpoint = d.endpoint;
+  o.allowed_uid = d.uid;
+  o.allowed_gid = d.gid;
+  o.socket_mode = d.socket_mode;
+  o.workers = d.workers;
+  o.cpu_affinity = d.cpu_affinity;
+  o.realtime_priority = d.realtime_priority;
+  o.max_clients = d.max_clients;
+  o.max_inflight_per_client = d.max_inflight_per_client;
+  o.slots_per_client = d.slots_per_client;
+  o.spin_us = d.spin_us;
+  server_ = std::make_unique<Server>(o, registry_, [](int level, const std::string& m) {
+    log(static_cast<LogLevel>(std::clamp(level, 3, 7)), m);
+  });
+  // `nnctl reload` takes the same path as SIGHUP and answers when that reload is done.
+  server_->set_reload_callback([this] {
+    const ReloadOutcome r = request_reload_and_wait();
+    ReloadResult rr;
+    rr.ok = r.ok;
+    rr.message = r.message;
+    return rr;
+  });
+  try {
+    server_->start();
+  } catch (const std::exception& e) {
+    log(LogLevel::kError, std::string("cannot start the IPC server: ") + e.what());
+    notify_status(std::string("cannot start the IPC server: ") + e.what());
+    server_.reset();
+    return false;
+  }
+  log(LogLevel::kInfo, "listening on " + server_->socket_path());
+  return true;
+}
+
+void Daemon::stop_server() {
+  if (!server_) return;
+  server_->stop();
+  const ServerCounters c = server_->counters();
+  logf(LogLevel::kInfo, "server stopped: %llu session(s) served, %llu request(s) dropped",
+       static_cast<unsigned long long>(c.sessions_total),
+       static_cast<unsigned long long>(c.requests_dropped));
+  server_.reset();
+}
+#endif
+
+}  // namespace
+}  // namespace nnd::daemon
+
+int main(int argc, char** argv) {
+  using namespace nnd::daemon;
+  CLI::App app{
+      "nnd: the neural-network inference daemon.\n\n"
+      "Reads a YAML config (see config/SCHEMA.md), compiles every model listed in it (in\n"
+      "parallel; each engine runs one warm-up inference), then serves inference requests from\n"
+      "libnnclient clients over shared memory on the configured endpoint. Logs go to stderr\n"
+      "(sd-daemon level prefixes when stderr is the journal).\n\n"
+      "Signals: SIGHUP re-reads the config and recompiles new or changed models while the old\n"
+      "ones keep serving, then switches atomically (a failed reload keeps the old set);\n"
+      "SIGTERM/SIGINT stop accepting, finish in-flight requests, remove the socket and exit 0.\n"
+      "Under systemd (Type=notify) it sends READY=1, RELOADING=1, STOPPING=1, STATUS= and\n"
+      "WATCHDOG=1 pings.\n\n"
+      "Endpoint: a name maps to $NND_RUNTIME_DIR/<name>.sock (NND_RUNTIME_DIR defaults to\n"
+      "/run/nnd when it exists, else /tmp); a value containing '/' is the socket path itself.\n\n"
+      "Exit status: 0 after a clean shutdown or a passing --check; 1 on a config, model or\n"
+      "start-up error; 2 on a usage error."};
+  std::string config_path = kDefaultConfigPath;
+  std::vector<std::string> check_files;
+  std::string endpoint, level;
+  app.add_option("-c,--config", config_path, "config file to serve (default /etc/nnd/nnd.yaml)");
+  auto* check = app.add_option(
+      "--check", check_files,
+      "validate the config FILE (default: --config) and compile every model, print a table "
+      "(model, inputs, outputs, parameters, FLOPs, compile ms, code bytes, engine) and exit: 0 "
+      "if everything is fine, 1 on any problem");
+  check->expected(0, 1);
+  app.add_option("--endpoint", endpoint,
+                 "override daemon.endpoint: a name (socket $NND_RUNTIME_DIR/NAME.sock) or a "
+                 "socket path");
+  app.add_option("--log-level", level, "override daemon.log_level")
+      ->check(CLI::IsMember({"error", "warning", "notice", "info", "debug"}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int r = app.exit(e);
+    return r == 0 ? 0 : 2;
+  }
+
+  CliOverrides o;
+  if (!endpoint.empty()) o.endpoint = endpoint;
+  if (!level.empty()) {
+    o.log_level = parse_log_level(level);
+    set_log_level(*o.log_level);
+  }
+  if (check->count() > 0) {
+    return run_check(check_files.empty() ? config_path : check_files.front(), o);
+  }
+  Daemon d(config_path, o);
+  return d.run();
+}

@@ -1,0 +1,283 @@
+#include "daemon/registry/registry_builder.h"
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <thread>
+
+#include "core/engine/engine_options.h"
+#include "core/io/keras_hdf5.h"
+#include "core/ir/cost.h"
+#include "core/util/error.h"
+
+namespace nnd::daemon {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+struct Fnv {
+  uint64_t h = 1469598103934665603ull;
+  void bytes(const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) {
+      h ^= b[i];
+      h *= 1099511628211ull;
+    }
+  }
+  void u64(uint64_t v) { bytes(&v, sizeof v); }
+  void str(const std::string& s) {
+    u64(s.size());
+    bytes(s.data(), s.size());
+  }
+};
+
+size_t dtype_bytes(DType t) { return t == DType::kUInt8 ? 1 : 4; }
+
+std::vector<std::pair<std::string, DType>> sorted(std::vector<std::pair<std::string, DType>> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+void warm_up_engine(Engine& e, const Graph& g, const std::vector<DType>& dtypes) {
+  std::vector<std::vector<unsigned char>> in(g.inputs.size());
+  std::vector<InputView> views(g.inputs.size());
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const Value& v = g.values[static_cast<size_t>(g.inputs[i])];
+    in[i].assign(static_cast<size_t>(element_count(v.shape, v.name)) * dtype_bytes(dtypes[i]), 0);
+    views[i].dtype = dtypes[i];
+    views[i].data = in[i].data();
+  }
+  std::vector<std::vector<float>> out(g.outputs.size());
+  std::vector<float*> ptrs(g.outputs.size());
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const Value& v = g.values[static_cast<size_t>(g.outputs[i])];
+    out[i].assign(static_cast<size_t>(element_count(v.shape, v.name)), 0.f);
+    ptrs[i] = out[i].data();
+  }
+  e.run(1, views, ptrs);
+}
+
+}  // namespace
+
+uint64_t file_mtime_ns(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull +
+         static_cast<uint64_t>(st.st_mtim.tv_nsec);
+}
+
+std::string engine_setting_name(const ModelSettings& s) {
+  if (s.engine_auto) return "auto";
+  return s.engine.engine == EngineKind::kJit ? "jit" : "reference";
+}
+
+uint64_t model_signature(const Graph& g, const std::vector<DType>& input_dtypes) {
+  Fnv f;
+  f.u64(g.inputs.size());
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const Value& v = g.values[static_cast<size_t>(g.inputs[i])];
+    f.str(i < g.input_names.size() ? g.input_names[i] : v.name);
+    f.u64(static_cast<uint64_t>(i < input_dtypes.size() ? input_dtypes[i] : v.dtype));
+    f.u64(v.shape.size());
+    for (int64_t d : v.shape) f.u64(static_cast<uint64_t>(d));
+  }
+  f.u64(g.outputs.size());
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const Value& v = g.values[static_cast<size_t>(g.outputs[i])];
+    f.str(i < g.output_names.size() ? g.output_names[i] : v.name);
+    f.u64(static_cast<uint64_t>(DType::kFloat32));
+    f.u64(v.shape.size());
+    for (int64_t d : v.shape) f.u64(static_cast<uint64_t>(d));
+  }
+  return f.h;
+}
+
+bool same_settings(const ModelSettings& a, const ModelSettings& b) {
+  return a.name == b.name && a.path == b.path && sorted(a.input_dtypes) == sorted(b.input_dtypes) &&
+         a.max_batch == b.max_batch && a.batch_delay_us == b.batch_delay_us &&
+         a.priority == b.priority && a.engine.engine == b.engine.engine &&
+         a.engine.isa == b.engine.isa && a.engine.math == b.engine.math &&
+         a.engine_auto == b.engine_auto;
+}
+
+std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, uint32_t workers,
+                                           bool warm_up, const LogFn& log) {
+  const auto t0 = Clock::now();
+  auto m = std::make_shared<ServedModel>();
+  m->settings = settings;
+  m->file_mtime_ns = file_mtime_ns(settings.path);  // before reading: a later change is seen
+  try {
+    m->graph = load_keras_h5(settings.path);
+  } catch (const Error& e) {
+    throw Error("model '" + settings.name + "': " + e.what());
+  }
+  Graph& g = m->graph;
+
+  // Input dtype overrides, by Keras input name.
+  m->input_dtypes.assign(g.inputs.size(), DType::kFloat32);
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    m->input_dtypes[i] = g.values[static_cast<size_t>(g.inputs[i])].dtype;
+  }
+  for (const auto& [name, dtype] : settings.input_dtypes) {
+    const auto it = std::find(g.input_names.begin(), g.input_names.end(), name);
+    if (it == g.input_names.end()) {
+      std::string known;
+      for (const std::string& n : g.input_names) known += (known.empty() ? "" : ", ") + n;
+      throw Error("model '" + settings.name + "': inputs: " + settings.path +
+                  " has no input named '" + name + "' (its inputs: " + known + ")");
+    }
+    const size_t i = static_cast<size_t>(it - g.input_names.begin());
+    m->input_dtypes[i] = dtype;
+    g.values[static_cast<size_t>(g.inputs[i])].dtype = dtype;
+  }
+
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const Value& v = g.values[static_cast<size_t>(g.inputs[i])];
+    m->input_sample_bytes.push_back(static_cast<size_t>(element_count(v.shape, v.name)) *
+                                    dtype_bytes(m->input_dtypes[i]));
+  }
+  for (ValueId id : g.outputs) {
+    const Value& v = g.values[static_cast<size_t>(id)];
+    m->output_sample_bytes.push_back(static_cast<size_t>(element_count(v.shape, v.name)) * 4);
+  }
+  m->signature = model_signature(g, m->input_dtypes);
+  m->parameters = parameter_count(g);
+  m->flops_per_sample = flops_per_sample(g);
+
+  // Engines: one per worker. `engine: auto` asks for the JIT and falls back to the reference
+  // engine when this build cannot make one.
+  EngineOptions opts = settings.engine;
+  if (settings.engine_auto) {
+    opts.engine = EngineKind::kJit;
+    try {
+      m->engines.push_back(make_engine(g, opts));
+    } catch (const Error& e) {
+      if (log) {
+        log(LogLevel::kInfo, "model '" + settings.name +
+                                 "': engine auto: the JIT is unavailable (" + e.what() +
+                                 "); using the reference engine");
+      }
+      opts.engine = EngineKind::kReference;
+    }
+  }
+  try {
+    while (m->engines.size() < std::max<uint32_t>(1, workers)) {
+      m->engines.push_back(make_engine(g, opts));
+    }
+    if (warm_up) {
+      for (auto& e : m->engines) warm_up_engine(*e, g, m->input_dtypes);
+    }
+  } catch (const Error& e) {
+    throw Error("model '" + settings.name + "': engine " + engine_setting_name(settings) + ": " +
+                e.what());
+  }
+  m->engine_name = m->engines.front()->name();
+  m->code_bytes = 0;  // the reference engine generates no code; the JIT will report its size
+  m->compile_ms = ms_since(t0);
+  return m;
+}
+
+std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& models,
+                                          const ModelSet* previous, const BuildOptions& options,
+                                          BuildStats* stats) {
+  const auto t0 = Clock::now();
+  auto set = std::make_shared<ModelSet>();
+  set->generation = previous ? previous->generation + 1 : 1;
+  set->models.resize(models.size());
+
+  // Decide what to reuse.
+  std::vector<size_t> todo;
+  BuildStats st;
+  for (size_t i = 0; i < models.size(); ++i) {
+    std::shared_ptr<ServedModel> old = previous ? previous->find(models[i].name) : nullptr;
+    if (old && same_settings(old->settings, models[i]) &&
+        old->file_mtime_ns == file_mtime_ns(models[i].path) && old->file_mtime_ns != 0 &&
+        old->engines.size() == std::max<uint32_t>(1, options.workers)) {
+      set->models[i] = old;
+      ++st.reused;
+      if (options.log) {
+        options.log(LogLevel::kDebug, "model '" + models[i].name + "': unchanged, version " +
+                                          std::to_string(old->version) + " kept");
+      }
+    } else {
+      todo.push_back(i);
+    }
+  }
+
+  // Compile the rest in parallel.
+  std::vector<std::string> errors(models.size());
+  std::atomic<size_t> next{0};
+  unsigned threads = options.compile_threads;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, todo.size()));
+  auto work = [&] {
+    if (options.low_priority) {
+      ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
+    }
+    for (;;) {
+      const size_t k = next.fetch_add(1);
+      if (k >= todo.size()) return;
+      const size_t i = todo[k];
+      try {
+        set->models[i] = compile_model(models[i], options.workers, options.warm_up, options.log);
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    }
+  };
+  if (threads <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+  }
+
+  std::vector<std::string> failures;
+  for (size_t i : todo) {
+    if (!errors[i].empty()) failures.push_back(errors[i]);
+  }
+  if (!failures.empty()) {
+    std::string what = std::to_string(failures.size()) + " of " + std::to_string(models.size()) +
+                       " model(s) failed:";
+    for (const std::string& f : failures) what += "\n  " + f;
+    throw BuildError(what, std::move(failures));
+  }
+
+  // Versions: a replaced model continues its predecessor's count.
+  for (size_t i : todo) {
+    ServedModel& m = *set->models[i];
+    std::shared_ptr<ServedModel> old = previous ? previous->find(m.settings.name) : nullptr;
+    m.version = old ? old->version + 1 : 1;
+    ++st.compiled;
+    if (options.log) {
+      char buf[512];
+      std::snprintf(buf, sizeof buf,
+                    "model '%s' v%u: compiled in %.1f ms, code %llu bytes, engine %s x%zu, "
+                    "%lld parameters, %lld FLOPs/sample, signature %016llx",
+                    m.settings.name.c_str(), m.version, m.compile_ms,
+                    static_cast<unsigned long long>(m.code_bytes), m.engine_name.c_str(),
+                    m.engines.size(), static_cast<long long>(m.parameters),
+                    static_cast<long long>(m.flops_per_sample),
+                    static_cast<unsigned long long>(m.signature));
+      options.log(LogLevel::kInfo, buf);
+    }
+  }
+  st.wall_ms = ms_since(t0);
+  if (stats) *stats = st;
+  return set;
+}
+
+}  // namespace nnd::daemon

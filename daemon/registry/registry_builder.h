@@ -1,0 +1,70 @@
+// Building a ModelSet from the config's model list: load every Keras file, apply the input dtype
+// overrides, create one engine per worker thread, warm each engine up with one inference, and
+// compute the figures the IPC layer needs (signature, per-sample byte counts). Models are compiled
+// in parallel on up to `compile_threads` threads.
+//
+// On reload, pass the set being served as `previous`: a model whose file (path and mtime) and
+// settings are unchanged is reused as is (same ServedModel object, same version, no recompile);
+// a new or changed model is compiled and gets version previous+1 (1 when new). The signature
+// depends only on the input/output names, dtypes and shapes, so it changes only when the layout
+// does.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "daemon/registry/model_set.h"
+#include "daemon/sys/log.h"
+
+namespace nnd::daemon {
+
+struct BuildOptions {
+  uint32_t workers = 1;          // engines per model (one per worker thread)
+  uint32_t compile_threads = 0;  // 0: one per online CPU, at most one per model
+  bool low_priority = false;     // compile threads run at nice 10 (reload: stay off the data path)
+  bool warm_up = true;           // run every engine once on zeros before publishing
+  LogFn log;                     // may be empty
+};
+
+struct BuildStats {
+  size_t compiled = 0;
+  size_t reused = 0;
+  double wall_ms = 0;
+};
+
+// Thrown when any model fails; what() lists every failure, one per line, each naming the model.
+class BuildError : public std::runtime_error {
+ public:
+  BuildError(const std::string& what, std::vector<std::string> failures)
+      : std::runtime_error(what), failures_(std::move(failures)) {}
+  const std::vector<std::string>& failures() const { return failures_; }
+
+ private:
+  std::vector<std::string> failures_;
+};
+
+// Builds a new set (generation = previous generation + 1, or 1). Never modifies `previous`.
+std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& models,
+                                          const ModelSet* previous, const BuildOptions& options,
+                                          BuildStats* stats = nullptr);
+
+// Loads and compiles one model (the unit of work of build_model_set). Throws nnd::Error.
+std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, uint32_t workers,
+                                           bool warm_up, const LogFn& log);
+
+// FNV-1a hash of the input and output names, dtypes and per-sample shapes.
+uint64_t model_signature(const Graph& g, const std::vector<DType>& input_dtypes);
+
+// Whether two settings would produce the same compiled model and scheduling behaviour.
+bool same_settings(const ModelSettings& a, const ModelSettings& b);
+
+// The modification time of a file in nanoseconds (0 if it cannot be read).
+uint64_t file_mtime_ns(const std::string& path);
+
+// "reference", "jit" or "auto" as the config spells it.
+std::string engine_setting_name(const ModelSettings& s);
+
+}  // namespace nnd::daemon
