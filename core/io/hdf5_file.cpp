@@ -50,6 +50,13 @@ bool path_exists(hid_t parent, const std::string& path) {
       H5Eclear2(H5E_DEFAULT);
       return false;
     }
+    // Follow hard links only: a soft or external link in an untrusted file could point anywhere,
+    // including into other files on disk.
+    H5L_info_t li;
+    if (H5Lget_info(parent, prefix.c_str(), &li, H5P_DEFAULT) < 0 || li.type != H5L_TYPE_HARD) {
+      H5Eclear2(H5E_DEFAULT);
+      return false;
+    }
   }
   return !prefix.empty();
 }

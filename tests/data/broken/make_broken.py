@@ -171,6 +171,13 @@ def broken():
                                                  "'dense/kernel:0' not found in /model_weights/dense"),
                 dense_model(), DENSE_W, skip_datasets=('dense/kernel:0',))
 
+    # The kernel is an external link (it could point at any file on disk): not followed.
+    p = add('external_link_weight.h5', "layer 'dense' (Dense): kernel: weight dataset 'dense/kernel:0' not "
+                                       "found in /model_weights/dense")
+    write_model(p, dense_model(), DENSE_W, skip_datasets=('dense/kernel:0',))
+    with h5py.File(p, 'a') as f:
+        f['model_weights/dense/dense/kernel:0'] = h5py.ExternalLink('truncated.h5', '/model_weights')
+
     write_model(add('missing_weight_name.h5', "layer 'dense' (Dense): bias: weight 'bias' is missing"),
                 dense_model(), {'input': [], 'dense': [('dense/kernel:0', w(4, 3))]})
 
