@@ -16,7 +16,14 @@
  * Errors: every function that can fail returns an nnclient_status (NNCLIENT_OK is 0) or, for
  * nnclient_open, stores one through its `status` argument. nnclient_last_error(c) returns a
  * message with detail about the last failure on that handle (e.g. which input had the wrong
- * size), valid until the next call on the handle.
+ * size), valid until the next call on the handle; nnclient_last_error(NULL) explains the calling
+ * thread's last failed nnclient_open.
+ *
+ * Waiting: a waiting call spins for a short bounded time (default 30 us, environment variable
+ * NNCLIENT_SPIN_US, 0..1000; no spin when the process may run on one CPU only), then sleeps on a
+ * futex, waking at least every 20 ms to check whether the daemon is still there. Control calls
+ * (open, model info, list, stats) give up after 5 s without an answer (NNCLIENT_E_TIMEOUT),
+ * nnclient_reload after 120 s. The library installs no signal handler and never raises SIGPIPE.
  *
  * Daemon restarts: if the daemon dies or restarts, a call that was waiting returns
  * NNCLIENT_E_DAEMON_RESTARTED (or NNCLIENT_E_DAEMON_NOT_RUNNING while it is down) within its
@@ -54,7 +61,8 @@ typedef enum nnclient_status {
   NNCLIENT_E_SYSTEM = 15             /* a system call failed (errno text in nnclient_last_error) */
 } nnclient_status;
 
-typedef struct nnclient nnclient_t;          /* opaque connection handle */
+typedef struct nnclient_handle nnclient_t;   /* opaque connection handle (the tag is not
+                                               "nnclient": C++ has namespace nnclient) */
 typedef struct nnclient_request nnclient_request_t; /* opaque in-flight request */
 
 typedef enum nnclient_dtype { NNCLIENT_FLOAT32 = 0, NNCLIENT_UINT8 = 1 } nnclient_dtype;
@@ -157,7 +165,9 @@ nnclient_status nnclient_stats(nnclient_t* c, uint32_t index, nnclient_model_sta
 const char* nnclient_strerror(nnclient_status s);
 /* Symbolic name ("NNCLIENT_E_TIMEOUT"); never NULL. */
 const char* nnclient_status_name(nnclient_status s);
-/* Detail of the last failure on `c` (empty string if none); valid until the next call on `c`. */
+/* Detail of the last failure on `c` (empty string if none); valid until the next call on `c`.
+ * nnclient_last_error(NULL) returns the detail of the last nnclient_open that failed in the
+ * calling thread (thread-local; valid until the next nnclient_open in that thread). */
 const char* nnclient_last_error(const nnclient_t* c);
 
 #ifdef __cplusplus

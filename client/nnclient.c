@@ -1,0 +1,1214 @@
+/* nnclient.c — libnnclient: the client side of the nnd IPC protocol (ipc/nnd_ipc.h).
+ *
+ * Plain C11 plus Linux system calls; links nothing but libc. One handle owns one connection: the
+ * control socket, the eventfd that wakes the daemon and the mapping of the client's segment
+ * ("seg" below). A reconnect makes a new seg; the old one stays mapped until every request that
+ * still points into it has been released, so a pointer from nnclient_request_input never dangles.
+ *
+ * Data path (no lock, no system call while the daemon keeps up):
+ *   submit: write the slot, push its index on the submit ring (release), then — only if the
+ *           daemon announced it may sleep — write the eventfd.
+ *   wait:   pop the complete ring; spin up to spin_us with a pause instruction; then announce
+ *           client_sleeping, re-check, and FUTEX_WAIT (shared, not private) on complete_seq in
+ *           slices of at most 20 ms, polling the control socket between slices so a dead daemon
+ *           is noticed (POLLHUP/EOF) within the caller's timeout.
+ */
+#define _GNU_SOURCE 1
+
+#include "nnclient.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ipc/nnd_ipc.h"
+#include "nnclient_private.h"
+
+#define NNC_EXPORT __attribute__((visibility("default")))
+
+#define NNC_MAX_REQUESTS (2u * NND_IPC_MAX_SLOTS) /* request objects per handle */
+#define NNC_SIG_CACHE 16u                         /* validated (model, signature) per connection */
+#define NNC_LIVENESS_NS (50LL * 1000 * 1000)      /* idle time after which a call polls the socket */
+#define NNC_SLEEP_SLICE_NS (20LL * 1000 * 1000)   /* longest futex sleep between socket checks */
+#define NNC_CONTROL_TIMEOUT_MS 5000               /* hand-shake, model info, list, stats */
+#define NNC_RELOAD_TIMEOUT_MS 120000              /* a reload compiles models */
+#define NNC_DEFAULT_SPIN_US 30u
+#define NNC_ERR_BYTES 512u
+
+enum { REQ_FREE = 0, REQ_BEGUN, REQ_SUBMITTED, REQ_DONE };
+
+struct nnc_seg {
+  unsigned char* base;
+  size_t bytes;
+  struct nnd_ipc_header* hdr;
+  struct nnd_ipc_slot* slots;
+  unsigned char* data;
+  uint32_t nslots;
+  uint64_t slot_data_bytes;
+  uint32_t submit_head;   /* local copy: only this client writes submit.head */
+  uint32_t complete_tail; /* local copy: only this client writes complete.tail */
+  uint32_t free_slots[NND_IPC_MAX_SLOTS];
+  uint32_t nfree;
+  struct nnclient_request* slot_req[NND_IPC_MAX_SLOTS]; /* NULL: free or abandoned */
+  unsigned char slot_busy[NND_IPC_MAX_SLOTS];
+  int refs; /* 1 while current + one per request object pointing here */
+  int dead;
+  struct {
+    char name[NND_IPC_MAX_NAME];
+    uint64_t signature;
+  } cache[NNC_SIG_CACHE];
+  uint32_t ncache, cache_next;
+};
+
+struct nnclient_request {
+  nnclient_t* owner;
+  struct nnc_seg* seg;
+  struct nnclient_request* next_free;
+  uint32_t state, slot, batch, sequence;
+  nnclient_status status;
+  uint32_t n_in, n_out;
+  uint64_t in_off[NNCLIENT_MAX_TENSORS], in_len[NNCLIENT_MAX_TENSORS];
+  uint64_t out_off[NNCLIENT_MAX_TENSORS], out_len[NNCLIENT_MAX_TENSORS];
+  uint64_t input_end;
+  uint64_t signature;
+  char model[NND_IPC_MAX_NAME];
+};
+
+struct nnclient_handle {
+  char path[sizeof(((struct sockaddr_un*)0)->sun_path)];
+  int sock, efd;
+  struct nnc_seg* seg; /* current connection's segment; NULL while disconnected */
+  int broken;          /* the connection is known dead/desynchronised: reconnect on next call */
+  uint64_t daemon_instance;
+  unsigned spin_us;
+  int ctl_timeout_ms; /* bound of control waits in the current call (the caller's timeout) */
+  uint32_t next_sequence;
+  int64_t last_alive_ns;
+  struct nnclient_request* free_reqs;
+  struct nnclient_request reqs[NNC_MAX_REQUESTS];
+  char err[NNC_ERR_BYTES];
+};
+
+static _Thread_local char nnc_open_err[NNC_ERR_BYTES];
+
+/* ---- small helpers ------------------------------------------------------------------------ */
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static nnclient_status set_err(nnclient_t* c, nnclient_status st, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static nnclient_status set_err(nnclient_t* c, nnclient_status st, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->err, sizeof c->err, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+/* A system call failed: errno text in the message. */
+static nnclient_status sys_err(nnclient_t* c, const char* what) {
+  const int e = errno;
+  char buf[128];
+  const char* text = strerror_r(e, buf, sizeof buf); /* GNU variant */
+  return set_err(c, NNCLIENT_E_SYSTEM, "%s: %s (errno %d)", what, text, e);
+}
+
+static void copy_name(char* dst, const char* src, size_t n) {
+  size_t i = 0;
+  for (; i + 1 < n && src[i]; ++i) dst[i] = src[i];
+  dst[i] = '\0';
+}
+
+/* Status of a slot or control reply as the API's status. The codes share their numbers; an
+ * unknown value is a protocol error. */
+static nnclient_status from_ipc(int32_t s) {
+  switch (s) {
+    case NND_IPC_OK: return NNCLIENT_OK;
+    case NND_IPC_E_UNKNOWN_MODEL: return NNCLIENT_E_UNKNOWN_MODEL;
+    case NND_IPC_E_MODEL_CHANGED: return NNCLIENT_E_MODEL_CHANGED;
+    case NND_IPC_E_SHAPE: return NNCLIENT_E_SHAPE;
+    case NND_IPC_E_DEADLINE: return NNCLIENT_E_DEADLINE;
+    case NND_IPC_E_BAD_REQUEST: return NNCLIENT_E_PROTOCOL;
+    case NND_IPC_E_OVERLOADED: return NNCLIENT_E_OVERLOADED;
+    case NND_IPC_E_INTERNAL: return NNCLIENT_E_INTERNAL;
+    case NND_IPC_E_SHUTTING_DOWN: return NNCLIENT_E_SHUTTING_DOWN;
+    case NND_IPC_E_ACCESS: return NNCLIENT_E_ACCESS;
+    default: return NNCLIENT_E_PROTOCOL;
+  }
+}
+
+/* ---- status text -------------------------------------------------------------------------- */
+
+NNC_EXPORT const char* nnclient_strerror(nnclient_status s) {
+  switch (s) {
+    case NNCLIENT_OK: return "success";
+    case NNCLIENT_E_DAEMON_NOT_RUNNING: return "daemon not running";
+    case NNCLIENT_E_UNKNOWN_MODEL: return "unknown model";
+    case NNCLIENT_E_MODEL_CHANGED: return "model changed by a reload";
+    case NNCLIENT_E_SHAPE: return "batch or buffer size does not fit the model";
+    case NNCLIENT_E_TIMEOUT: return "timed out waiting for the daemon";
+    case NNCLIENT_E_DEADLINE: return "deadline passed before the request could run";
+    case NNCLIENT_E_DAEMON_RESTARTED: return "daemon restarted or went away";
+    case NNCLIENT_E_INVALID_ARGUMENT: return "invalid argument";
+    case NNCLIENT_E_PROTOCOL: return "protocol error (daemon speaks another protocol version?)";
+    case NNCLIENT_E_OVERLOADED: return "daemon overloaded";
+    case NNCLIENT_E_INTERNAL: return "daemon failed running the model";
+    case NNCLIENT_E_SHUTTING_DOWN: return "daemon shutting down";
+    case NNCLIENT_E_ACCESS: return "access refused by the daemon";
+    case NNCLIENT_E_NO_SLOT: return "all request slots are in flight";
+    case NNCLIENT_E_SYSTEM: return "system call failed";
+  }
+  return "unknown status";
+}
+
+NNC_EXPORT const char* nnclient_status_name(nnclient_status s) {
+  switch (s) {
+    case NNCLIENT_OK: return "NNCLIENT_OK";
+    case NNCLIENT_E_DAEMON_NOT_RUNNING: return "NNCLIENT_E_DAEMON_NOT_RUNNING";
+    case NNCLIENT_E_UNKNOWN_MODEL: return "NNCLIENT_E_UNKNOWN_MODEL";
+    case NNCLIENT_E_MODEL_CHANGED: return "NNCLIENT_E_MODEL_CHANGED";
+    case NNCLIENT_E_SHAPE: return "NNCLIENT_E_SHAPE";
+    case NNCLIENT_E_TIMEOUT: return "NNCLIENT_E_TIMEOUT";
+    case NNCLIENT_E_DEADLINE: return "NNCLIENT_E_DEADLINE";
+    case NNCLIENT_E_DAEMON_RESTARTED: return "NNCLIENT_E_DAEMON_RESTARTED";
+    case NNCLIENT_E_INVALID_ARGUMENT: return "NNCLIENT_E_INVALID_ARGUMENT";
+    case NNCLIENT_E_PROTOCOL: return "NNCLIENT_E_PROTOCOL";
+    case NNCLIENT_E_OVERLOADED: return "NNCLIENT_E_OVERLOADED";
+    case NNCLIENT_E_INTERNAL: return "NNCLIENT_E_INTERNAL";
+    case NNCLIENT_E_SHUTTING_DOWN: return "NNCLIENT_E_SHUTTING_DOWN";
+    case NNCLIENT_E_ACCESS: return "NNCLIENT_E_ACCESS";
+    case NNCLIENT_E_NO_SLOT: return "NNCLIENT_E_NO_SLOT";
+    case NNCLIENT_E_SYSTEM: return "NNCLIENT_E_SYSTEM";
+  }
+  return "NNCLIENT_E_UNKNOWN_STATUS";
+}
+
+NNC_EXPORT const char* nnclient_last_error(const nnclient_t* c) {
+  return c ? c->err : nnc_open_err;
+}
+
+/* ---- endpoint ----------------------------------------------------------------------------- */
+
+nnclient_status nnclient_resolve_endpoint(const char* endpoint, char* out, size_t n) {
+  if (!out || n == 0) return NNCLIENT_E_INVALID_ARGUMENT;
+  out[0] = '\0';
+  if (!endpoint) {
+    const char* env = getenv("NND_ENDPOINT");
+    endpoint = (env && env[0]) ? env : "nnd";
+  }
+  if (!endpoint[0]) return NNCLIENT_E_INVALID_ARGUMENT;
+  const size_t max = sizeof(((struct sockaddr_un*)0)->sun_path);
+  int len;
+  if (strchr(endpoint, '/')) {
+    len = snprintf(out, n, "%s", endpoint);
+  } else {
+    const char* dir = getenv("NND_RUNTIME_DIR");
+    if (!dir || !dir[0]) {
+      struct stat st;
+      dir = (stat("/run/nnd", &st) == 0 && S_ISDIR(st.st_mode)) ? "/run/nnd" : "/tmp";
+    }
+    len = snprintf(out, n, "%s/%s.sock", dir, endpoint);
+  }
+  if (len < 0 || (size_t)len >= n || (size_t)len >= max) {
+    out[0] = '\0';
+    return NNCLIENT_E_INVALID_ARGUMENT;
+  }
+  return NNCLIENT_OK;
+}
+
+unsigned nnclient_spin_us(const nnclient_t* c) { return c ? c->spin_us : 0; }
+
+static unsigned choose_spin_us(void) {
+  unsigned spin = NNC_DEFAULT_SPIN_US;
+  const char* env = getenv("NNCLIENT_SPIN_US");
+  if (env && env[0]) {
+    char* end = NULL;
+    const unsigned long v = strtoul(env, &end, 10);
+    if (end && *end == '\0') spin = v > 1000 ? 1000u : (unsigned)v;
+  }
+  /* Spinning while the daemon needs the only CPU we may run on only delays it. */
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) <= 1) spin = 0;
+  return spin;
+}
+
+/* ---- segments ----------------------------------------------------------------------------- */
+
+static void seg_unref(struct nnc_seg* s) {
+  if (!s || --s->refs > 0) return;
+  munmap(s->base, s->bytes);
+  free(s);
+}
+
+static void disconnect(nnclient_t* c) {
+  if (c->seg) {
+    c->seg->dead = 1;
+    seg_unref(c->seg);
+    c->seg = NULL;
+  }
+  if (c->sock >= 0) close(c->sock);
+  if (c->efd >= 0) close(c->efd);
+  c->sock = c->efd = -1;
+  c->broken = 0;
+}
+
+/* Reports whether the control socket is still connected (no hang-up, no EOF). Never blocks. */
+static int socket_alive(nnclient_t* c) {
+  if (c->sock < 0) return 0;
+  struct pollfd p = {.fd = c->sock, .events = POLLIN};
+  int r;
+  do r = poll(&p, 1, 0);
+  while (r < 0 && errno == EINTR);
+  if (r < 0) return 0;
+  if (r == 0) return 1;
+  if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) return 0;
+  if (p.revents & POLLIN) {
+    /* The daemon sends nothing unasked: EOF means it is gone; anything else is discarded. */
+    char buf[16];
+    const ssize_t n = recv(c->sock, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0) return 0;
+    if (n < 0) return errno == EAGAIN || errno == EINTR;
+    (void)recv(c->sock, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC);
+  }
+  return 1;
+}
+
+/* Waits up to timeout_ms for the socket to become readable. 1 ready, 0 timeout, -1 error. */
+static int wait_readable(int fd, int timeout_ms) {
+  const int64_t end = mono_ns() + (int64_t)timeout_ms * 1000000LL;
+  for (;;) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int64_t left = (end - mono_ns()) / 1000000LL;
+    if (left < 0) left = 0;
+    const int r = poll(&p, 1, (int)left);
+    if (r > 0) return 1;
+    if (r == 0) return 0;
+    if (errno != EINTR) return -1;
+  }
+}
+
+static nnclient_status connect_daemon(nnclient_t* c) {
+  int fds[2] = {-1, -1};
+  int nfds = 0;
+  unsigned char* base = MAP_FAILED;
+  size_t map_bytes = 0;
+  nnclient_status st = NNCLIENT_OK;
+
+  c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (c->sock < 0) return sys_err(c, "socket(AF_UNIX, SOCK_SEQPACKET)");
+  struct sockaddr_un addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sun_family = AF_UNIX;
+  memcpy(addr.sun_path, c->path, strlen(c->path) + 1);
+  if (connect(c->sock, (struct sockaddr*)&addr, sizeof addr) != 0) {
+    const int e = errno;
+    if (e == ENOENT || e == ECONNREFUSED || e == ENOTDIR) {
+      st = set_err(c, NNCLIENT_E_DAEMON_NOT_RUNNING, "no daemon listens on %s: %s", c->path,
+                   strerror(e));
+    } else if (e == EACCES || e == EPERM) {
+      st = set_err(c, NNCLIENT_E_ACCESS, "cannot connect to %s: %s", c->path, strerror(e));
+    } else if (e == EAGAIN) {
+      st = set_err(c, NNCLIENT_E_OVERLOADED, "the daemon's listen queue on %s is full", c->path);
+    } else {
+      errno = e;
+      st = sys_err(c, "connect");
+    }
+    goto fail;
+  }
+
+  struct nnd_ipc_hello hello;
+  memset(&hello, 0, sizeof hello);
+  hello.type = NND_MSG_HELLO;
+  hello.magic = NND_IPC_MAGIC;
+  hello.version = NND_IPC_VERSION;
+  hello.requested_slots = 0;
+  copy_name(hello.client_name, program_invocation_short_name, sizeof hello.client_name);
+  if (send(c->sock, &hello, sizeof hello, MSG_NOSIGNAL) != (ssize_t)sizeof hello) {
+    if (errno == EPIPE || errno == ECONNRESET) {
+      st = set_err(c, NNCLIENT_E_DAEMON_NOT_RUNNING, "daemon on %s closed the connection",
+                   c->path);
+    } else {
+      st = sys_err(c, "send(hello)");
+    }
+    goto fail;
+  }
+
+  const int ready = wait_readable(c->sock, c->ctl_timeout_ms);
+  if (ready <= 0) {
+    st = ready == 0 ? set_err(c, NNCLIENT_E_TIMEOUT, "no welcome from the daemon on %s within %d ms",
+                              c->path, c->ctl_timeout_ms)
+                    : sys_err(c, "poll(control socket)");
+    goto fail;
+  }
+  union {
+    struct nnd_ipc_welcome w;
+    unsigned char raw[sizeof(struct nnd_ipc_welcome) + 64];
+  } msg;
+  union {
+    struct cmsghdr h;
+    unsigned char buf[CMSG_SPACE(sizeof(int) * 4)];
+  } ctl;
+  struct iovec iov = {.iov_base = &msg, .iov_len = sizeof msg};
+  struct msghdr mh;
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = ctl.buf;
+  mh.msg_controllen = sizeof ctl.buf;
+  ssize_t n;
+  do n = recvmsg(c->sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    st = (errno == ECONNRESET)
+             ? set_err(c, NNCLIENT_E_DAEMON_NOT_RUNNING, "daemon on %s reset the connection",
+                       c->path)
+             : sys_err(c, "recvmsg(welcome)");
+    goto fail;
+  }
+  for (struct cmsghdr* h = CMSG_FIRSTHDR(&mh); h; h = CMSG_NXTHDR(&mh, h)) {
+    if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
+      const size_t count = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int fd;
+        memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof fd);
+        if (nfds < 2) fds[nfds++] = fd;
+        else close(fd);
+      }
+    }
+  }
+  if (n == 0) {
+    st = set_err(c, NNCLIENT_E_DAEMON_NOT_RUNNING, "daemon on %s closed the connection during "
+                 "the hand-shake", c->path);
+    goto fail;
+  }
+  if ((size_t)n < 16 || msg.w.type != NND_MSG_WELCOME) {
+    st = set_err(c, NNCLIENT_E_PROTOCOL, "bad welcome from %s (%zd bytes, type %u)", c->path, n,
+                 (size_t)n >= 4 ? msg.w.type : 0u);
+    goto fail;
+  }
+  if (msg.w.status != NND_IPC_OK) {
+    const nnclient_status why = from_ipc(msg.w.status);
+    msg.w.message[NND_IPC_MESSAGE_BYTES - 1] = '\0';
+    st = set_err(c, why, "daemon on %s refused the connection: %s",
+                 c->path, (size_t)n == sizeof msg.w ? msg.w.message : nnclient_strerror(why));
+    goto fail;
+  }
+  if (msg.w.version != NND_IPC_VERSION || (size_t)n != sizeof msg.w) {
+    st = set_err(c, NNCLIENT_E_PROTOCOL,
+                 "daemon on %s speaks protocol version %u (welcome %zd bytes), this client %u "
+                 "(%zu bytes)", c->path, msg.w.version, n, NND_IPC_VERSION, sizeof msg.w);
+    goto fail;
+  }
+  if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC) || nfds != 2) {
+    st = set_err(c, NNCLIENT_E_PROTOCOL, "welcome from %s carried %d file descriptors, expected "
+                 "2 (memfd, eventfd)", c->path, nfds);
+    goto fail;
+  }
+  const struct nnd_ipc_welcome w = msg.w;
+  if (w.slots == 0 || w.slots > NND_IPC_MAX_SLOTS || w.slot_data_bytes == 0 ||
+      w.slot_data_bytes % NND_IPC_DATA_ALIGN != 0 ||
+      w.segment_bytes < sizeof(struct nnd_ipc_header) || w.segment_bytes > (uint64_t)SIZE_MAX) {
+    st = set_err(c, NNCLIENT_E_PROTOCOL, "welcome has impossible sizes (slots %u, slot data %llu, "
+                 "segment %llu bytes)", w.slots, (unsigned long long)w.slot_data_bytes,
+                 (unsigned long long)w.segment_bytes);
+    goto fail;
+  }
+  struct stat sb;
+  if (fstat(fds[0], &sb) != 0) {
+    st = sys_err(c, "fstat(segment)");
+    goto fail;
+  }
+  if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != w.segment_bytes) {
+    st = set_err(c, NNCLIENT_E_PROTOCOL, "segment fd is %lld bytes, welcome says %llu",
+                 (long long)sb.st_size, (unsigned long long)w.segment_bytes);
+    goto fail;
+  }
+  map_bytes = (size_t)w.segment_bytes;
+  base = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+  if (base == MAP_FAILED) {
+    st = sys_err(c, "mmap(segment)");
+    goto fail;
+  }
+  close(fds[0]);
+  fds[0] = -1;
+
+  struct nnd_ipc_header* hdr = (struct nnd_ipc_header*)base;
+  const uint64_t slots_end = hdr->slots_offset + (uint64_t)w.slots * sizeof(struct nnd_ipc_slot);
+  const uint64_t data_bytes = (uint64_t)w.slots * w.slot_data_bytes;
+  if (hdr->magic != NND_IPC_MAGIC || hdr->version != NND_IPC_VERSION || hdr->slots != w.slots ||
+      hdr->slot_data_bytes != w.slot_data_bytes || hdr->segment_bytes != w.segment_bytes ||
+      hdr->slots_offset < sizeof *hdr || hdr->slots_offset % 8 != 0 ||
+      hdr->slots_offset > w.segment_bytes || slots_end > w.segment_bytes ||
+      hdr->data_offset % NND_IPC_DATA_ALIGN != 0 || hdr->data_offset < sizeof *hdr ||
+      hdr->data_offset > w.segment_bytes || data_bytes / w.slots != w.slot_data_bytes ||
+      data_bytes > w.segment_bytes - hdr->data_offset) {
+    st = set_err(c, NNCLIENT_E_PROTOCOL, "segment header does not match the welcome (magic %#x, "
+                 "version %u, slots %u, slots at %llu, data at %llu)", hdr->magic, hdr->version,
+                 hdr->slots, (unsigned long long)hdr->slots_offset,
+                 (unsigned long long)hdr->data_offset);
+    goto fail;
+  }
+
+  struct nnc_seg* s = calloc(1, sizeof *s);
+  if (!s) {
+    errno = ENOMEM;
+    st = sys_err(c, "calloc(segment state)");
+    goto fail;
+  }
+  s->base = base;
+  s->bytes = map_bytes;
+  s->hdr = hdr;
+  s->slots = (struct nnd_ipc_slot*)(base + hdr->slots_offset);
+  s->data = base + hdr->data_offset;
+  s->nslots = w.slots;
+  s->slot_data_bytes = w.slot_data_bytes;
+  s->submit_head = nnd_ipc_load_acquire(&hdr->submit.head);
+  s->complete_tail = nnd_ipc_load_acquire(&hdr->complete.tail);
+  for (uint32_t i = 0; i < w.slots; ++i) s->free_slots[i] = w.slots - 1 - i;
+  s->nfree = w.slots;
+  s->refs = 1;
+  nnd_ipc_store_release(&hdr->client_sleeping, 0);
+
+  c->seg = s;
+  c->efd = fds[1];
+  c->broken = 0;
+  c->daemon_instance = w.daemon_instance;
+  c->last_alive_ns = mono_ns();
+  return NNCLIENT_OK;
+
+fail:
+  if (base != MAP_FAILED) munmap(base, map_bytes);
+  for (int i = 0; i < 2; ++i) {
+    if (fds[i] >= 0) close(fds[i]);
+  }
+  if (c->sock >= 0) close(c->sock);
+  c->sock = -1;
+  return st;
+}
+
+/* Makes sure the handle has a live connection: reconnects after a known failure, and — when the
+ * handle was idle for a while — checks the socket for a hang-up first (one poll; none while
+ * requests flow). */
+static nnclient_status ensure_connected(nnclient_t* c) {
+  if (c->seg && !c->broken) {
+    const int64_t now = mono_ns();
+    if (now - c->last_alive_ns < NNC_LIVENESS_NS) return NNCLIENT_OK;
+    if (socket_alive(c)) {
+      c->last_alive_ns = now;
+      return NNCLIENT_OK;
+    }
+  }
+  disconnect(c);
+  return connect_daemon(c);
+}
+
+/* ---- control requests --------------------------------------------------------------------- */
+
+/* Sends `q` and receives a reply of exactly `rn` bytes into `reply` (or an nnd_ipc_reply
+ * carrying an error). On a timeout or a broken connection the handle is marked broken. */
+static nnclient_status control(nnclient_t* c, const void* q, size_t qn, void* reply, size_t rn,
+                               uint32_t type1, uint32_t type2, int timeout_ms) {
+  ssize_t n;
+  do n = send(c->sock, q, qn, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n != (ssize_t)qn) {
+    c->broken = 1;
+    if (n < 0 && errno != EPIPE && errno != ECONNRESET && errno != ENOTCONN) {
+      return sys_err(c, "send(control request)");
+    }
+    return set_err(c, NNCLIENT_E_DAEMON_RESTARTED, "the daemon closed the connection");
+  }
+  if (timeout_ms > c->ctl_timeout_ms) timeout_ms = c->ctl_timeout_ms;
+  const int ready = wait_readable(c->sock, timeout_ms);
+  if (ready <= 0) {
+    c->broken = 1; /* a late reply would be taken for the next request's */
+    return ready == 0 ? set_err(c, NNCLIENT_E_TIMEOUT, "no reply from the daemon within %d ms",
+                                timeout_ms)
+                      : sys_err(c, "poll(control socket)");
+  }
+  union {
+    struct nnd_ipc_model_info info;
+    struct nnd_ipc_model_stats stats;
+    struct nnd_ipc_reply reply;
+    unsigned char raw[2048];
+  } buf;
+  do n = recv(c->sock, &buf, sizeof buf, MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) {
+    c->broken = 1;
+    if (n < 0 && errno != ECONNRESET) return sys_err(c, "recv(control reply)");
+    return set_err(c, NNCLIENT_E_DAEMON_RESTARTED, "the daemon closed the connection");
+  }
+  c->last_alive_ns = mono_ns();
+  if ((size_t)n == sizeof buf.reply && rn != sizeof buf.reply) {
+    const nnclient_status s = from_ipc(buf.reply.status);
+    buf.reply.message[NND_IPC_MESSAGE_BYTES - 1] = '\0';
+    if (s == NNCLIENT_OK) {
+      return set_err(c, NNCLIENT_E_PROTOCOL, "daemon answered with a bare OK reply");
+    }
+    return set_err(c, s, "daemon: %s", buf.reply.message[0] ? buf.reply.message
+                                                             : nnclient_strerror(s));
+  }
+  uint32_t type;
+  memcpy(&type, &buf, sizeof type);
+  if ((size_t)n != rn || (type != type1 && type != type2)) {
+    c->broken = 1;
+    return set_err(c, NNCLIENT_E_PROTOCOL, "unexpected control reply (%zd bytes, type %u; "
+                   "expected %zu bytes, type %u)", n, type, rn, type1);
+  }
+  memcpy(reply, &buf, rn);
+  return NNCLIENT_OK;
+}
+
+/* control() on a live connection, reconnecting first if needed and retrying once when the daemon
+ * turns out to have gone away (for idempotent queries). */
+static nnclient_status control_retry(nnclient_t* c, const void* q, size_t qn, void* reply,
+                                     size_t rn, uint32_t type1, uint32_t type2, int timeout_ms,
+                                     int retry) {
+  nnclient_status st = ensure_connected(c);
+  if (st != NNCLIENT_OK) return st;
+  st = control(c, q, qn, reply, rn, type1, type2, timeout_ms);
+  if (st == NNCLIENT_E_DAEMON_RESTARTED && retry) {
+    st = ensure_connected(c);
+    if (st != NNCLIENT_OK) return st;
+    st = control(c, q, qn, reply, rn, type1, type2, timeout_ms);
+  }
+  return st;
+}
+
+static void cache_add(struct nnc_seg* s, const char* name, uint64_t sig) {
+  for (uint32_t i = 0; i < s->ncache; ++i) {
+    if (strcmp(s->cache[i].name, name) == 0) {
+      s->cache[i].signature = sig;
+      return;
+    }
+  }
+  uint32_t i;
+  if (s->ncache < NNC_SIG_CACHE) {
+    i = s->ncache++;
+  } else {
+    i = s->cache_next;
+    s->cache_next = (s->cache_next + 1) % NNC_SIG_CACHE;
+  }
+  copy_name(s->cache[i].name, name, sizeof s->cache[i].name);
+  s->cache[i].signature = sig;
+}
+
+static void cache_forget(struct nnc_seg* s, const char* name) {
+  for (uint32_t i = 0; i < s->ncache; ++i) {
+    if (strcmp(s->cache[i].name, name) == 0) s->cache[i].name[0] = '\0';
+  }
+}
+
+static nnclient_status convert_info(nnclient_t* c, const struct nnd_ipc_model_info* w,
+                                    nnclient_model_info_t* info) {
+  memset(info, 0, sizeof *info);
+  if (w->num_inputs > NNCLIENT_MAX_TENSORS || w->num_outputs > NNCLIENT_MAX_TENSORS) {
+    return set_err(c, NNCLIENT_E_PROTOCOL, "model info with %u inputs, %u outputs", w->num_inputs,
+                   w->num_outputs);
+  }
+  copy_name(info->name, w->model, sizeof info->name);
+  copy_name(info->engine, w->engine, sizeof info->engine);
+  info->version = w->version;
+  info->max_batch = w->max_batch;
+  info->num_inputs = w->num_inputs;
+  info->num_outputs = w->num_outputs;
+  info->signature = w->signature;
+  for (uint32_t side = 0; side < 2; ++side) {
+    const uint32_t count = side == 0 ? w->num_inputs : w->num_outputs;
+    for (uint32_t k = 0; k < count; ++k) {
+      const struct nnd_ipc_tensor_info* t = side == 0 ? &w->inputs[k] : &w->outputs[k];
+      nnclient_tensor_info* o = side == 0 ? &info->inputs[k] : &info->outputs[k];
+      if (t->rank > NNCLIENT_MAX_RANK || t->dtype > 1) {
+        return set_err(c, NNCLIENT_E_PROTOCOL, "model info: tensor %u has rank %u, dtype %u", k,
+                       t->rank, t->dtype);
+      }
+      copy_name(o->name, t->name, sizeof o->name);
+      o->dtype = t->dtype == 1 ? NNCLIENT_UINT8 : NNCLIENT_FLOAT32;
+      o->rank = t->rank;
+      uint64_t bytes = o->dtype == NNCLIENT_UINT8 ? 1 : 4;
+      for (uint32_t d = 0; d < t->rank; ++d) {
+        if (t->dims[d] < 0 || __builtin_mul_overflow(bytes, (uint64_t)t->dims[d], &bytes)) {
+          return set_err(c, NNCLIENT_E_PROTOCOL, "model info: bad dimension %lld",
+                         (long long)t->dims[d]);
+        }
+        o->dims[d] = t->dims[d];
+      }
+      if (bytes > (uint64_t)SIZE_MAX) return set_err(c, NNCLIENT_E_PROTOCOL, "sample too big");
+      o->sample_bytes = (size_t)bytes;
+    }
+  }
+  return NNCLIENT_OK;
+}
+
+static nnclient_status query_info(nnclient_t* c, uint32_t type, uint32_t index, const char* name,
+                                  nnclient_model_info_t* info) {
+  struct nnd_ipc_model_query q;
+  memset(&q, 0, sizeof q);
+  q.type = type;
+  q.index = index;
+  if (name) copy_name(q.model, name, sizeof q.model);
+  struct nnd_ipc_model_info w;
+  nnclient_status st = control_retry(c, &q, sizeof q, &w, sizeof w, NND_MSG_MODEL_INFO, type,
+                                     NNC_CONTROL_TIMEOUT_MS, 1);
+  if (st != NNCLIENT_OK) return st;
+  if (w.status != NND_IPC_OK) {
+    st = from_ipc(w.status);
+    if (name) return set_err(c, st, "model '%s': %s", name, nnclient_strerror(st));
+    return set_err(c, st, "model #%u: %s", index, nnclient_strerror(st));
+  }
+  st = convert_info(c, &w, info);
+  if (st == NNCLIENT_OK && c->seg) cache_add(c->seg, info->name, info->signature);
+  return st;
+}
+
+NNC_EXPORT nnclient_status nnclient_model_info(nnclient_t* c, const char* name,
+                                               nnclient_model_info_t* info) {
+  if (!c) return NNCLIENT_E_INVALID_ARGUMENT;
+  c->err[0] = '\0';
+  if (!name || !info) return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "name or info is NULL");
+  const size_t len = strlen(name);
+  if (len == 0 || len >= NND_IPC_MAX_NAME) {
+    return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "model name must have 1 to %u bytes",
+                   NND_IPC_MAX_NAME - 1);
+  }
+  return query_info(c, NND_MSG_MODEL_INFO, 0, name, info);
+}
+
+NNC_EXPORT nnclient_status nnclient_list_models(nnclient_t* c, uint32_t index,
+                                                nnclient_model_info_t* info) {
+  if (!c) return NNCLIENT_E_INVALID_ARGUMENT;
+  c->err[0] = '\0';
+  if (!info) return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "info is NULL");
+  return query_info(c, NND_MSG_LIST_MODELS, index, NULL, info);
+}
+
+NNC_EXPORT nnclient_status nnclient_stats(nnclient_t* c, uint32_t index,
+                                          nnclient_model_stats_t* stats) {
+  if (!c) return NNCLIENT_E_INVALID_ARGUMENT;
+  c->err[0] = '\0';
+  if (!stats) return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "stats is NULL");
+  struct nnd_ipc_model_query q;
+  memset(&q, 0, sizeof q);
+  q.type = NND_MSG_STATS;
+  q.index = index;
+  struct nnd_ipc_model_stats w;
+  nnclient_status st = control_retry(c, &q, sizeof q, &w, sizeof w, NND_MSG_STATS, NND_MSG_STATS,
+                                     NNC_CONTROL_TIMEOUT_MS, 1);
+  if (st != NNCLIENT_OK) return st;
+  if (w.status != NND_IPC_OK) {
+    st = from_ipc(w.status);
+    return set_err(c, st, "model #%u: %s", index, nnclient_strerror(st));
+  }
+  memset(stats, 0, sizeof *stats);
+  copy_name(stats->name, w.model, sizeof stats->name);
+  stats->requests = w.requests;
+  stats->batches = w.batches;
+  stats->samples = w.samples;
+  stats->errors = w.errors;
+  stats->deadline_misses = w.deadline_misses;
+  stats->latency_p50_ns = w.latency_p50_ns;
+  stats->latency_p99_ns = w.latency_p99_ns;
+  stats->latency_max_ns = w.latency_max_ns;
+  return NNCLIENT_OK;
+}
+
+NNC_EXPORT nnclient_status nnclient_reload(nnclient_t* c) {
+  if (!c) return NNCLIENT_E_INVALID_ARGUMENT;
+  c->err[0] = '\0';
+  struct nnd_ipc_model_query q;
+  memset(&q, 0, sizeof q);
+  q.type = NND_MSG_RELOAD;
+  struct nnd_ipc_reply r;
+  nnclient_status st = control_retry(c, &q, sizeof q, &r, sizeof r, NND_MSG_RELOAD, NND_MSG_RELOAD,
+                                     NNC_RELOAD_TIMEOUT_MS, 0);
+  if (st != NNCLIENT_OK) return st;
+  r.message[NND_IPC_MESSAGE_BYTES - 1] = '\0';
+  st = from_ipc(r.status);
+  if (st == NNCLIENT_OK) {
+    set_err(c, NNCLIENT_OK, "%s", r.message);
+    return NNCLIENT_OK;
+  }
+  return set_err(c, st, "reload refused: %s", r.message[0] ? r.message : nnclient_strerror(st));
+}
+
+/* ---- open / close ------------------------------------------------------------------------- */
+
+NNC_EXPORT nnclient_t* nnclient_open(const char* endpoint, nnclient_status* status) {
+  nnclient_status dummy;
+  if (!status) status = &dummy;
+  nnc_open_err[0] = '\0';
+  char path[sizeof(((struct sockaddr_un*)0)->sun_path)];
+  if (nnclient_resolve_endpoint(endpoint, path, sizeof path) != NNCLIENT_OK) {
+    snprintf(nnc_open_err, sizeof nnc_open_err,
+             "endpoint '%s' is empty or its socket path is longer than %zu bytes",
+             endpoint ? endpoint : "(default)", sizeof path - 1);
+    *status = NNCLIENT_E_INVALID_ARGUMENT;
+    return NULL;
+  }
+  nnclient_t* c = calloc(1, sizeof *c);
+  if (!c) {
+    snprintf(nnc_open_err, sizeof nnc_open_err, "out of memory");
+    *status = NNCLIENT_E_SYSTEM;
+    return NULL;
+  }
+  memcpy(c->path, path, sizeof path);
+  c->sock = c->efd = -1;
+  c->spin_us = choose_spin_us();
+  c->ctl_timeout_ms = NNC_CONTROL_TIMEOUT_MS;
+  for (uint32_t i = NNC_MAX_REQUESTS; i-- > 0;) {
+    c->reqs[i].next_free = c->free_reqs;
+    c->free_reqs = &c->reqs[i];
+  }
+  const nnclient_status st = connect_daemon(c);
+  if (st != NNCLIENT_OK) {
+    memcpy(nnc_open_err, c->err, sizeof nnc_open_err);
+    free(c);
+    *status = st;
+    return NULL;
+  }
+  *status = NNCLIENT_OK;
+  return c;
+}
+
+NNC_EXPORT void nnclient_close(nnclient_t* c) {
+  if (!c) return;
+  /* Requests still held by the caller are abandoned: drop their references to the segments. */
+  for (uint32_t i = 0; i < NNC_MAX_REQUESTS; ++i) {
+    struct nnclient_request* r = &c->reqs[i];
+    if (r->state != REQ_FREE) {
+      r->state = REQ_FREE;
+      seg_unref(r->seg);
+      r->seg = NULL;
+    }
+  }
+  disconnect(c);
+  free(c);
+}
+
+/* ---- data path ---------------------------------------------------------------------------- */
+
+static void free_slot(struct nnc_seg* s, uint32_t slot) {
+  s->slot_busy[slot] = 0;
+  s->slot_req[slot] = NULL;
+  s->free_slots[s->nfree++] = slot;
+}
+
+/* Pops every completed slot. Returns the number popped, or -1 if the ring is corrupt. */
+static int drain(nnclient_t* c, struct nnc_seg* s) {
+  struct nnd_ipc_header* h = s->hdr;
+  uint32_t tail = s->complete_tail;
+  const uint32_t head = nnd_ipc_load_acquire(&h->complete.head);
+  if (head == tail) return 0;
+  if (head - tail > NND_IPC_MAX_SLOTS) {
+    c->broken = 1;
+    return -1;
+  }
+  int count = 0;
+  while (tail != head) {
+    const uint32_t slot = h->complete.entries[tail % NND_IPC_MAX_SLOTS];
+    ++tail;
+    ++count;
+    if (slot >= s->nslots || !s->slot_busy[slot]) continue; /* daemon bug: ignore */
+    struct nnclient_request* r = s->slot_req[slot];
+    if (!r) {
+      free_slot(s, slot); /* abandoned by a timed-out request */
+      continue;
+    }
+    if (r->state != REQ_SUBMITTED) continue;
+    const struct nnd_ipc_slot* sl = &s->slots[slot];
+    r->status = from_ipc(sl->status);
+    if (r->status == NNCLIENT_OK && sl->sequence != r->sequence) r->status = NNCLIENT_E_PROTOCOL;
+    r->state = REQ_DONE;
+  }
+  nnd_ipc_store_release(&h->complete.tail, tail);
+  s->complete_tail = tail;
+  c->last_alive_ns = mono_ns();
+  return count;
+}
+
+static nnclient_status check_request_model(nnclient_t* c, const nnclient_model_info_t* info) {
+  struct nnc_seg* s = c->seg;
+  for (uint32_t i = 0; i < s->ncache; ++i) {
+    if (s->cache[i].signature == info->signature && strcmp(s->cache[i].name, info->name) == 0) {
+      return NNCLIENT_OK;
+    }
+  }
+  /* First use of this model on this connection (after a reconnect, or info from another
+   * handle): re-validate the layout the caller holds. */
+  nnclient_model_info_t now;
+  char err_name[NND_IPC_MAX_NAME];
+  copy_name(err_name, info->name, sizeof err_name);
+  const nnclient_status st = query_info(c, NND_MSG_MODEL_INFO, 0, err_name, &now);
+  if (st != NNCLIENT_OK) return st;
+  if (now.signature != info->signature) {
+    return set_err(c, NNCLIENT_E_MODEL_CHANGED, "model '%s' changed (version %u -> %u, signature "
+                   "%016llx -> %016llx): call nnclient_model_info again", err_name,
+                   info->version, now.version, (unsigned long long)info->signature,
+                   (unsigned long long)now.signature);
+  }
+  return NNCLIENT_OK;
+}
+
+static nnclient_status validate_info(nnclient_t* c, const nnclient_model_info_t* info) {
+  if (memchr(info->name, '\0', sizeof info->name) == NULL || info->name[0] == '\0' ||
+      info->num_inputs > NNCLIENT_MAX_TENSORS || info->num_outputs > NNCLIENT_MAX_TENSORS) {
+    return set_err(c, NNCLIENT_E_INVALID_ARGUMENT,
+                   "info does not come from nnclient_model_info (bad name or tensor counts)");
+  }
+  return NNCLIENT_OK;
+}
+
+static nnclient_status begin(nnclient_t* c, const nnclient_model_info_t* info, uint32_t batch,
+                             struct nnclient_request** out) {
+  nnclient_status st = ensure_connected(c);
+  if (st != NNCLIENT_OK) return st;
+  st = check_request_model(c, info);
+  if (st != NNCLIENT_OK) return st;
+  struct nnc_seg* s = c->seg;
+  if (!s) return set_err(c, NNCLIENT_E_DAEMON_RESTARTED, "the daemon went away");
+  if (info->max_batch && batch > info->max_batch) {
+    return set_err(c, NNCLIENT_E_SHAPE, "batch %u exceeds model '%s' max_batch %u", batch,
+                   info->name, info->max_batch);
+  }
+  struct nnclient_request tmp;
+  memset(&tmp, 0, sizeof tmp);
+  uint64_t off = 0;
+  for (uint32_t side = 0; side < 2; ++side) {
+    const uint32_t count = side == 0 ? info->num_inputs : info->num_outputs;
+    for (uint32_t k = 0; k < count; ++k) {
+      const size_t sample = side == 0 ? info->inputs[k].sample_bytes : info->outputs[k].sample_bytes;
+      uint64_t len;
+      if (__builtin_mul_overflow((uint64_t)sample, (uint64_t)batch, &len) ||
+          len > (UINT64_MAX >> 4) || off > (UINT64_MAX >> 4)) {
+        return set_err(c, NNCLIENT_E_SHAPE, "request size overflows");
+      }
+      off = nnd_ipc_align(off);
+      if (side == 0) {
+        tmp.in_off[k] = off;
+        tmp.in_len[k] = len;
+      } else {
+        tmp.out_off[k] = off;
+        tmp.out_len[k] = len;
+      }
+      off += len;
+    }
+    if (side == 0) tmp.input_end = off;
+  }
+  if (off > s->slot_data_bytes) {
+    return set_err(c, NNCLIENT_E_SHAPE, "model '%s' with batch %u needs %llu bytes of inputs and "
+                   "outputs, a request slot holds %llu", info->name, batch,
+                   (unsigned long long)off, (unsigned long long)s->slot_data_bytes);
+  }
+  if (s->nfree == 0) drain(c, s); /* may return slots of abandoned requests */
+  if (s->nfree == 0 || !c->free_reqs) {
+    return set_err(c, NNCLIENT_E_NO_SLOT, "all %u request slots are in flight", s->nslots);
+  }
+  struct nnclient_request* r = c->free_reqs;
+  c->free_reqs = r->next_free;
+  const uint32_t slot = s->free_slots[--s->nfree];
+  memcpy(r->in_off, tmp.in_off, sizeof r->in_off);
+  memcpy(r->in_len, tmp.in_len, sizeof r->in_len);
+  memcpy(r->out_off, tmp.out_off, sizeof r->out_off);
+  memcpy(r->out_len, tmp.out_len, sizeof r->out_len);
+  r->input_end = tmp.input_end;
+  r->owner = c;
+  r->seg = s;
+  r->next_free = NULL;
+  r->state = REQ_BEGUN;
+  r->slot = slot;
+  r->batch = batch;
+  r->sequence = ++c->next_sequence;
+  r->status = NNCLIENT_OK;
+  r->n_in = info->num_inputs;
+  r->n_out = info->num_outputs;
+  r->signature = info->signature;
+  memcpy(r->model, info->name, sizeof r->model);
+  s->refs++;
+  s->slot_busy[slot] = 1;
+  s->slot_req[slot] = r;
+  *out = r;
+  return NNCLIENT_OK;
+}
+
+NNC_EXPORT nnclient_status nnclient_request_begin(nnclient_t* c, const nnclient_model_info_t* info,
+                                                  uint32_t batch, nnclient_request_t** request) {
+  if (!c) return NNCLIENT_E_INVALID_ARGUMENT;
+  c->err[0] = '\0';
+  if (request) *request = NULL;
+  if (!info || !request) return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "info or request is NULL");
+  if (batch == 0) return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "batch must be at least 1");
+  const nnclient_status st = validate_info(c, info);
+  if (st != NNCLIENT_OK) return st;
+  return begin(c, info, batch, request);
+}
+
+static unsigned char* slot_data(const struct nnclient_request* r) {
+  return r->seg->data + (uint64_t)r->slot * r->seg->slot_data_bytes;
+}
+
+NNC_EXPORT void* nnclient_request_input(nnclient_request_t* r, uint32_t k) {
+  if (!r || r->state != REQ_BEGUN || k >= r->n_in) return NULL;
+  return slot_data(r) + r->in_off[k];
+}
+
+NNC_EXPORT const void* nnclient_request_output(const nnclient_request_t* r, uint32_t k) {
+  if (!r || r->state != REQ_DONE || r->status != NNCLIENT_OK || k >= r->n_out) return NULL;
+  return slot_data(r) + r->out_off[k];
+}
+
+static int request_of(const nnclient_t* c, const nnclient_request_t* r) {
+  return r >= &c->reqs[0] && r < &c->reqs[NNC_MAX_REQUESTS] && r->owner == c &&
+         r->state != REQ_FREE;
+}
+
+NNC_EXPORT nnclient_status nnclient_submit(nnclient_t* c, nnclient_request_t* r,
+                                           const nnclient_request_options* options) {
+  if (!c) return NNCLIENT_E_INVALID_ARGUMENT;
+  c->err[0] = '\0';
+  if (!r || !request_of(c, r)) {
+    return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "request does not belong to this handle");
+  }
+  if (r->state != REQ_BEGUN) {
+    return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "request was already submitted");
+  }
+  if (options && options->deadline_us < 0) {
+    return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "negative deadline_us");
+  }
+  struct nnc_seg* s = r->seg;
+  if (s != c->seg || s->dead || c->broken) {
+    r->state = REQ_DONE;
+    r->status = NNCLIENT_E_DAEMON_RESTARTED;
+    return set_err(c, NNCLIENT_E_DAEMON_RESTARTED, "the daemon went away after the request began");
+  }
+  struct nnd_ipc_slot* sl = &s->slots[r->slot];
+  memcpy(sl->model, r->model, sizeof sl->model);
+  sl->signature = r->signature;
+  sl->batch = r->batch;
+  sl->sequence = r->sequence;
+  sl->deadline_ns =
+      (options && options->deadline_us > 0) ? mono_ns() + options->deadline_us * 1000 : 0;
+  sl->input_bytes = r->input_end;
+  sl->status = NND_IPC_E_INTERNAL;
+  sl->served_batch = 0;
+  sl->output_bytes = 0;
+
+  struct nnd_ipc_header* h = s->hdr;
+  const uint32_t head = s->submit_head;
+  h->submit.entries[head % NND_IPC_MAX_SLOTS] = r->slot;
+  nnd_ipc_store_release(&h->submit.head, head + 1);
+  s->submit_head = head + 1;
+  r->state = REQ_SUBMITTED;
+  nnd_ipc_fence_seq_cst();
+  if (nnd_ipc_load_relaxed(&h->daemon_sleeping)) {
+    const uint64_t one = 1;
+    ssize_t n;
+    do n = write(c->efd, &one, sizeof one);
+    while (n < 0 && errno == EINTR);
+    /* EAGAIN: the counter is saturated, so the daemon has a wake-up pending anyway. */
+    if (n < 0 && errno != EAGAIN) return sys_err(c, "write(eventfd)");
+  }
+  return NNCLIENT_OK;
+}
+
+static nnclient_status finished(nnclient_t* c, struct nnclient_request* r) {
+  if (r->status == NNCLIENT_OK) return NNCLIENT_OK;
+  if (r->status == NNCLIENT_E_MODEL_CHANGED && r->seg == c->seg && c->seg) {
+    cache_forget(c->seg, r->model);
+  }
+  return set_err(c, r->status, "daemon answered request for model '%s': %s", r->model,
+                 nnclient_strerror(r->status));
+}
+
+static nnclient_status wait_request(nnclient_t* c, struct nnclient_request* r,
+                                    uint64_t timeout_us) {
+  if (r->state == REQ_DONE) return finished(c, r);
+  struct nnc_seg* s = r->seg;
+  if (s != c->seg || s->dead || c->broken) {
+    r->state = REQ_DONE;
+    r->status = NNCLIENT_E_DAEMON_RESTARTED;
+    return set_err(c, NNCLIENT_E_DAEMON_RESTARTED, "the daemon went away with request for model "
+                   "'%s' in flight", r->model);
+  }
+  const int64_t start = mono_ns();
+  const int64_t deadline =
+      timeout_us == 0 ? INT64_MAX
+                      : (timeout_us > (uint64_t)(INT64_MAX - start) / 1000 ? INT64_MAX
+                                                                           : start + (int64_t)timeout_us * 1000);
+  /* Bounded spin: the answer of a small model often comes within microseconds. */
+  if (drain(c, s) > 0 && r->state == REQ_DONE) return finished(c, r);
+  if (c->spin_us) {
+    const int64_t spin_end = start + (int64_t)c->spin_us * 1000;
+    for (;;) {
+      for (int i = 0; i < 16; ++i) cpu_relax();
+      if (drain(c, s) > 0 && r->state == REQ_DONE) return finished(c, r);
+      const int64_t now = mono_ns();
+      if (now >= spin_end || now >= deadline) break;
+    }
+  }
+  struct nnd_ipc_header* h = s->hdr;
+  for (;;) {
+    if (drain(c, s) < 0) {
+      return set_err(c, NNCLIENT_E_PROTOCOL, "the daemon corrupted the completion ring");
+    }
+    if (r->state == REQ_DONE) return finished(c, r);
+    if (!socket_alive(c)) {
+      c->broken = 1;
+      r->state = REQ_DONE;
+      r->status = NNCLIENT_E_DAEMON_RESTARTED;
+      return set_err(c, NNCLIENT_E_DAEMON_RESTARTED, "the daemon closed the connection with "
+                     "request for model '%s' in flight", r->model);
+    }
+    const int64_t now = mono_ns();
+    if (now >= deadline) {
+      return set_err(c, NNCLIENT_E_TIMEOUT, "no answer for model '%s' within %llu us", r->model,
+                     (unsigned long long)timeout_us);
+    }
+    int64_t slice = deadline - now;
+    if (slice > NNC_SLEEP_SLICE_NS) slice = NNC_SLEEP_SLICE_NS;
+    nnd_ipc_store_release(&h->client_sleeping, 1);
+    nnd_ipc_fence_seq_cst();
+    const uint32_t seq = nnd_ipc_load_acquire(&h->complete_seq);
+    if (nnd_ipc_load_acquire(&h->complete.head) == s->complete_tail) {
+      struct timespec ts = {.tv_sec = slice / 1000000000LL, .tv_nsec = slice % 1000000000LL};
+      const long rc = syscall(SYS_futex, &h->complete_seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+      if (rc != 0 && errno != EAGAIN && errno != EINTR && errno != ETIMEDOUT) {
+        nnd_ipc_store_release(&h->client_sleeping, 0);
+        return sys_err(c, "futex(FUTEX_WAIT)");
+      }
+    }
+    nnd_ipc_store_release(&h->client_sleeping, 0);
+  }
+}
+
+NNC_EXPORT nnclient_status nnclient_wait(nnclient_t* c, nnclient_request_t* r,
+                                         uint64_t timeout_us) {
+  if (!c) return NNCLIENT_E_INVALID_ARGUMENT;
+  c->err[0] = '\0';
+  if (!r || !request_of(c, r)) {
+    return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "request does not belong to this handle");
+  }
+  if (r->state == REQ_BEGUN) {
+    return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "request was not submitted");
+  }
+  return wait_request(c, r, timeout_us);
+}
+
+NNC_EXPORT void nnclient_request_release(nnclient_t* c, nnclient_request_t* r) {
+  if (!c || !r || !request_of(c, r)) return;
+  struct nnc_seg* s = r->seg;
+  if (!s->dead) {
+    if (r->state == REQ_SUBMITTED) {
+      s->slot_req[r->slot] = NULL; /* abandoned: the slot is freed when the daemon hands it back */
+    } else {
+      free_slot(s, r->slot);
+    }
+  }
+  r->state = REQ_FREE;
+  r->seg = NULL;
+  r->owner = NULL;
+  r->next_free = c->free_reqs;
+  c->free_reqs = r;
+  seg_unref(s);
+}
+
+/* One attempt of nnclient_infer (arguments already checked). */
+static nnclient_status infer_once(nnclient_t* c, const nnclient_model_info_t* info,
+                                  const void* const* inputs, uint32_t batch, void* const* outputs,
+                                  uint64_t timeout_us) {
+  const int64_t start = mono_ns();
+  if (timeout_us != 0 && timeout_us / 1000 < (uint64_t)NNC_CONTROL_TIMEOUT_MS) {
+    c->ctl_timeout_ms = (int)((timeout_us + 999) / 1000);
+  }
+  struct nnclient_request* r = NULL;
+  nnclient_status st = begin(c, info, batch, &r);
+  c->ctl_timeout_ms = NNC_CONTROL_TIMEOUT_MS;
+  if (st != NNCLIENT_OK) return st;
+  unsigned char* data = slot_data(r);
+  for (uint32_t k = 0; k < r->n_in; ++k) memcpy(data + r->in_off[k], inputs[k], r->in_len[k]);
+  st = nnclient_submit(c, r, NULL);
+  if (st == NNCLIENT_OK) {
+    uint64_t left = timeout_us;
+    if (timeout_us != 0) {
+      const uint64_t spent = (uint64_t)(mono_ns() - start) / 1000;
+      left = spent >= timeout_us ? 1 : timeout_us - spent;
+    }
+    st = wait_request(c, r, left);
+  }
+  if (st == NNCLIENT_OK) {
+    for (uint32_t k = 0; k < r->n_out; ++k) memcpy(outputs[k], data + r->out_off[k], r->out_len[k]);
+  }
+  nnclient_request_release(c, r);
+  return st;
+}
+
+NNC_EXPORT nnclient_status nnclient_infer(nnclient_t* c, const nnclient_model_info_t* info,
+                                          const void* const* inputs, uint32_t batch,
+                                          void* const* outputs, uint64_t timeout_us) {
+  if (!c) return NNCLIENT_E_INVALID_ARGUMENT;
+  c->err[0] = '\0';
+  if (!info) return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "info is NULL");
+  if (batch == 0) return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "batch must be at least 1");
+  nnclient_status st = validate_info(c, info);
+  if (st != NNCLIENT_OK) return st;
+  if (info->num_inputs && !inputs) return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "inputs is NULL");
+  if (info->num_outputs && !outputs) {
+    return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "outputs is NULL");
+  }
+  for (uint32_t k = 0; k < info->num_inputs; ++k) {
+    if (!inputs[k]) return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "inputs[%u] is NULL", k);
+  }
+  for (uint32_t k = 0; k < info->num_outputs; ++k) {
+    if (!outputs[k]) return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "outputs[%u] is NULL", k);
+  }
+  /* A reconnect or model re-validation inside this call counts against its timeout. Inference
+   * is a pure function of the inputs, which the caller still holds: when the daemon went away
+   * during the call, one retry on a new connection is safe; it is made only while the timeout
+   * allows and only if a daemon is back (else DAEMON_RESTARTED stands). */
+  const int64_t start = mono_ns();
+  for (int attempt = 0;; ++attempt) {
+    uint64_t left = timeout_us;
+    if (timeout_us != 0) {
+      const uint64_t spent = (uint64_t)(mono_ns() - start) / 1000;
+      if (attempt > 0 && spent >= timeout_us) return st;
+      left = spent >= timeout_us ? 1 : timeout_us - spent;
+    }
+    const nnclient_status previous = st;
+    char previous_err[NNC_ERR_BYTES];
+    if (attempt > 0) memcpy(previous_err, c->err, sizeof previous_err);
+    st = infer_once(c, info, inputs, batch, outputs, left);
+    if (attempt > 0 && (st == NNCLIENT_E_DAEMON_NOT_RUNNING || st == NNCLIENT_E_TIMEOUT) &&
+        c->seg == NULL) {
+      /* No daemon to retry on: report the restart that ended the first attempt. */
+      memcpy(c->err, previous_err, sizeof previous_err);
+      return previous;
+    }
+    if (st != NNCLIENT_E_DAEMON_RESTARTED || attempt > 0) return st;
+  }
+}

@@ -1,0 +1,309 @@
+// nnclient.hpp — header-only C++20 wrapper of the nnclient C API (nnclient.h).
+//
+//   nnclient::Client client;                          // default endpoint; throws on failure
+//   nnclient::ModelInfo ball = client.model_info("ball");
+//   std::vector<float> out(batch * ball.output(0).sample_bytes / sizeof(float));
+//   client.infer(ball, {nnclient::as_bytes(patches)}, batch, {nnclient::as_writable_bytes(out)},
+//                std::chrono::milliseconds(50));
+//
+//   nnclient::Request r = client.begin(detector, 1);  // zero-copy
+//   std::span<uint8_t> image = r.input<uint8_t>(0);   // fill in place
+//   r.submit();
+//   r.wait(std::chrono::milliseconds(50));
+//   std::span<const float> result = r.output<float>(0);  // read in place until r is destroyed
+//
+// Errors: every failure throws nnclient::Error (a std::runtime_error) carrying the nnclient_status
+// (`status()`) and a message "NNCLIENT_E_TIMEOUT: <detail from nnclient_last_error>". Where a
+// failure is an expected outcome on the hot path, the try_* functions (try_infer, Request::try_wait)
+// return the nnclient_status instead of throwing.
+//
+// Ownership and threads: Client and Request are move-only RAII types. A Request must be destroyed
+// (or release()d) before the Client it came from; like the C handle, a Client and its Requests are
+// used by one thread at a time.
+#ifndef NNCLIENT_HPP
+#define NNCLIENT_HPP
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nnclient.h"
+
+namespace nnclient {
+
+class Error : public std::runtime_error {
+ public:
+  Error(nnclient_status status, const std::string& detail)
+      : std::runtime_error(std::string(nnclient_status_name(status)) + ": " +
+                           (detail.empty() ? nnclient_strerror(status) : detail)),
+        status_(status) {}
+  nnclient_status status() const noexcept { return status_; }
+
+ private:
+  nnclient_status status_;
+};
+
+using Status = nnclient_status;
+using TensorInfo = nnclient_tensor_info;
+using Stats = nnclient_model_stats_t;
+
+// Byte views of any contiguous buffer, for infer().
+template <typename T>
+std::span<const std::byte> as_bytes(std::span<const T> s) { return std::as_bytes(s); }
+template <typename C>
+std::span<const std::byte> as_bytes(const C& c) { return std::as_bytes(std::span(c)); }
+template <typename C>
+std::span<std::byte> as_writable_bytes(C& c) { return std::as_writable_bytes(std::span(c)); }
+
+// A model's inputs and outputs as the daemon serves them (a copy of nnclient_model_info_t).
+class ModelInfo {
+ public:
+  ModelInfo() = default;
+  explicit ModelInfo(const nnclient_model_info_t& raw) : raw_(raw) {}
+
+  std::string name() const { return raw_.name; }
+  std::string engine() const { return raw_.engine; }
+  uint32_t version() const { return raw_.version; }
+  uint32_t max_batch() const { return raw_.max_batch; }
+  uint64_t signature() const { return raw_.signature; }
+  std::span<const TensorInfo> inputs() const { return {raw_.inputs, raw_.num_inputs}; }
+  std::span<const TensorInfo> outputs() const { return {raw_.outputs, raw_.num_outputs}; }
+  const TensorInfo& input(size_t k) const { return inputs()[k]; }
+  const TensorInfo& output(size_t k) const { return outputs()[k]; }
+  const nnclient_model_info_t& raw() const { return raw_; }
+
+ private:
+  nnclient_model_info_t raw_{};
+};
+
+inline std::string dims_string(const TensorInfo& t) {
+  std::string s = "(";
+  for (uint32_t d = 0; d < t.rank; ++d) {
+    s += (d ? ", " : "") + std::to_string(t.dims[d]);
+  }
+  return s + (t.rank == 1 ? ",)" : ")");
+}
+inline const char* dtype_name(nnclient_dtype t) { return t == NNCLIENT_UINT8 ? "uint8" : "float32"; }
+
+inline uint64_t to_us(std::chrono::microseconds t) {
+  return t.count() <= 0 ? 0 : static_cast<uint64_t>(t.count());
+}
+
+class Client;
+
+// One zero-copy request: reserve (Client::begin), fill inputs in place, submit, wait, read
+// outputs in place. The destructor returns the slot (a request still in flight is abandoned; its
+// slot comes back when the daemon finishes it).
+class Request {
+ public:
+  Request() = default;
+  Request(Request&& o) noexcept { *this = std::move(o); }
+  Request& operator=(Request&& o) noexcept {
+    if (this != &o) {
+      release();
+      c_ = std::exchange(o.c_, nullptr);
+      r_ = std::exchange(o.r_, nullptr);
+      batch_ = o.batch_;
+      in_ = o.in_;
+      out_ = o.out_;
+    }
+    return *this;
+  }
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+  ~Request() { release(); }
+
+  explicit operator bool() const { return r_ != nullptr; }
+  uint32_t batch() const { return batch_; }
+
+  // Input k (batch samples) as a span of T, to be filled before submit().
+  template <typename T = std::byte>
+  std::span<T> input(uint32_t k) {
+    void* p = r_ ? nnclient_request_input(r_, k) : nullptr;
+    if (!p) throw Error(NNCLIENT_E_INVALID_ARGUMENT, "no input " + std::to_string(k) +
+                                                         " (bad index, or already submitted)");
+    return {static_cast<T*>(p), in_.at(k) / sizeof(T)};
+  }
+
+  void submit(std::chrono::microseconds deadline = std::chrono::microseconds(0)) {
+    nnclient_request_options o{};
+    o.deadline_us = deadline.count();
+    check(nnclient_submit(c_, r_, &o));
+  }
+
+  // Waits for the answer (timeout 0 = forever); throws on any failure (also on timeout).
+  void wait(std::chrono::microseconds timeout) { check(try_wait(timeout)); }
+  Status try_wait(std::chrono::microseconds timeout) {
+    if (!r_) return NNCLIENT_E_INVALID_ARGUMENT;
+    return nnclient_wait(c_, r_, to_us(timeout));
+  }
+
+  // Output k of a completed request, in place in shared memory.
+  template <typename T = float>
+  std::span<const T> output(uint32_t k) const {
+    const void* p = r_ ? nnclient_request_output(r_, k) : nullptr;
+    if (!p) throw Error(NNCLIENT_E_INVALID_ARGUMENT, "no output " + std::to_string(k) +
+                                                         " (bad index, or not completed)");
+    return {static_cast<const T*>(p), out_.at(k) / sizeof(T)};
+  }
+
+  void release() noexcept {
+    if (r_) nnclient_request_release(c_, r_);
+    r_ = nullptr;
+  }
+
+ private:
+  friend class Client;
+  Request(nnclient_t* c, nnclient_request_t* r, const ModelInfo& info, uint32_t batch)
+      : c_(c), r_(r), batch_(batch) {
+    for (size_t k = 0; k < info.inputs().size(); ++k) in_[k] = info.input(k).sample_bytes * batch;
+    for (size_t k = 0; k < info.outputs().size(); ++k) {
+      out_[k] = info.output(k).sample_bytes * batch;
+    }
+  }
+  void check(Status s) const {
+    if (s != NNCLIENT_OK) throw Error(s, nnclient_last_error(c_));
+  }
+
+  nnclient_t* c_ = nullptr;
+  nnclient_request_t* r_ = nullptr;
+  uint32_t batch_ = 0;
+  std::array<size_t, NNCLIENT_MAX_TENSORS> in_{}, out_{};
+};
+
+class Client {
+ public:
+  // Connects (endpoint nullptr or "" = default endpoint); throws Error when it cannot.
+  explicit Client(const char* endpoint = nullptr) {
+    nnclient_status s = NNCLIENT_OK;
+    c_ = nnclient_open(endpoint && *endpoint ? endpoint : nullptr, &s);
+    if (!c_) throw Error(s, nnclient_last_error(nullptr));
+  }
+  explicit Client(const std::string& endpoint) : Client(endpoint.c_str()) {}
+  Client(Client&& o) noexcept : c_(std::exchange(o.c_, nullptr)) {}
+  Client& operator=(Client&& o) noexcept {
+    if (this != &o) {
+      nnclient_close(c_);
+      c_ = std::exchange(o.c_, nullptr);
+    }
+    return *this;
+  }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  ~Client() { nnclient_close(c_); }
+
+  nnclient_t* get() const { return c_; }
+  std::string last_error() const { return nnclient_last_error(c_); }
+
+  ModelInfo model_info(const std::string& name) {
+    nnclient_model_info_t raw{};
+    check(nnclient_model_info(c_, name.c_str(), &raw));
+    return ModelInfo(raw);
+  }
+
+  std::vector<ModelInfo> list_models() {
+    std::vector<ModelInfo> all;
+    for (uint32_t i = 0;; ++i) {
+      nnclient_model_info_t raw{};
+      const Status s = nnclient_list_models(c_, i, &raw);
+      if (s == NNCLIENT_E_UNKNOWN_MODEL) break;
+      check(s);
+      all.emplace_back(raw);
+    }
+    return all;
+  }
+
+  std::vector<Stats> stats() {
+    std::vector<Stats> all;
+    for (uint32_t i = 0;; ++i) {
+      Stats st{};
+      const Status s = nnclient_stats(c_, i, &st);
+      if (s == NNCLIENT_E_UNKNOWN_MODEL) break;
+      check(s);
+      all.push_back(st);
+    }
+    return all;
+  }
+
+  // Asks the daemon to reload; returns its message, throws if refused.
+  std::string reload() {
+    check(nnclient_reload(c_));
+    return nnclient_last_error(c_);
+  }
+
+  // Copying inference: inputs[k] / outputs[k] must hold exactly batch * sample_bytes bytes.
+  void infer(const ModelInfo& info, std::initializer_list<std::span<const std::byte>> inputs,
+             uint32_t batch, std::initializer_list<std::span<std::byte>> outputs,
+             std::chrono::microseconds timeout) {
+    infer(info, std::span(inputs.begin(), inputs.size()), batch,
+          std::span(outputs.begin(), outputs.size()), timeout);
+  }
+  void infer(const ModelInfo& info, std::span<const std::span<const std::byte>> inputs,
+             uint32_t batch, std::span<const std::span<std::byte>> outputs,
+             std::chrono::microseconds timeout) {
+    const std::string bad = check_buffers(info, inputs, batch, outputs);
+    if (!bad.empty()) throw Error(NNCLIENT_E_SHAPE, bad);
+    check(try_infer(info, inputs, batch, outputs, timeout));
+  }
+  // As infer(), returning the status (detail in last_error(); NNCLIENT_E_SHAPE without detail
+  // when a buffer has the wrong size).
+  Status try_infer(const ModelInfo& info, std::span<const std::span<const std::byte>> inputs,
+                   uint32_t batch, std::span<const std::span<std::byte>> outputs,
+                   std::chrono::microseconds timeout) {
+    if (!check_buffers(info, inputs, batch, outputs).empty()) return NNCLIENT_E_SHAPE;
+    const void* in[NNCLIENT_MAX_TENSORS] = {};
+    void* out[NNCLIENT_MAX_TENSORS] = {};
+    for (size_t k = 0; k < inputs.size(); ++k) in[k] = inputs[k].data();
+    for (size_t k = 0; k < outputs.size(); ++k) out[k] = outputs[k].data();
+    return nnclient_infer(c_, &info.raw(), in, batch, out, to_us(timeout));
+  }
+
+  // Zero-copy request for `batch` samples (see Request).
+  Request begin(const ModelInfo& info, uint32_t batch) {
+    nnclient_request_t* r = nullptr;
+    check(nnclient_request_begin(c_, &info.raw(), batch, &r));
+    return Request(c_, r, info, batch);
+  }
+
+ private:
+  void check(Status s) const {
+    if (s != NNCLIENT_OK) throw Error(s, nnclient_last_error(c_));
+  }
+  static std::string check_buffers(const ModelInfo& info,
+                                   std::span<const std::span<const std::byte>> inputs,
+                                   uint32_t batch, std::span<const std::span<std::byte>> outputs) {
+    if (inputs.size() != info.inputs().size() || outputs.size() != info.outputs().size()) {
+      return "model '" + info.name() + "' takes " + std::to_string(info.inputs().size()) +
+             " inputs and " + std::to_string(info.outputs().size()) + " outputs, got " +
+             std::to_string(inputs.size()) + " and " + std::to_string(outputs.size());
+    }
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      if (inputs[k].size() != info.input(k).sample_bytes * batch) {
+        return "input '" + std::string(info.input(k).name) + "' has " +
+               std::to_string(inputs[k].size()) + " bytes, batch " + std::to_string(batch) +
+               " needs " + std::to_string(info.input(k).sample_bytes * batch);
+      }
+    }
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      if (outputs[k].size() != info.output(k).sample_bytes * batch) {
+        return "output '" + std::string(info.output(k).name) + "' has room for " +
+               std::to_string(outputs[k].size()) + " bytes, batch " + std::to_string(batch) +
+               " needs " + std::to_string(info.output(k).sample_bytes * batch);
+      }
+    }
+    return {};
+  }
+
+  nnclient_t* c_ = nullptr;
+};
+
+}  // namespace nnclient
+
+#endif  // NNCLIENT_HPP
