@@ -10,6 +10,8 @@ packages=(
   nlohmann-json3-dev                  # the Keras model_config JSON
   libcli11-dev                        # command-line parsing of the tools
   libgtest-dev googletest             # tests
+  libasmjit-dev                       # the JIT engine (core/jit)
+  libcapstone-dev                     # tests/jit: decodes the SSE4.1 code to prove it has no VEX/EVEX
   libyaml-cpp-dev                     # the daemon's config
   libsystemd-dev                      # sd_notify (READY/RELOADING/STOPPING/WATCHDOG)
   systemd                             # systemd-analyze verify of systemd/nnd.service (test)

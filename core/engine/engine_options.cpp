@@ -1,5 +1,6 @@
 #include "core/engine/engine_options.h"
 
+#include "core/jit/jit_engine.h"
 #include "core/ref/reference_engine.h"
 #include "core/util/error.h"
 
@@ -42,7 +43,7 @@ std::unique_ptr<Engine> make_engine(const Graph& g, const EngineOptions& options
     case EngineKind::kReference:
       return make_reference_engine(g);
     case EngineKind::kJit:
-      throw Error("the JIT engine is not available yet in this build of nnd; use --engine reference");
+      return jit::make_jit_engine(g, options);
   }
   throw Error("unknown engine");
 }

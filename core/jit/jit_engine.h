@@ -1,0 +1,44 @@
+// The JIT engine: compiles every node of a graph to x86 machine code (AsmJit) for one ISA at
+// construction; run() then only calls the generated kernels on a per-call arena.
+//
+// Dump switch: environment variable NND_JIT_DUMP=DIR (or JitConfig::dump_dir) writes, per engine,
+// the listing of every kernel (<DIR>/<n>-<kernel>.asm, AsmJit's logger with machine code) and the
+// memory plan (<DIR>/plan.txt, which also carries the code hash).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/engine/engine.h"
+#include "core/engine/engine_options.h"
+#include "core/jit/cpu_features.h"
+#include "core/jit/kernel_module.h"
+
+namespace nnd::jit {
+
+struct JitConfig {
+  std::optional<CpuFeatures> features;  // default: detect_cpu_features() (tests may force)
+  std::optional<std::string> dump_dir;  // default: $NND_JIT_DUMP (empty/unset = no dump)
+  bool keep_listing = false;            // keep each kernel's AsmJit listing in memory
+};
+
+class JitEngine : public Engine {
+ public:
+  virtual Isa isa() const = 0;
+  virtual const KernelModule& code() const = 0;
+  virtual uint64_t code_hash() const = 0;
+  virtual int64_t arena_floats_per_sample() const = 0;
+};
+
+// Throws nnd::Error naming the first layer the JIT cannot compile ("file: layer 'x' (Class): not
+// compiled by the JIT yet: <why>"), or when the requested ISA is unavailable.
+std::unique_ptr<JitEngine> make_jit_engine(const Graph& g, const EngineOptions& options,
+                                           const JitConfig& config = {});
+
+// One message per node the JIT cannot compile (empty: the whole graph compiles).
+std::vector<std::string> jit_unsupported_layers(const Graph& g);
+
+}  // namespace nnd::jit

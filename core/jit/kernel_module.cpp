@@ -1,0 +1,106 @@
+#include "core/jit/kernel_module.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/jit/x86_kernel_regs_p.h"
+#include "core/util/error.h"
+
+namespace nnd::jit {
+
+namespace {
+
+class ThrowingErrorHandler : public asmjit::ErrorHandler {
+ public:
+  void handleError(asmjit::Error err, const char* message, asmjit::BaseEmitter*) override {
+    if (first == asmjit::kErrorOk) {
+      first = err;
+      text = message;
+    }
+  }
+  asmjit::Error first = asmjit::kErrorOk;
+  std::string text;
+};
+
+const x86::Gp kSaved[] = {x86::rbx, x86::rbp, x86::r12, x86::r13, x86::r14, x86::r15};
+
+}  // namespace
+
+KernelModule::KernelModule(Isa isa, bool keep_listing, std::string dump_dir)
+    : isa_(isa), keep_listing_(keep_listing || !dump_dir.empty()), dump_dir_(std::move(dump_dir)) {
+  if (!dump_dir_.empty()) std::filesystem::create_directories(dump_dir_);
+}
+
+KernelModule::~KernelModule() {
+  for (CompiledKernel& k : kernels_) {
+    if (k.fn) rt_.release(k.fn);
+  }
+}
+
+KernelFn KernelModule::compile(const std::string& name, const std::function<void(VecEmitter&)>& body) {
+  asmjit::CodeHolder code;
+  code.init(rt_.environment());
+  ThrowingErrorHandler eh;
+  code.setErrorHandler(&eh);
+  asmjit::StringLogger logger;
+  if (keep_listing_) {
+    logger.addFlags(asmjit::FormatFlags::kMachineCode);
+    code.setLogger(&logger);
+  }
+  x86::Assembler a(&code);
+  std::unique_ptr<VecEmitter> ve = make_vec_emitter(isa_, a);
+  for (const x86::Gp& r : kSaved) a.push(r);
+  a.sub(x86::rsp, regs::kStackBytes);
+  body(*ve);
+  ve->leave();
+  a.add(x86::rsp, regs::kStackBytes);
+  for (int i = 5; i >= 0; --i) a.pop(kSaved[i]);
+  a.ret();
+  ve->emit_const_pool();
+  if (eh.first != asmjit::kErrorOk) {
+    throw Error("JIT: code generation of " + name + " failed: " + eh.text);
+  }
+  code.flatten();
+  code.resolveUnresolvedLinks();
+
+  CompiledKernel k;
+  k.name = name;
+  const asmjit::CodeBuffer& buf = code.textSection()->buffer();
+  k.bytes.assign(buf.data(), buf.data() + buf.size());
+  if (keep_listing_) k.listing = logger.data();
+  void* fn = nullptr;
+  const asmjit::Error err = rt_.add(&fn, &code);
+  if (err != asmjit::kErrorOk) {
+    throw Error("JIT: cannot place " + name + " in executable memory: " + asmjit::DebugUtils::errorAsString(err));
+  }
+  k.fn = reinterpret_cast<KernelFn>(fn);
+  if (!dump_dir_.empty()) {
+    std::string file = std::to_string(kernels_.size()) + "-" + name;
+    for (char& c : file) {
+      if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != '_') c = '_';
+    }
+    std::ofstream out(std::filesystem::path(dump_dir_) / (file + ".asm"));
+    out << "; " << name << " (" << isa_id(isa_) << ", " << k.bytes.size() << " bytes)\n" << k.listing;
+  }
+  kernels_.push_back(std::move(k));
+  return kernels_.back().fn;
+}
+
+size_t KernelModule::code_bytes() const {
+  size_t n = 0;
+  for (const CompiledKernel& k : kernels_) n += k.bytes.size();
+  return n;
+}
+
+uint64_t KernelModule::code_hash() const {
+  uint64_t h = 1469598103934665603ull;
+  for (const CompiledKernel& k : kernels_) {
+    for (uint8_t b : k.bytes) {
+      h ^= b;
+      h *= 1099511628211ull;
+    }
+  }
+  return h;
+}
+
+}  // namespace nnd::jit

@@ -1,0 +1,51 @@
+// Owns the generated machine code of one engine: compiles kernel bodies into functions (frame,
+// constant pool, logging), keeps each kernel's bytes and name, and hashes them. Deterministic:
+// the same sequence of compile() calls gives the same bytes.
+#pragma once
+
+#include <asmjit/x86.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/jit/cpu_features.h"
+#include "core/jit/kernel_args.h"
+#include "core/jit/x86_vec_emitter.h"
+
+namespace nnd::jit {
+
+struct CompiledKernel {
+  std::string name;            // "conv2d: f32-conv-relu-avx2"
+  KernelFn fn = nullptr;
+  std::vector<uint8_t> bytes;  // the code as generated (position-independent)
+  std::string listing;         // AsmJit logger output (only when logging is on)
+};
+
+class KernelModule {
+ public:
+  // dump_dir: when non-empty, each kernel's listing is written to <dump_dir>/<index>-<name>.asm.
+  KernelModule(Isa isa, bool keep_listing, std::string dump_dir);
+  ~KernelModule();
+  KernelModule(const KernelModule&) = delete;
+  KernelModule& operator=(const KernelModule&) = delete;
+
+  Isa isa() const { return isa_; }
+
+  // Emits `body` inside the standard frame; returns the callable kernel.
+  KernelFn compile(const std::string& name, const std::function<void(VecEmitter&)>& body);
+
+  const std::vector<CompiledKernel>& kernels() const { return kernels_; }
+  size_t code_bytes() const;
+  uint64_t code_hash() const;  // FNV-1a over all kernels' bytes in order
+
+ private:
+  Isa isa_;
+  bool keep_listing_;
+  std::string dump_dir_;
+  asmjit::JitRuntime rt_;
+  std::vector<CompiledKernel> kernels_;
+};
+
+}  // namespace nnd::jit

@@ -1,0 +1,38 @@
+// AVX-512 hooks: 16 lanes, zmm0..zmm31 (EVEX); tails use opmask k1 set from eax.
+#include "core/jit/x86_isa_avx2.h"
+
+namespace nnd::jit {
+
+namespace {
+
+class Avx512Emitter final : public AvxEmitter {
+ public:
+  using AvxEmitter::AvxEmitter;
+  Isa isa() const override { return Isa::kAvx512; }
+  int width() const override { return 16; }
+  int num_regs() const override { return 32; }
+
+  void load_tail(int v, const x86::Mem& m, int n) override {
+    set_k1(n);
+    a_.k(x86::k1).z().vmovups(x86::zmm(v), m);
+  }
+  void store_tail(const x86::Mem& m, int v, int n) override {
+    set_k1(n);
+    a_.k(x86::k1).vmovups(m, x86::zmm(v));
+  }
+
+ protected:
+  x86::Vec reg(int i) const override { return x86::zmm(static_cast<uint32_t>(i)); }
+
+ private:
+  void set_k1(int n) {
+    a_.mov(x86::eax, (1u << n) - 1u);
+    a_.kmovw(x86::k1, x86::eax);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<VecEmitter> make_avx512_emitter(x86::Assembler& a) { return std::make_unique<Avx512Emitter>(a); }
+
+}  // namespace nnd::jit

@@ -1,0 +1,774 @@
+// ISA-neutral kernel generators (see x86_kernels.h). Written only against VecEmitter hooks.
+#include "core/jit/x86_kernels.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "core/jit/x86_kernel_regs_p.h"
+#include "core/util/error.h"
+
+namespace nnd::jit {
+
+using namespace regs;
+using asmjit::Label;
+
+namespace {
+
+int32_t i32(int64_t v) {
+  if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
+    throw Error("JIT: an address offset of " + std::to_string(v) + " bytes does not fit the x86 displacement");
+  }
+  return static_cast<int32_t>(v);
+}
+
+x86::Mem at(const x86::Gp& base, int64_t disp) { return x86::ptr(base, i32(disp)); }
+
+void add_imm(x86::Assembler& a, const x86::Gp& r, int64_t v) {
+  if (v == 0) return;
+  a.add(r, i32(v));
+}
+
+void add_slot(x86::Assembler& a, int off, int64_t v) {
+  if (v == 0) return;
+  a.add(slot(off), i32(v));
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Epilogue activation on registers [first, first + count), `tmp` free.
+void emit_fused_act(VecEmitter& ve, ActivationKind act, int first, int count, int tmp) {
+  if (act == ActivationKind::kLinear) return;
+  ve.zero(tmp);
+  for (int i = first; i < first + count; ++i) ve.max(i, i, tmp);
+  if (act == ActivationKind::kRelu6) {
+    ve.load_const(tmp, 6.0f);
+    for (int i = first; i < first + count; ++i) ve.min(i, i, tmp);
+  }
+}
+
+// Store register v to m, lanes [0, lanes).
+void store_lanes(VecEmitter& ve, const x86::Mem& m, int v, int lanes) {
+  if (lanes >= ve.width()) ve.store(m, v);
+  else ve.store_tail(m, v, lanes);
+}
+void load_lanes(VecEmitter& ve, int v, const x86::Mem& m, int lanes) {
+  if (lanes >= ve.width()) ve.load(v, m);
+  else ve.load_tail(v, m, lanes);
+}
+
+// Loops over batch, output rows and tiles of R output pixels; calls tile_row(r) with kIn/kOut at
+// the tile's first input/output pixel.
+struct SpatialGeometry {
+  int64_t out_h, out_w;
+  int64_t in_row_step, in_pix_step, out_row_step, out_pix_step, in_sample, out_sample;
+  int64_t in_off = 0, out_off = 0;  // bytes added to the buffer bases
+};
+
+void spatial_loops(VecEmitter& ve, const SpatialGeometry& g, int R, const std::function<void(int)>& tile_row) {
+  x86::Assembler& a = ve.as();
+  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kIn, 0));
+  add_imm(a, kIn, g.in_off);
+  a.mov(slot(kInN), kIn);
+  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  add_imm(a, kOut, g.out_off);
+  a.mov(slot(kOutN), kOut);
+  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  Label ln = a.newLabel(), loh = a.newLabel();
+  a.bind(ln);
+  a.mov(x86::rax, slot(kInN));
+  a.mov(slot(kInRow), x86::rax);
+  a.mov(x86::rax, slot(kOutN));
+  a.mov(slot(kOutRow), x86::rax);
+  a.mov(slot(kOhCnt), i32(g.out_h));
+  a.bind(loh);
+  a.mov(kIn, slot(kInRow));
+  a.mov(kOut, slot(kOutRow));
+  const int64_t full = g.out_w / R, rem = g.out_w % R;
+  if (full > 0) {
+    Label low = a.newLabel();
+    a.mov(slot(kOwtCnt), i32(full));
+    a.bind(low);
+    tile_row(R);
+    add_imm(a, kIn, R * g.in_pix_step);
+    add_imm(a, kOut, R * g.out_pix_step);
+    a.dec(slot(kOwtCnt));
+    a.jnz(low);
+  }
+  if (rem > 0) tile_row(static_cast<int>(rem));
+  add_slot(a, kInRow, g.in_row_step);
+  add_slot(a, kOutRow, g.out_row_step);
+  a.dec(slot(kOhCnt));
+  a.jnz(loh);
+  add_slot(a, kInN, g.in_sample);
+  add_slot(a, kOutN, g.out_sample);
+  a.dec(kN);
+  a.jnz(ln);
+}
+
+// GEMM rows: batch * rows_per_sample contiguous rows, tiles of R then one remainder tile.
+void rows_loops(VecEmitter& ve, int64_t rows_per_sample, int R, int64_t ps_in, int64_t ps_out,
+                const std::function<void(int)>& tile_row) {
+  x86::Assembler& a = ve.as();
+  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kIn, 0));
+  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  if (rows_per_sample != 1) a.imul(kN, kN, i32(rows_per_sample));
+  Label lrows = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
+  a.bind(lrows);
+  a.cmp(kN, R);
+  a.jb(ltail);
+  tile_row(R);
+  add_imm(a, kIn, R * ps_in);
+  add_imm(a, kOut, R * ps_out);
+  a.sub(kN, R);
+  a.jmp(lrows);
+  a.bind(ltail);
+  for (int r = R - 1; r >= 1; --r) {
+    Label next = a.newLabel();
+    a.cmp(kN, r);
+    a.jne(next);
+    tile_row(r);
+    a.jmp(ldone);
+    a.bind(next);
+  }
+  a.bind(ldone);
+}
+
+// ---- conv / GEMM ----------------------------------------------------------------------------
+
+void conv_tile(VecEmitter& ve, const ConvSpec& s, int R, int V, int lanes_last, int64_t ps_in, int64_t ps_out) {
+  x86::Assembler& a = ve.as();
+  const int W = ve.width();
+  auto acc = [&](int r, int v) { return r * V + v; };
+  const int wreg = R * V, xb = R * V + V;
+  for (int v = 0; v < V; ++v) {
+    if (s.has_bias) ve.load(acc(0, v), at(kBias, v * W * 4));
+    else ve.zero(acc(0, v));
+    for (int r = 1; r < R; ++r) ve.mov(acc(r, v), acc(0, v));
+  }
+  a.mov(kWk, kW);
+  a.mov(kRow, kIn);
+  Label lkh = a.newLabel(), lkw = a.newLabel();
+  if (s.kh > 1) {
+    a.mov(kKh, i32(s.kh));
+    a.bind(lkh);
+  }
+  a.mov(kCol, kRow);
+  if (s.kw > 1) {
+    a.mov(kKw, i32(s.kw));
+    a.bind(lkw);
+  }
+  a.mov(kPix, kCol);
+  const int U = 4;
+  const int64_t full = s.cin_g / U, rem = s.cin_g % U, wstep = int64_t{V} * W * 4;
+  auto body = [&](int u) {
+    for (int v = 0; v < V; ++v) ve.load(wreg + v, at(kWk, u * wstep + v * W * 4));
+    for (int r = 0; r < R; ++r) {
+      ve.broadcast(xb, at(kPix, u * 4 + r * ps_in));
+      for (int v = 0; v < V; ++v) ve.fmadd(acc(r, v), xb, wreg + v);
+    }
+  };
+  if (full > 0) {
+    Label lci = a.newLabel();
+    a.mov(kCi, i32(full));
+    a.bind(lci);
+    for (int u = 0; u < U; ++u) body(u);
+    a.add(kPix, U * 4);
+    add_imm(a, kWk, U * wstep);
+    a.dec(kCi);
+    a.jnz(lci);
+  }
+  for (int u = 0; u < rem; ++u) body(u);
+  add_imm(a, kWk, rem * wstep);
+  if (s.kw > 1) {
+    add_imm(a, kCol, s.dw * s.in_c * 4);
+    a.dec(kKw);
+    a.jnz(lkw);
+  }
+  if (s.kh > 1) {
+    add_imm(a, kRow, s.dh * s.in_w * s.in_c * 4);
+    a.dec(kKh);
+    a.jnz(lkh);
+  }
+  emit_fused_act(ve, s.act, 0, R * V, xb);
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) {
+      store_lanes(ve, at(kOb, r * ps_out + v * W * 4), acc(r, v), v == V - 1 ? lanes_last : W);
+    }
+  }
+}
+
+void conv_blocks(VecEmitter& ve, const ConvSpec& s, int R, int64_t ps_in, int64_t ps_out) {
+  x86::Assembler& a = ve.as();
+  const int W = ve.width(), vmax = s.blocking.vmax;
+  const int64_t cw = int64_t{vmax} * W, nb = ceil_div(s.cout_g, cw);
+  const int64_t last_ch = s.cout_g - (nb - 1) * cw;
+  const int vl = static_cast<int>(ceil_div(last_ch, W));
+  const int lanes_last = static_cast<int>(last_ch - int64_t{vl - 1} * W);
+  a.mov(kOb, kOut);
+  a.mov(kW, slot(kWBase));
+  a.mov(kBias, slot(kBBase));
+  if (nb > 1) {
+    Label l = a.newLabel();
+    a.mov(slot(kOcbCnt), i32(nb - 1));
+    a.bind(l);
+    conv_tile(ve, s, R, vmax, W, ps_in, ps_out);
+    add_imm(a, kOb, cw * 4);
+    add_imm(a, kW, s.kh * s.kw * s.cin_g * cw * 4);
+    add_imm(a, kBias, cw * 4);
+    a.dec(slot(kOcbCnt));
+    a.jnz(l);
+  }
+  conv_tile(ve, s, R, vl, lanes_last, ps_in, ps_out);
+}
+
+void set_weight_slots(VecEmitter& ve, int64_t w_off, int64_t b_off) {
+  x86::Assembler& a = ve.as();
+  a.mov(kW, x86::qword_ptr(kArgs, 16));
+  a.lea(kBias, at(kW, b_off * 4));
+  a.mov(slot(kBBase), kBias);
+  add_imm(a, kW, w_off * 4);
+  a.mov(slot(kWBase), kW);
+}
+
+// ---- window ops (depthwise conv, pooling) --------------------------------------------------
+
+void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_last) {
+  x86::Assembler& a = ve.as();
+  const int W = ve.width();
+  auto acc = [&](int r, int v) { return r * V + v; };
+  const int wreg = R * V, xr = s.op == WindowOp::kDepthwise ? R * V + V : R * V;
+  const int64_t ps_in = s.sw * s.c * 4, ps_out = s.c * 4;
+  for (int v = 0; v < V; ++v) {
+    if (s.op == WindowOp::kMax) ve.load_const(acc(0, v), -std::numeric_limits<float>::infinity());
+    else if (s.op == WindowOp::kDepthwise && s.has_bias) ve.load(acc(0, v), at(kBias, v * W * 4));
+    else ve.zero(acc(0, v));
+    for (int r = 1; r < R; ++r) ve.mov(acc(r, v), acc(0, v));
+  }
+  a.mov(kWk, kW);
+  a.mov(kRow, kCi);
+  Label lkh = a.newLabel(), lkw = a.newLabel();
+  if (s.kh > 1) {
+    a.mov(kKh, i32(s.kh));
+    a.bind(lkh);
+  }
+  a.mov(kCol, kRow);
+  if (s.kw > 1) {
+    a.mov(kKw, i32(s.kw));
+    a.bind(lkw);
+  }
+  if (s.op == WindowOp::kDepthwise) {
+    for (int v = 0; v < V; ++v) ve.load(wreg + v, at(kWk, v * W * 4));
+    add_imm(a, kWk, int64_t{V} * W * 4);
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) {
+      load_lanes(ve, xr, at(kCol, r * ps_in + v * W * 4), v == V - 1 ? lanes_last : W);
+      if (s.op == WindowOp::kDepthwise) ve.fmadd(acc(r, v), xr, wreg + v);
+      else if (s.op == WindowOp::kMax) ve.max(acc(r, v), acc(r, v), xr);
+      else ve.add(acc(r, v), acc(r, v), xr);
+    }
+  }
+  if (s.kw > 1) {
+    add_imm(a, kCol, s.dw * s.c * 4);
+    a.dec(kKw);
+    a.jnz(lkw);
+  }
+  if (s.kh > 1) {
+    add_imm(a, kRow, s.dh * s.in_w * s.c * 4);
+    a.dec(kKh);
+    a.jnz(lkh);
+  }
+  if (s.op == WindowOp::kSum && s.scale != 1.0f) {
+    ve.load_const(xr, s.scale);
+    for (int i = 0; i < R * V; ++i) ve.mul(i, i, xr);
+  }
+  emit_fused_act(ve, s.act, 0, R * V, xr);
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) {
+      store_lanes(ve, at(kOb, r * ps_out + v * W * 4), acc(r, v), v == V - 1 ? lanes_last : W);
+    }
+  }
+}
+
+void window_blocks(VecEmitter& ve, const WindowSpec& s, int R) {
+  x86::Assembler& a = ve.as();
+  const int W = ve.width(), vmax = s.vmax;
+  const int64_t cw = int64_t{vmax} * W, nb = ceil_div(s.c, cw);
+  const int64_t last_ch = s.c - (nb - 1) * cw;
+  const int vl = static_cast<int>(ceil_div(last_ch, W));
+  const int lanes_last = static_cast<int>(last_ch - int64_t{vl - 1} * W);
+  a.mov(kOb, kOut);
+  a.mov(kCi, kIn);
+  a.mov(kW, slot(kWBase));
+  a.mov(kBias, slot(kBBase));
+  if (nb > 1) {
+    Label l = a.newLabel();
+    a.mov(slot(kOcbCnt), i32(nb - 1));
+    a.bind(l);
+    window_tile(ve, s, R, vmax, W);
+    add_imm(a, kOb, cw * 4);
+    add_imm(a, kCi, cw * 4);
+    add_imm(a, kW, s.kh * s.kw * cw * 4);
+    add_imm(a, kBias, cw * 4);
+    a.dec(slot(kOcbCnt));
+    a.jnz(l);
+  }
+  window_tile(ve, s, R, vl, lanes_last);
+}
+
+// ---- copies ---------------------------------------------------------------------------------
+
+// Stores register v to [p] `count` times... i.e. fills count floats, advancing p. Uses kKh.
+void emit_fill(VecEmitter& ve, const x86::Gp& p, int64_t count, int v) {
+  x86::Assembler& a = ve.as();
+  const int W = ve.width();
+  const int64_t full = count / W, tail = count % W;
+  if (full > 4) {
+    Label l = a.newLabel();
+    a.mov(kKh, i32(full));
+    a.bind(l);
+    ve.store(x86::ptr(p), v);
+    a.add(p, W * 4);
+    a.dec(kKh);
+    a.jnz(l);
+  } else {
+    for (int64_t i = 0; i < full; ++i) ve.store(at(p, i * W * 4), v);
+    add_imm(a, p, full * W * 4);
+  }
+  if (tail > 0) {
+    ve.store_tail(x86::ptr(p), v, static_cast<int>(tail));
+    add_imm(a, p, tail * 4);
+  }
+}
+
+// Copies count floats from [src] to [dst], advancing both. Uses vector register v and kKh.
+void emit_copy(VecEmitter& ve, const x86::Gp& dst, const x86::Gp& src, int64_t count, int v) {
+  x86::Assembler& a = ve.as();
+  const int W = ve.width();
+  const int64_t full = count / W, tail = count % W;
+  if (full > 4) {
+    Label l = a.newLabel();
+    a.mov(kKh, i32(full));
+    a.bind(l);
+    ve.load(v, x86::ptr(src));
+    ve.store(x86::ptr(dst), v);
+    a.add(src, W * 4);
+    a.add(dst, W * 4);
+    a.dec(kKh);
+    a.jnz(l);
+  } else {
+    for (int64_t i = 0; i < full; ++i) {
+      ve.load(v, at(src, i * W * 4));
+      ve.store(at(dst, i * W * 4), v);
+    }
+    add_imm(a, src, full * W * 4);
+    add_imm(a, dst, full * W * 4);
+  }
+  if (tail > 0) {
+    ve.load_tail(v, x86::ptr(src), static_cast<int>(tail));
+    ve.store_tail(x86::ptr(dst), v, static_cast<int>(tail));
+    add_imm(a, src, tail * 4);
+    add_imm(a, dst, tail * 4);
+  }
+}
+
+// Element-wise activation on register 0 (registers 1, 2 free).
+void emit_unary_op(VecEmitter& ve, const UnarySpec& s) {
+  using K = ActivationKind;
+  if (s.relu_layer) {
+    ve.mov(2, 0);
+    ve.zero(1);
+    ve.max(0, 0, 1);
+    if (s.negative_slope != 0.0f) {
+      ve.min(2, 2, 1);
+      ve.load_const(1, s.negative_slope);
+      ve.mul(2, 2, 1);
+      ve.add(0, 0, 2);
+    }
+    if (s.has_max) {
+      ve.load_const(1, s.max_value);
+      ve.min(0, 0, 1);
+    }
+    return;
+  }
+  auto hard_sigmoid_k3 = [&] {
+    ve.load_const(1, 3.0f);
+    ve.add(0, 0, 1);
+    ve.zero(1);
+    ve.max(0, 0, 1);
+    ve.load_const(1, 6.0f);
+    ve.min(0, 0, 1);
+    ve.div(0, 0, 1);
+  };
+  switch (s.act) {
+    case K::kLinear: break;
+    case K::kRelu:
+    case K::kRelu6:
+      emit_fused_act(ve, s.act, 0, 1, 1);
+      break;
+    case K::kLeakyRelu:
+      ve.load_const(1, 0.2f);
+      ve.mul(1, 0, 1);
+      ve.max(0, 0, 1);
+      break;
+    case K::kHardSigmoidK2:
+      ve.load_const(1, 0.2f);
+      ve.mul(0, 0, 1);
+      ve.load_const(1, 0.5f);
+      ve.add(0, 0, 1);
+      ve.zero(1);
+      ve.max(0, 0, 1);
+      ve.load_const(1, 1.0f);
+      ve.min(0, 0, 1);
+      break;
+    case K::kHardSigmoidK3: hard_sigmoid_k3(); break;
+    case K::kHardSwish:
+      ve.mov(2, 0);
+      hard_sigmoid_k3();
+      ve.mul(0, 0, 2);
+      break;
+    case K::kSoftsign:
+      ve.zero(1);
+      ve.sub(1, 1, 0);
+      ve.max(1, 1, 0);
+      ve.load_const(2, 1.0f);
+      ve.add(1, 1, 2);
+      ve.div(0, 0, 1);
+      break;
+    default:
+      throw Error(std::string("JIT: activation '") + activation_name(s.act) + "' is not vectorised");
+  }
+}
+
+}  // namespace
+
+// ---- public generators ----------------------------------------------------------------------
+
+bool act_fusable(ActivationKind k) {
+  return k == ActivationKind::kLinear || k == ActivationKind::kRelu || k == ActivationKind::kRelu6;
+}
+
+bool unary_vectorised(ActivationKind k) {
+  using K = ActivationKind;
+  switch (k) {
+    case K::kLinear: case K::kRelu: case K::kRelu6: case K::kLeakyRelu: case K::kHardSigmoidK2:
+    case K::kHardSigmoidK3: case K::kHardSwish: case K::kSoftsign:
+      return true;
+    default:
+      return false;
+  }
+}
+
+ConvBlocking conv_blocking(Isa isa, int width, int usable_regs, int64_t cout_g) {
+  ConvBlocking b;
+  const int vmax_isa = isa == Isa::kAvx512 ? 4 : 2;
+  b.vmax = static_cast<int>(std::min<int64_t>(vmax_isa, ceil_div(cout_g, width)));
+  b.rows = std::min(8, (usable_regs - b.vmax - 1) / b.vmax);
+  return b;
+}
+
+void pack_conv_weights(ConvSpec& s, int width, const std::vector<float>& kernel, const std::vector<float>* bias,
+                       std::vector<float>& blob) {
+  const int64_t cw = int64_t{s.blocking.vmax} * width, nb = ceil_div(s.cout_g, cw);
+  const int64_t filters = s.cout_g * s.groups;
+  s.group_weight_off.clear();
+  s.group_bias_off.clear();
+  auto align = [&] { blob.resize((blob.size() + 15) / 16 * 16, 0.0f); };
+  for (int64_t g = 0; g < s.groups; ++g) {
+    align();
+    s.group_weight_off.push_back(static_cast<int64_t>(blob.size()));
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t vb = std::min<int64_t>(s.blocking.vmax, ceil_div(s.cout_g - b * cw, width));
+      for (int64_t kh = 0; kh < s.kh; ++kh) {
+        for (int64_t kw = 0; kw < s.kw; ++kw) {
+          for (int64_t ci = 0; ci < s.cin_g; ++ci) {
+            for (int64_t j = 0; j < vb * width; ++j) {
+              const int64_t oc = b * cw + j;
+              blob.push_back(oc < s.cout_g
+                                 ? kernel[static_cast<size_t>(((kh * s.kw + kw) * s.cin_g + ci) * filters + g * s.cout_g + oc)]
+                                 : 0.0f);
+            }
+          }
+        }
+      }
+    }
+    align();
+    s.group_bias_off.push_back(static_cast<int64_t>(blob.size()));
+    for (int64_t j = 0; j < nb * cw; ++j) {
+      blob.push_back(bias && j < s.cout_g ? (*bias)[static_cast<size_t>(g * s.cout_g + j)] : 0.0f);
+    }
+  }
+}
+
+void emit_conv(VecEmitter& ve, const ConvSpec& s) {
+  const int R = s.blocking.rows;
+  for (int64_t g = 0; g < s.groups; ++g) {
+    set_weight_slots(ve, s.group_weight_off[static_cast<size_t>(g)], s.group_bias_off[static_cast<size_t>(g)]);
+    if (s.rows_mode) {
+      const int64_t ps_in = s.in_c * 4, ps_out = s.out_c * 4;
+      rows_loops(ve, s.out_h * s.out_w, R, ps_in, ps_out, [&](int r) { conv_blocks(ve, s, r, ps_in, ps_out); });
+    } else {
+      SpatialGeometry geo{s.out_h, s.out_w,
+                          s.sh * s.in_w * s.in_c * 4, s.sw * s.in_c * 4,
+                          s.out_w * s.out_c * 4, s.out_c * 4,
+                          s.in_h * s.in_w * s.in_c * 4, s.out_h * s.out_w * s.out_c * 4,
+                          g * s.cin_g * 4, g * s.cout_g * 4};
+      const int64_t ps_in = s.sw * s.in_c * 4, ps_out = s.out_c * 4;
+      spatial_loops(ve, geo, R, [&](int r) { conv_blocks(ve, s, r, ps_in, ps_out); });
+    }
+  }
+}
+
+void pack_depthwise_weights(WindowSpec& s, int width, const std::vector<float>& kernel, const std::vector<float>* bias,
+                            std::vector<float>& blob) {
+  const int64_t cw = int64_t{s.vmax} * width, nb = ceil_div(s.c, cw);
+  auto align = [&] { blob.resize((blob.size() + 15) / 16 * 16, 0.0f); };
+  align();
+  s.weight_off = static_cast<int64_t>(blob.size());
+  for (int64_t b = 0; b < nb; ++b) {
+    const int64_t vb = std::min<int64_t>(s.vmax, ceil_div(s.c - b * cw, width));
+    for (int64_t t = 0; t < s.kh * s.kw; ++t) {
+      for (int64_t j = 0; j < vb * width; ++j) {
+        const int64_t c = b * cw + j;
+        blob.push_back(c < s.c ? kernel[static_cast<size_t>(t * s.c + c)] : 0.0f);
+      }
+    }
+  }
+  align();
+  s.bias_off = static_cast<int64_t>(blob.size());
+  for (int64_t j = 0; j < nb * cw; ++j) blob.push_back(bias && j < s.c ? (*bias)[static_cast<size_t>(j)] : 0.0f);
+}
+
+void emit_window(VecEmitter& ve, const WindowSpec& s) {
+  set_weight_slots(ve, s.weight_off, s.bias_off);
+  SpatialGeometry geo{s.out_h, s.out_w,
+                      s.sh * s.in_w * s.c * 4, s.sw * s.c * 4,
+                      s.out_w * s.c * 4, s.c * 4,
+                      s.in_h * s.in_w * s.c * 4, s.out_h * s.out_w * s.c * 4};
+  spatial_loops(ve, geo, s.rows, [&](int r) { window_blocks(ve, s, r); });
+}
+
+void emit_pad(VecEmitter& ve, const PadSpec& s) {
+  x86::Assembler& a = ve.as();
+  const int W = ve.width();
+  const int64_t cd = s.c * s.dm, wp = s.w + s.left + s.right;
+  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kIn, 0));
+  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  if (s.value == 0.0f) ve.zero(0);
+  else ve.load_const(0, s.value);
+  Label ln = a.newLabel(), lh = a.newLabel();
+  a.bind(ln);
+  emit_fill(ve, kOut, s.top * wp * cd, 0);
+  a.mov(slot(kOhCnt), i32(s.h));
+  a.bind(lh);
+  emit_fill(ve, kOut, s.left * cd, 0);
+  if (s.dm == 1) {
+    emit_copy(ve, kOut, kIn, s.w * s.c, 1);
+  } else {
+    Label lw = a.newLabel();
+    a.mov(kCi, i32(s.w));
+    a.bind(lw);
+    for (int64_t c = 0; c < s.c; ++c) {
+      ve.broadcast(1, at(kIn, c * 4));
+      for (int64_t j = 0; j < s.dm; j += W) {
+        store_lanes(ve, at(kOut, (c * s.dm + j) * 4), 1, static_cast<int>(std::min<int64_t>(W, s.dm - j)));
+      }
+    }
+    add_imm(a, kIn, s.c * 4);
+    add_imm(a, kOut, cd * 4);
+    a.dec(kCi);
+    a.jnz(lw);
+  }
+  emit_fill(ve, kOut, s.right * cd, 0);
+  a.dec(slot(kOhCnt));
+  a.jnz(lh);
+  emit_fill(ve, kOut, s.bottom * wp * cd, 0);
+  a.dec(kN);
+  a.jnz(ln);
+}
+
+void emit_unary(VecEmitter& ve, const UnarySpec& s) {
+  x86::Assembler& a = ve.as();
+  const int W = ve.width();
+  const int64_t esize = s.u8 ? 1 : 4;
+  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kIn, 0));
+  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  if (s.channels > 0) {
+    // Per-channel affine then activation; one position (C floats) per iteration.
+    const int64_t C = s.channels, positions = s.count / C;
+    a.mov(kW, x86::qword_ptr(kArgs, 16));
+    a.lea(kBias, at(kW, s.shift_off * 4));
+    add_imm(a, kW, s.scale_off * 4);
+    a.imul(kN, kN, i32(positions));
+    Label lp = a.newLabel();
+    a.bind(lp);
+    for (int64_t j = 0; j < C; j += W) {
+      const int lanes = static_cast<int>(std::min<int64_t>(W, C - j));
+      load_lanes(ve, 0, at(kIn, j * 4), lanes);
+      ve.load(1, at(kW, j * 4));
+      ve.mul(0, 0, 1);
+      ve.load(1, at(kBias, j * 4));
+      ve.add(0, 0, 1);
+      emit_unary_op(ve, s);
+      store_lanes(ve, at(kOut, j * 4), 0, lanes);
+    }
+    add_imm(a, kIn, C * 4);
+    add_imm(a, kOut, C * 4);
+    a.dec(kN);
+    a.jnz(lp);
+    return;
+  }
+  if (s.count != 1) a.imul(kN, kN, i32(s.count));
+  Label lv = a.newLabel(), ltail = a.newLabel(), ls = a.newLabel(), ldone = a.newLabel();
+  a.bind(lv);
+  a.cmp(kN, W);
+  a.jb(ltail);
+  if (s.u8) ve.load_u8(0, x86::ptr(kIn));
+  else ve.load(0, x86::ptr(kIn));
+  emit_unary_op(ve, s);
+  ve.store(x86::ptr(kOut), 0);
+  a.add(kIn, i32(W * esize));
+  a.add(kOut, W * 4);
+  a.sub(kN, W);
+  a.jmp(lv);
+  a.bind(ltail);
+  a.test(kN, kN);
+  a.jz(ldone);
+  a.bind(ls);
+  if (s.u8) ve.load_u8_scalar(0, x86::ptr(kIn));
+  else ve.load_scalar(0, x86::ptr(kIn));
+  emit_unary_op(ve, s);
+  ve.store_scalar(x86::ptr(kOut), 0);
+  a.add(kIn, i32(esize));
+  a.add(kOut, 4);
+  a.dec(kN);
+  a.jnz(ls);
+  a.bind(ldone);
+}
+
+void emit_helper_call(VecEmitter& ve, int helper_index, int64_t count, int64_t params_off) {
+  x86::Assembler& a = ve.as();
+  ve.leave();  // no dirty upper vector state across the call
+  a.mov(x86::rax, x86::qword_ptr(kArgs, 32));
+  a.mov(x86::rax, x86::qword_ptr(x86::rax, helper_index * 8));
+  a.mov(x86::rcx, x86::qword_ptr(kArgs, 16));
+  add_imm(a, x86::rcx, params_off * 4);
+  a.mov(x86::rdx, x86::qword_ptr(kArgs, 24));
+  a.imul(x86::rdx, x86::rdx, i32(count));
+  a.mov(x86::rsi, x86::qword_ptr(kArgs, 0));
+  a.mov(x86::rsi, x86::qword_ptr(x86::rsi, 0));
+  a.mov(x86::rdi, x86::qword_ptr(kArgs, 8));
+  a.call(x86::rax);
+}
+
+void emit_merge(VecEmitter& ve, BinOp op, int inputs, int64_t count, float post_div) {
+  x86::Assembler& a = ve.as();
+  const int W = ve.width();
+  a.mov(kW, x86::qword_ptr(kArgs, 0));
+  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  a.imul(kN, kN, i32(count));
+  a.xor_(kPix, kPix);
+  auto body = [&](bool scalar) {
+    for (int i = 0; i < inputs; ++i) {
+      a.mov(kRow, x86::qword_ptr(kW, i * 8));
+      const x86::Mem m = x86::ptr(kRow, kPix);
+      const int d = i == 0 ? 0 : 1;
+      if (scalar) ve.load_scalar(d, m);
+      else ve.load(d, m);
+      if (i == 0) continue;
+      switch (op) {
+        case BinOp::kAdd: ve.add(0, 0, 1); break;
+        case BinOp::kSub: ve.sub(0, 0, 1); break;
+        case BinOp::kMul: ve.mul(0, 0, 1); break;
+        case BinOp::kMax: ve.max(0, 0, 1); break;
+        case BinOp::kMin: ve.min(0, 0, 1); break;
+      }
+    }
+    if (post_div != 1.0f) {
+      ve.load_const(1, post_div);
+      ve.div(0, 0, 1);
+    }
+    const x86::Mem o = x86::ptr(kOut, kPix);
+    if (scalar) ve.store_scalar(o, 0);
+    else ve.store(o, 0);
+  };
+  Label lv = a.newLabel(), ltail = a.newLabel(), ls = a.newLabel(), ldone = a.newLabel();
+  a.bind(lv);
+  a.cmp(kN, W);
+  a.jb(ltail);
+  body(false);
+  a.add(kPix, W * 4);
+  a.sub(kN, W);
+  a.jmp(lv);
+  a.bind(ltail);
+  a.test(kN, kN);
+  a.jz(ldone);
+  a.bind(ls);
+  body(true);
+  a.add(kPix, 4);
+  a.dec(kN);
+  a.jnz(ls);
+  a.bind(ldone);
+}
+
+void emit_concat(VecEmitter& ve, int64_t outer, const std::vector<int64_t>& inner) {
+  x86::Assembler& a = ve.as();
+  a.mov(kW, x86::qword_ptr(kArgs, 0));
+  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  a.imul(kN, kN, i32(outer));
+  a.xor_(kCi, kCi);
+  Label l = a.newLabel();
+  a.bind(l);
+  for (size_t i = 0; i < inner.size(); ++i) {
+    a.mov(kRow, x86::qword_ptr(kW, static_cast<int32_t>(i * 8)));
+    a.imul(kCol, kCi, i32(inner[i] * 4));
+    a.add(kRow, kCol);
+    emit_copy(ve, kOut, kRow, inner[i], 0);
+  }
+  a.inc(kCi);
+  a.cmp(kCi, kN);
+  a.jb(l);
+}
+
+void emit_position_scale(VecEmitter& ve, int64_t positions, int64_t channels, int64_t map_off) {
+  x86::Assembler& a = ve.as();
+  const int W = ve.width();
+  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kIn, 0));
+  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(kW, x86::qword_ptr(kArgs, 16));
+  add_imm(a, kW, map_off * 4);
+  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  Label ln = a.newLabel(), lp = a.newLabel();
+  a.bind(ln);
+  a.mov(kWk, kW);
+  a.mov(kCi, i32(positions));
+  a.bind(lp);
+  ve.broadcast(1, x86::ptr(kWk));
+  for (int64_t j = 0; j < channels; j += W) {
+    const int lanes = static_cast<int>(std::min<int64_t>(W, channels - j));
+    load_lanes(ve, 0, at(kIn, j * 4), lanes);
+    ve.mul(0, 0, 1);
+    store_lanes(ve, at(kOut, j * 4), 0, lanes);
+  }
+  add_imm(a, kIn, channels * 4);
+  add_imm(a, kOut, channels * 4);
+  a.add(kWk, 4);
+  a.dec(kCi);
+  a.jnz(lp);
+  a.dec(kN);
+  a.jnz(ln);
+}
+
+}  // namespace nnd::jit

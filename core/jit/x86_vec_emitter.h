@@ -1,0 +1,93 @@
+// The ISA hook chain: every kernel generator (x86_kernel_*.cpp) is written once against this
+// class, which emits vector instructions for one instruction set. Registers are named by index
+// (0 .. usable_regs()-1); the hooks own register scratch() and the GP register rax/eax, which
+// kernels must not hold values in across a hook call.
+//
+//   VecEmitter            (this file: constant pool, shared helpers)
+//   ├─ SseEmitter         (x86_isa_sse41.cpp: 4 lanes, 16 xmm, legacy SSE encoding only)
+//   └─ AvxEmitter         (x86_isa_avx2.cpp: 8 lanes, 16 ymm, VEX, FMA, vmaskmovps tails)
+//      └─ Avx512Emitter   (x86_isa_avx512.cpp: 16 lanes, 32 zmm, EVEX, k-mask tails)
+//
+// Adding an ISA: a new x86_isa_<name>.cpp with a subclass, plus one line in
+// make_vec_emitter() (x86_isa_registry.cpp).
+#pragma once
+
+#include <asmjit/x86.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/jit/cpu_features.h"
+
+namespace nnd::jit {
+
+namespace x86 = asmjit::x86;
+
+class VecEmitter {
+ public:
+  explicit VecEmitter(x86::Assembler& a) : a_(a) {}
+  virtual ~VecEmitter() = default;
+  VecEmitter(const VecEmitter&) = delete;
+  VecEmitter& operator=(const VecEmitter&) = delete;
+
+  x86::Assembler& as() { return a_; }
+
+  virtual Isa isa() const = 0;
+  virtual int width() const = 0;     // float32 lanes per vector
+  virtual int num_regs() const = 0;  // architectural vector registers
+  int usable_regs() const { return num_regs() - 1; }
+  int scratch() const { return num_regs() - 1; }
+
+  // Memory. Tails move lanes [0, n), 0 < n < width(); a tail load zeroes the other lanes and
+  // never touches memory past lane n-1.
+  virtual void load(int v, const x86::Mem& m) = 0;
+  virtual void store(const x86::Mem& m, int v) = 0;
+  virtual void load_tail(int v, const x86::Mem& m, int n) = 0;
+  virtual void store_tail(const x86::Mem& m, int v, int n) = 0;
+  virtual void load_scalar(int v, const x86::Mem& m) = 0;   // lane 0, others zero
+  virtual void store_scalar(const x86::Mem& m, int v) = 0;  // lane 0
+  virtual void broadcast(int v, const x86::Mem& m) = 0;     // one float to all lanes
+  virtual void load_u8(int v, const x86::Mem& m) = 0;       // width() bytes -> floats
+  virtual void load_u8_scalar(int v, const x86::Mem& m) = 0;  // one byte -> lane 0 (uses eax)
+
+  // Arithmetic, d = a op b (any aliasing allowed).
+  virtual void zero(int v) = 0;
+  virtual void mov(int d, int s) = 0;
+  virtual void add(int d, int a, int b) = 0;
+  virtual void sub(int d, int a, int b) = 0;
+  virtual void mul(int d, int a, int b) = 0;
+  virtual void div(int d, int a, int b) = 0;
+  virtual void max(int d, int a, int b) = 0;
+  virtual void min(int d, int a, int b) = 0;
+  virtual void fmadd(int acc, int a, int b) = 0;  // acc += a * b (fused where the ISA has FMA)
+  // Memory-operand forms used by pooling/merges: d = d op [m].
+  virtual void add_mem(int d, const x86::Mem& m) = 0;
+  virtual void max_mem(int d, const x86::Mem& m) = 0;
+
+  // Called before every `ret` (vzeroupper on VEX/EVEX ISAs).
+  virtual void leave() = 0;
+
+  // Constants: a vector of width() copies, or a lane pattern, placed after the code (RIP-relative,
+  // so the code stays position-independent and its bytes deterministic).
+  x86::Mem const_f32(float v);
+  x86::Mem const_u32_lanes(const std::array<uint32_t, 16>& lanes);
+  void load_const(int v, float f) { load(v, const_f32(f)); }
+  void emit_const_pool();  // after the last instruction of the function
+
+ protected:
+  x86::Assembler& a_;
+
+ private:
+  struct Entry {
+    std::array<uint32_t, 16> lanes;
+    asmjit::Label label;
+  };
+  std::vector<Entry> pool_;
+};
+
+// The one place that maps an ISA to its hook class (x86_isa_registry.cpp).
+std::unique_ptr<VecEmitter> make_vec_emitter(Isa isa, x86::Assembler& a);
+
+}  // namespace nnd::jit

@@ -1,0 +1,165 @@
+// Helpers of the JIT tests: one-node graphs, random data, and JIT-vs-reference comparison for an
+// ISA (skipped where the CPU lacks it).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/engine/engine_options.h"
+#include "core/ir/graph.h"
+#include "core/ir/shape_inference.h"
+#include "core/jit/jit_engine.h"
+#include "core/ref/reference_engine.h"
+
+namespace nnd::jit::test {
+
+inline std::vector<Isa> all_isas() { return {Isa::kSse41, Isa::kAvx2, Isa::kAvx512}; }
+
+inline IsaChoice choice_of(Isa isa) {
+  switch (isa) {
+    case Isa::kSse41: return IsaChoice::kSse41;
+    case Isa::kAvx2: return IsaChoice::kAvx2;
+    case Isa::kAvx512: return IsaChoice::kAvx512;
+  }
+  return IsaChoice::kAuto;
+}
+
+inline const CpuFeatures& host() {
+  static const CpuFeatures f = detect_cpu_features();
+  return f;
+}
+
+#define NND_SKIP_WITHOUT(isa)                                                                  \
+  do {                                                                                         \
+    if (!::nnd::jit::test::host().has(isa)) {                                                  \
+      GTEST_SKIP() << "this CPU lacks " << ::nnd::jit::isa_id(isa) << ": its JIT path is not tested here"; \
+    }                                                                                          \
+  } while (0)
+
+class Rng {
+ public:
+  explicit Rng(uint32_t seed) : e_(seed) {}
+  int64_t range(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(e_); }
+  float uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(e_); }
+  bool coin() { return range(0, 1) == 1; }
+  std::vector<float> vec(int64_t n, float lo = -1.0f, float hi = 1.0f) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto& x : v) x = uniform(lo, hi);
+    return v;
+  }
+  Weights weights(Dims shape, float scale = 0.5f) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return Weights{std::move(shape), vec(n, -scale, scale)};
+  }
+
+ private:
+  std::mt19937 e_;
+};
+
+inline Graph one_node(LayerParams params, const std::vector<Dims>& input_shapes, DType dtype = DType::kFloat32,
+                      const std::string& keras_class = "Test") {
+  Graph g;
+  g.source = "jit-test";
+  Node n;
+  n.name = "layer";
+  n.keras_class = keras_class;
+  n.params = std::move(params);
+  for (size_t i = 0; i < input_shapes.size(); ++i) {
+    Value v;
+    v.name = "in" + std::to_string(i);
+    v.dtype = dtype;
+    v.shape = input_shapes[i];
+    g.values.push_back(v);
+    g.inputs.push_back(static_cast<ValueId>(i));
+    g.input_names.push_back(v.name);
+    n.inputs.push_back(static_cast<ValueId>(i));
+  }
+  Value out;
+  out.name = "layer";
+  out.producer = 0;
+  g.values.push_back(out);
+  n.output = static_cast<ValueId>(g.values.size() - 1);
+  g.outputs.push_back(n.output);
+  g.output_names.push_back("layer");
+  g.nodes.push_back(std::move(n));
+  infer_shapes(g);
+  return g;
+}
+
+inline int64_t count_of(const Dims& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+// Runs g on random inputs (batch samples) with the reference engine and the JIT for `isa`;
+// returns the worst scaled error |jit - ref| / max(1, |ref|) over all outputs.
+inline double jit_vs_reference(const Graph& g, Isa isa, int64_t batch, uint32_t seed, bool u8_inputs = false,
+                               std::string* where = nullptr) {
+  Rng rng(seed);
+  std::vector<std::vector<float>> in_f;
+  std::vector<std::vector<uint8_t>> in_u;
+  std::vector<InputView> views;
+  for (ValueId v : g.inputs) {
+    const int64_t n = batch * count_of(g.values[v].shape);
+    if (u8_inputs) {
+      std::vector<uint8_t> b(static_cast<size_t>(n));
+      for (auto& x : b) x = static_cast<uint8_t>(rng.range(0, 255));
+      in_u.push_back(std::move(b));
+    } else {
+      in_f.push_back(rng.vec(n, -2.0f, 2.0f));
+    }
+  }
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    views.push_back(u8_inputs ? InputView{DType::kUInt8, in_u[i].data()} : InputView{DType::kFloat32, in_f[i].data()});
+  }
+  auto ref = make_reference_engine(g);
+  EngineOptions opt;
+  opt.engine = EngineKind::kJit;
+  opt.isa = choice_of(isa);
+  auto jit = make_jit_engine(g, opt);
+  std::vector<std::vector<float>> out_r, out_j;
+  std::vector<float*> pr, pj;
+  for (ValueId v : g.outputs) {
+    const int64_t n = batch * count_of(g.values[v].shape);
+    out_r.emplace_back(static_cast<size_t>(n), NAN);
+    out_j.emplace_back(static_cast<size_t>(n + 16), -12345.0f);  // guard after the end
+  }
+  for (size_t i = 0; i < out_r.size(); ++i) {
+    pr.push_back(out_r[i].data());
+    pj.push_back(out_j[i].data());
+  }
+  ref->run(batch, views, pr);
+  jit->run(batch, views, pj);
+  double worst = 0;
+  for (size_t i = 0; i < out_r.size(); ++i) {
+    for (size_t k = 0; k < out_r[i].size(); ++k) {
+      const double r = out_r[i][k], j = out_j[i][k];
+      double e = std::fabs(r - j) / std::max(1.0, std::fabs(r));
+      if (std::isnan(e) || (std::isinf(r) != std::isinf(j))) e = INFINITY;
+      if (std::isinf(r) && r == j) e = 0;
+      if (e > worst) {
+        worst = e;
+        if (where) *where = "output " + std::to_string(i) + " index " + std::to_string(k) + ": ref " +
+                            std::to_string(r) + " jit " + std::to_string(j);
+      }
+    }
+    for (size_t k = out_r[i].size(); k < out_j[i].size(); ++k) {
+      if (out_j[i][k] != -12345.0f) {
+        worst = INFINITY;
+        if (where) *where = "write past the end of output " + std::to_string(i);
+      }
+    }
+  }
+  return worst;
+}
+
+inline constexpr double kTol = 1e-5;
+
+}  // namespace nnd::jit::test
