@@ -1,0 +1,69 @@
+// Per-model serving statistics: counters and a fixed-size latency histogram, updated lock-free by
+// the worker threads and read by the control thread (nnctl stats).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace nnd::daemon::sched {
+
+// Log-linear histogram of nanosecond latencies: 8 sub-buckets per power of two (relative error
+// of a reported percentile <= 12.5%), 64 powers, no allocation, relaxed atomics.
+class LatencyHistogram {
+ public:
+  static constexpr int kSubBits = 3;
+  static constexpr int kSub = 1 << kSubBits;
+  static constexpr int kBuckets = 64 * kSub;
+
+  void record(uint64_t ns);
+  // Upper bound of the bucket holding the q-quantile (0 < q <= 1); 0 when empty.
+  uint64_t percentile(double q) const;
+  uint64_t max() const { return max_.load(std::memory_order_relaxed); }
+  uint64_t count() const;
+
+  static int bucket_of(uint64_t ns);
+  static uint64_t bucket_upper(int b);
+
+ private:
+  std::array<std::atomic<uint64_t>, kBuckets> counts_{};
+  std::atomic<uint64_t> max_{0};
+};
+
+struct ModelStatsSnapshot {
+  std::string name;
+  uint64_t requests = 0;         // requests answered (any status)
+  uint64_t batches = 0;          // engine runs
+  uint64_t samples = 0;          // samples run
+  uint64_t errors = 0;           // requests answered with an error status (incl. deadline misses)
+  uint64_t deadline_misses = 0;  // requests answered NND_IPC_E_DEADLINE
+  uint64_t latency_p50_ns = 0;   // daemon-side latency: request seen -> completion pushed
+  uint64_t latency_p99_ns = 0;
+  uint64_t latency_max_ns = 0;
+};
+
+class ModelStats {
+ public:
+  explicit ModelStats(std::string name) : name_(std::move(name)) {}
+  const std::string& name() const { return name_; }
+
+  void add_batch(uint32_t samples) {
+    batches_.fetch_add(1, std::memory_order_relaxed);
+    samples_.fetch_add(samples, std::memory_order_relaxed);
+  }
+  void add_request(bool ok, bool deadline_miss, uint64_t latency_ns) {
+    requests_.fetch_add(1, std::memory_order_relaxed);
+    if (!ok) errors_.fetch_add(1, std::memory_order_relaxed);
+    if (deadline_miss) deadline_misses_.fetch_add(1, std::memory_order_relaxed);
+    if (ok) latency_.record(latency_ns);
+  }
+  ModelStatsSnapshot snapshot() const;
+
+ private:
+  std::string name_;
+  std::atomic<uint64_t> requests_{0}, batches_{0}, samples_{0}, errors_{0}, deadline_misses_{0};
+  LatencyHistogram latency_;
+};
+
+}  // namespace nnd::daemon::sched
