@@ -1,0 +1,403 @@
+// nnctl: control and inspect a running nnd daemon through libnnclient.
+//
+//   nnctl [--endpoint E] infer MODEL --input NAME=FILE.npy... --output-dir DIR [--timeout-ms T]
+//   nnctl [--endpoint E] models | stats | reload | top [--once]
+//
+// Exit codes: 0 success, 1 daemon/model/input error (the message names the nnclient status),
+// 2 usage error.
+#include <CLI/CLI.hpp>
+
+#include <poll.h>
+#include <signal.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "client/nnclient.hpp"
+#include "core/io/model_inputs.h"
+#include "core/io/npy.h"
+#include "core/util/error.h"
+
+namespace {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string shape_string(int64_t batch, const nnclient::TensorInfo& t) {
+  std::string s = "(" + std::to_string(batch);
+  for (uint32_t d = 0; d < t.rank; ++d) s += ", " + std::to_string(t.dims[d]);
+  return s + ")";
+}
+
+std::string npy_shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t d = 0; d < shape.size(); ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+// ---- infer ----------------------------------------------------------------------------------
+
+int cmd_infer(nnclient::Client& client, const std::string& model,
+              const std::vector<std::string>& specs, const std::string& output_dir,
+              int64_t timeout_ms, int64_t batch_opt) {
+  std::map<std::string, std::string> files;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      throw UsageError("--input expects NAME=FILE.npy, got '" + spec + "'");
+    }
+    if (!files.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second) {
+      throw UsageError("input '" + spec.substr(0, eq) + "' given twice");
+    }
+  }
+  const nnclient::ModelInfo info = client.model_info(model);
+  for (const auto& [name, path] : files) {
+    bool known = false;
+    for (const auto& t : info.inputs()) known = known || name == t.name;
+    if (!known) {
+      std::string names;
+      for (const auto& t : info.inputs()) names += (names.empty() ? "" : ", ") + std::string(t.name);
+      throw nnd::Error("model '" + model + "' has no input '" + name + "' (inputs: " + names + ")");
+    }
+  }
+
+  // Read the files; the batch is their first axis (all equal), or --batch, or 1.
+  std::vector<nnd::NpyArray> arrays(info.inputs().size());
+  int64_t batch = batch_opt;
+  for (size_t k = 0; k < info.inputs().size(); ++k) {
+    const nnclient::TensorInfo& t = info.input(k);
+    const auto it = files.find(t.name);
+    if (it == files.end()) continue;
+    nnd::NpyArray a = nnd::read_npy(it->second);
+    bool ok = a.shape.size() == t.rank + 1;
+    for (uint32_t d = 0; ok && d < t.rank; ++d) ok = a.shape[d + 1] == t.dims[d];
+    if (!ok) {
+      throw nnd::Error(it->second + ": shape " + npy_shape_string(a.shape) + " does not fit input '" +
+                       t.name + "' " + shape_string(-1, t).replace(1, 2, "N") +
+                       " (batch first)");
+    }
+    if (batch > 0 && a.shape[0] != batch) {
+      throw nnd::Error(it->second + ": batch " + std::to_string(a.shape[0]) + " disagrees with " +
+                       std::to_string(batch) + " (other inputs or --batch)");
+    }
+    batch = a.shape[0];
+    if (t.dtype == NNCLIENT_FLOAT32 && a.dtype == nnd::DType::kUInt8) {
+      // uint8 files are converted to float32, as nnrun does for camera bytes.
+      std::vector<uint8_t> f(a.bytes.size() * 4);
+      for (size_t i = 0; i < a.bytes.size(); ++i) {
+        const float v = a.bytes[i];
+        std::memcpy(&f[i * 4], &v, 4);
+      }
+      a.bytes = std::move(f);
+      a.dtype = nnd::DType::kFloat32;
+    } else if (t.dtype == NNCLIENT_UINT8 && a.dtype != nnd::DType::kUInt8) {
+      throw nnd::Error(it->second + ": input '" + std::string(t.name) +
+                       "' is uint8 in the daemon's config; give a uint8 .npy file");
+    }
+    arrays[k] = std::move(a);
+  }
+  if (batch <= 0) batch = 1;
+  if (batch > UINT32_MAX) throw nnd::Error("batch too large");
+  // Inputs without a file: nnrun's deterministic pattern (float32), or for uint8 inputs the
+  // same sequence before the division: ((j*37 + k*101) mod 256).
+  for (size_t k = 0; k < info.inputs().size(); ++k) {
+    const nnclient::TensorInfo& t = info.input(k);
+    if (!arrays[k].bytes.empty() || files.count(t.name)) continue;
+    const nnd::Dims dims(t.dims, t.dims + t.rank);
+    if (t.dtype == NNCLIENT_FLOAT32) {
+      arrays[k] = nnd::deterministic_input(dims, batch, k);
+    } else {
+      nnd::NpyArray a;
+      a.dtype = nnd::DType::kUInt8;
+      a.bytes.resize(t.sample_bytes * static_cast<size_t>(batch));
+      for (size_t j = 0; j < a.bytes.size(); ++j) a.bytes[j] = static_cast<uint8_t>((j * 37 + k * 101) % 256);
+      arrays[k] = std::move(a);
+    }
+    std::printf("input  %s: %s %s from pattern\n", t.name, shape_string(batch, t).c_str(),
+                nnclient::dtype_name(t.dtype));
+  }
+  for (size_t k = 0; k < info.inputs().size(); ++k) {
+    const nnclient::TensorInfo& t = info.input(k);
+    if (files.count(t.name)) {
+      std::printf("input  %s: %s %s from %s\n", t.name, shape_string(batch, t).c_str(),
+                  nnclient::dtype_name(t.dtype), files[t.name].c_str());
+    }
+  }
+
+  std::vector<std::vector<float>> outs(info.outputs().size());
+  std::vector<std::span<const std::byte>> in_spans;
+  std::vector<std::span<std::byte>> out_spans;
+  for (const nnd::NpyArray& a : arrays) in_spans.push_back(std::as_bytes(std::span(a.bytes)));
+  for (size_t k = 0; k < outs.size(); ++k) {
+    outs[k].resize(info.output(k).sample_bytes / sizeof(float) * static_cast<size_t>(batch));
+    out_spans.push_back(std::as_writable_bytes(std::span(outs[k])));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  client.infer(info, in_spans, static_cast<uint32_t>(batch), out_spans,
+               std::chrono::milliseconds(timeout_ms));
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("model %s (version %u, engine %s): batch %lld in %.3f ms\n", info.name().c_str(),
+              info.version(), info.engine().c_str(), static_cast<long long>(batch), ms);
+
+  if (!output_dir.empty()) std::filesystem::create_directories(output_dir);
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const nnclient::TensorInfo& t = info.output(k);
+    const std::vector<float>& b = outs[k];
+    std::printf("output %s: %s float32", t.name, shape_string(batch, t).c_str());
+    if (!b.empty()) {
+      const auto [mn, mx] = std::minmax_element(b.begin(), b.end());
+      std::printf("  min %.6g max %.6g", *mn, *mx);
+    }
+    std::printf("\n");
+    if (!output_dir.empty()) {
+      std::string file = t.name;
+      for (char& ch : file) {
+        if (ch == '/') ch = '_';
+      }
+      const std::string path = (std::filesystem::path(output_dir) / (file + ".npy")).string();
+      std::vector<int64_t> shape{batch};
+      shape.insert(shape.end(), t.dims, t.dims + t.rank);
+      nnd::write_npy_f32(path, shape, b.data());
+      std::printf("wrote %s\n", path.c_str());
+    }
+  }
+  return 0;
+}
+
+// ---- models / stats / reload ---------------------------------------------------------------
+
+int cmd_models(nnclient::Client& client) {
+  const std::vector<nnclient::ModelInfo> all = client.list_models();
+  if (all.empty()) std::printf("(no models served)\n");
+  for (const nnclient::ModelInfo& m : all) {
+    std::printf("%s  version %u  engine %s  max_batch %u  signature %016llx\n", m.name().c_str(),
+                m.version(), m.engine().c_str(), m.max_batch(),
+                static_cast<unsigned long long>(m.signature()));
+    for (const auto& t : m.inputs()) {
+      std::printf("  input  %-24s %-20s %s\n", t.name, nnclient::dims_string(t).c_str(),
+                  nnclient::dtype_name(t.dtype));
+    }
+    for (const auto& t : m.outputs()) {
+      std::printf("  output %-24s %-20s %s\n", t.name, nnclient::dims_string(t).c_str(),
+                  nnclient::dtype_name(t.dtype));
+    }
+  }
+  return 0;
+}
+
+std::string ms(uint64_t ns) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f", static_cast<double>(ns) / 1e6);
+  return b;
+}
+
+// One table of per-model figures; `rates` (requests per second) when known.
+void print_stats(const std::vector<nnclient::Stats>& stats, const std::map<std::string, double>* rates,
+                 const char* eol) {
+  std::printf("%-20s %10s %9s %10s %10s %9s %9s %9s %8s %8s%s", "MODEL", "REQUESTS",
+              rates ? "REQ/S" : "", "BATCHES", "MEAN BATCH", "P50 MS", "P99 MS", "MAX MS",
+              "ERRORS", "DL MISS", eol);
+  if (stats.empty()) std::printf("(no models served)%s", eol);
+  for (const nnclient::Stats& s : stats) {
+    char rate[32] = "";
+    if (rates) {
+      const auto it = rates->find(s.name);
+      if (it != rates->end()) std::snprintf(rate, sizeof rate, "%.1f", it->second);
+      else std::snprintf(rate, sizeof rate, "-");
+    }
+    char mean[32];
+    if (s.batches) {
+      std::snprintf(mean, sizeof mean, "%.2f",
+                    static_cast<double>(s.samples) / static_cast<double>(s.batches));
+    } else {
+      std::snprintf(mean, sizeof mean, "-");
+    }
+    std::printf("%-20s %10llu %9s %10llu %10s %9s %9s %9s %8llu %8llu%s", s.name,
+                static_cast<unsigned long long>(s.requests), rate,
+                static_cast<unsigned long long>(s.batches), mean, ms(s.latency_p50_ns).c_str(),
+                ms(s.latency_p99_ns).c_str(), ms(s.latency_max_ns).c_str(),
+                static_cast<unsigned long long>(s.errors),
+                static_cast<unsigned long long>(s.deadline_misses), eol);
+  }
+}
+
+int cmd_stats(nnclient::Client& client) {
+  print_stats(client.stats(), nullptr, "\n");
+  return 0;
+}
+
+int cmd_reload(nnclient::Client& client) {
+  const std::string message = client.reload();
+  std::printf("reload accepted%s%s\n", message.empty() ? "" : ": ", message.c_str());
+  return 0;
+}
+
+// ---- top ------------------------------------------------------------------------------------
+
+volatile sig_atomic_t g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+
+int cmd_top(nnclient::Client& client, const std::string& endpoint, bool once, int interval_ms) {
+  const std::string where = endpoint.empty() ? "default endpoint" : endpoint;
+  if (once) {
+    const std::vector<nnclient::Stats> stats = client.stats();
+    std::printf("nnd top  %s  %zu model%s\n", where.c_str(), stats.size(),
+                stats.size() == 1 ? "" : "s");
+    print_stats(stats, nullptr, "\n");
+    return 0;
+  }
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);  // no SA_RESTART: poll() returns at once
+  sigaction(SIGTERM, &sa, nullptr);
+  const bool tty_in = isatty(STDIN_FILENO);
+  termios saved{};
+  if (tty_in && tcgetattr(STDIN_FILENO, &saved) == 0) {
+    termios raw = saved;
+    raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
+    raw.c_cc[VMIN] = 0;
+    raw.c_cc[VTIME] = 0;
+    tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+  }
+  std::printf("\x1b[?25l");  // hide the cursor
+  std::map<std::string, uint64_t> last_requests;
+  auto last_time = std::chrono::steady_clock::now();
+  bool first = true;
+  while (!g_stop) {
+    std::vector<nnclient::Stats> stats;
+    std::string problem;
+    try {
+      stats = client.stats();
+    } catch (const nnclient::Error& e) {
+      problem = e.what();
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const double dt = std::chrono::duration<double>(now - last_time).count();
+    std::map<std::string, double> rates;
+    for (const nnclient::Stats& s : stats) {
+      const auto it = last_requests.find(s.name);
+      if (!first && it != last_requests.end() && dt > 0 && s.requests >= it->second) {
+        rates[s.name] = static_cast<double>(s.requests - it->second) / dt;
+      }
+      last_requests[s.name] = s.requests;
+    }
+    last_time = now;
+    first = false;
+    const std::time_t wall = std::time(nullptr);
+    char clock[16];
+    std::strftime(clock, sizeof clock, "%H:%M:%S", std::localtime(&wall));
+    std::printf("\x1b[H\x1b[2J");  // home, clear
+    std::printf("nnd top  %s  %s  (q or Ctrl-C to quit)\r\n\r\n", where.c_str(), clock);
+    if (!problem.empty()) std::printf("%s\r\n\r\n", problem.c_str());
+    print_stats(stats, &rates, "\r\n");
+    std::fflush(stdout);
+
+    // Wait for the next refresh or a key.
+    const auto until = now + std::chrono::milliseconds(interval_ms);
+    while (!g_stop) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      pollfd p{STDIN_FILENO, POLLIN, 0};
+      const int r = poll(&p, tty_in ? 1 : 0, static_cast<int>(left.count()));
+      if (r > 0 && (p.revents & POLLIN)) {
+        char ch = 0;
+        if (read(STDIN_FILENO, &ch, 1) == 1 && (ch == 'q' || ch == 'Q' || ch == 3)) g_stop = 1;
+      }
+    }
+  }
+  std::printf("\x1b[?25h\n");
+  if (tty_in) tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "nnctl: control and inspect a running nnd daemon.\n\n"
+      "The daemon is reached at --endpoint (or $NND_ENDPOINT, default \"nnd\"): a name means\n"
+      "$NND_RUNTIME_DIR/<name>.sock (NND_RUNTIME_DIR defaults to /run/nnd, else /tmp), a value\n"
+      "containing '/' is the socket path itself.\n\n"
+      "Exit status: 0 success, 1 daemon, model or input error (the message names the nnclient\n"
+      "status, e.g. NNCLIENT_E_DAEMON_NOT_RUNNING), 2 usage error."};
+  app.require_subcommand(1);
+  std::string endpoint;
+  app.add_option("--endpoint,-e", endpoint, "daemon endpoint name or socket path");
+
+  CLI::App* infer = app.add_subcommand(
+      "infer",
+      "run MODEL in the daemon on .npy inputs and write each output to DIR/<output name>.npy\n"
+      "(float32, batch first), the same conventions as nnrun so results compare file by file.\n"
+      "Inputs are .npy files (float32 or uint8; uint8 is converted for float32 inputs), first\n"
+      "axis the batch; an input without a file gets nnrun's deterministic pattern.");
+  std::string model, output_dir;
+  std::vector<std::string> input_specs;
+  int64_t timeout_ms = 10000, batch = 0;
+  infer->add_option("model", model, "model name as the daemon serves it")->required();
+  infer->add_option("--input,-i", input_specs, "NAME=FILE.npy for the model input NAME (repeatable)");
+  infer->add_option("--output-dir,-o", output_dir, "write DIR/<output name>.npy for every output");
+  infer->add_option("--timeout-ms", timeout_ms, "how long to wait for the answer (default 10000)")
+      ->check(CLI::Range(int64_t{1}, int64_t{86400000}));
+  infer->add_option("--batch", batch, "samples when no input file gives the batch (default 1)")
+      ->check(CLI::PositiveNumber);
+
+  CLI::App* models = app.add_subcommand(
+      "models", "list the served models: name, version, engine, inputs and outputs with shapes "
+                "and dtypes");
+  CLI::App* stats = app.add_subcommand(
+      "stats", "per-model statistics since the daemon started: requests, batches, mean batch "
+               "size, latency p50/p99/max, errors, deadline misses");
+  CLI::App* reload = app.add_subcommand(
+      "reload", "ask the daemon to reload its configuration (as SIGHUP does) and report whether "
+                "it was accepted");
+  CLI::App* top = app.add_subcommand(
+      "top", "live view of the per-model statistics with request rates, refreshed every second "
+             "until q or Ctrl-C");
+  bool once = false;
+  int interval_ms = 1000;
+  top->add_flag("--once", once, "print one frame without clearing the screen and exit");
+  top->add_option("--interval-ms", interval_ms, "refresh period (default 1000)")
+      ->check(CLI::Range(100, 60000));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  try {
+    nnclient::Client client(endpoint);
+    if (*infer) return cmd_infer(client, model, input_specs, output_dir, timeout_ms, batch);
+    if (*models) return cmd_models(client);
+    if (*stats) return cmd_stats(client);
+    if (*reload) return cmd_reload(client);
+    if (*top) return cmd_top(client, endpoint, once, interval_ms);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "nnctl: %s\n", e.what());
+    return 2;
+  } catch (const nnclient::Error& e) {
+    std::fprintf(stderr, "nnctl: %s\n", e.what());
+    return 1;
+  } catch (const nnd::Error& e) {
+    std::fprintf(stderr, "nnctl: %s\n", e.what());
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::fprintf(stderr, "nnctl: %s\n", e.what());
+    return 1;
+  }
+  return 2;
+}
