@@ -144,7 +144,8 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name) {
     throw Error(name + ": unsupported dtype '" + descr +
                 "'; nnd reads float32 ('<f4') or uint8 ('|u1') arrays");
   }
-  const int64_t count = arr.element_count();
+  int64_t count = 1;
+  for (int64_t d : arr.shape) count = checked_mul(count, d, name + ": shape " + dims_to_string(arr.shape));
   const size_t nbytes = static_cast<size_t>(count) * elem_size;
   const size_t body = offset + header_len;
   if (size - body < nbytes) {

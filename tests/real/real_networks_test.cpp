@@ -25,7 +25,8 @@ std::vector<nlohmann::json> load_cases() {
   std::vector<nlohmann::json> cases;
   std::ifstream in(kData / "manifest.json");
   if (!in) return cases;
-  for (const auto& c : nlohmann::json::parse(in).at("cases")) cases.push_back(c);
+  const nlohmann::json manifest = nlohmann::json::parse(in);  // named: the loop must not
+  for (const auto& c : manifest.at("cases")) cases.push_back(c);  // iterate a dead temporary
   return cases;
 }
 

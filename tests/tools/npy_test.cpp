@@ -70,6 +70,9 @@ TEST(Npy, RejectsWhatItCannotRead) {
                "after the data");
   expect_error(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999,"
                          " 99999999999), }", 0),
+               "too large");
+  expect_error(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2000000000,"
+                         " 2000000000), }", 0),
                "exceeds");
   expect_error(npy_bytes("{'descr': '<f4', 'shape': (2,), }", 8), "missing");
   std::string cut = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 8);
