@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Installs the nnclient component of a build tree into a temporary prefix, then builds projects
+# outside nnd against that installed tree only: the consumer (CMake package: shared, static, C++
+# wrapper; and pkg-config) and examples/vision_process, and runs them.
+#   run_consumer_test.sh BUILD_DIR SOURCE_DIR WORK_DIR FAKE_DAEMON "EXTRA_FLAGS" CHECK_NEEDED(0/1)
+set -euo pipefail
+build=$1 src=$2 work=$3 fake=$4 flags=$5 check_needed=$6
+rm -rf "$work"
+mkdir -p "$work"
+prefix=$work/prefix
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cmake --install "$build" --prefix "$prefix" --component nnclient >/dev/null
+for f in include/nnclient.h include/nnclient.hpp; do
+  [ -f "$prefix/$f" ] || fail "$f not installed"
+done
+so=$(find "$prefix" -name 'libnnclient.so.1' | head -1)
+[ -n "$so" ] || fail "libnnclient.so.1 not installed"
+libdir=$(dirname "$so")
+for f in libnnclient.so libnnclient.a pkgconfig/nnclient.pc cmake/nnclient/nnclientConfig.cmake \
+         cmake/nnclient/nnclientConfigVersion.cmake cmake/nnclient/nnclientTargets.cmake; do
+  [ -e "$libdir/$f" ] || fail "$libdir/$f not installed"
+done
+readelf -d "$so" | grep -q 'SONAME.*\[libnnclient.so.1\]' || fail "no SONAME libnnclient.so.1"
+if [ "$check_needed" = 1 ]; then
+  needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+  for n in $needed; do
+    case $n in libc.so.6|ld-linux-x86-64.so.2|libpthread.so.0) ;; *) fail "libnnclient needs $n" ;; esac
+  done
+  echo "libnnclient NEEDED: $needed"
+fi
+
+common=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_C_FLAGS=$flags" "-DCMAKE_CXX_FLAGS=$flags"
+        "-DCMAKE_EXE_LINKER_FLAGS=$flags")
+nobody=$work/nobody.sock
+
+echo "== find_package(nnclient)"
+cmake -S "$src/tests/client/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" "${common[@]}" >/dev/null
+cmake --build "$work/cmake" >/dev/null
+for exe in consumer_c consumer_static consumer_cpp; do
+  "$work/cmake/$exe" "$nobody" || fail "$exe"
+done
+readelf -d "$work/cmake/consumer_static" | grep -q libnnclient && fail "consumer_static links the .so"
+
+echo "== pkg-config nnclient"
+PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --exists nnclient || fail "pkg-config does not find nnclient"
+PKG_CONFIG_PATH=$libdir/pkgconfig cmake -S "$src/tests/client/consumer" -B "$work/pc" -DUSE_PKGCONFIG=ON \
+  "${common[@]}" >/dev/null
+PKG_CONFIG_PATH=$libdir/pkgconfig cmake --build "$work/pc" >/dev/null
+LD_LIBRARY_PATH=$libdir "$work/pc/consumer_c" "$nobody" || fail "pkg-config consumer_c"
+
+echo "== examples/vision_process"
+cmake --no-warn-unused-cli -S "$src/examples/vision_process" -B "$work/vision" -DCMAKE_PREFIX_PATH="$prefix" "${common[@]}" >/dev/null
+cmake --build "$work/vision" >/dev/null
+set +e
+out=$("$work/vision/vision_process" --endpoint "$nobody" --frames 1 2>&1); rc=$?
+set -e
+[ $rc -eq 1 ] || fail "vision_process without daemon: exit $rc ($out)"
+echo "$out" | grep -q NNCLIENT_E_DAEMON_NOT_RUNNING || fail "vision_process message: $out"
+sock=$work/fake.sock
+"$fake" "$sock" & fake_pid=$!
+trap 'kill $fake_pid 2>/dev/null || true' EXIT
+for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.02; done
+"$work/vision/vision_process" --endpoint "$sock" --ball-model double --detector-model pair \
+  --frames 3 --patches 5 --fps 0 --timeout-ms 1000 || fail "vision_process against the fake daemon"
+echo "consumer test passed"
