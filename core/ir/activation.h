@@ -27,8 +27,8 @@ enum class ActivationKind : uint8_t {
   kElu,            // x > 0 ? x : exp(x) - 1
   kSelu,           // scale * (x > 0 ? x : alpha (exp(x) - 1)), alpha 1.67326324, scale 1.05070098
   kSwish,          // x * sigmoid(x)                     ("swish", Keras 3 "silu")
-  kGeluErf,        // 0.5 x (1 + erf(x / sqrt 2))        (Keras 2 "gelu", approximate=False)
-  kGeluTanh,       // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))  (Keras 3 "gelu" default)
+  kGeluErf,        // 0.5 x (1 + erf(x / sqrt 2))        ("gelu" in Keras 2 and Keras 3)
+  kGeluTanh,       // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))  (tf.nn.gelu approximate)
   kExponential,    // exp(x)
   kMish,           // x * tanh(softplus(x))
 };

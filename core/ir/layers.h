@@ -79,11 +79,12 @@ struct SeparableConvParams {
   Weights bias;              // (filters) or empty
 };
 
-// Conv2DTranspose (and Conv1DTranspose). Output size per spatial axis, as Keras computes it:
-//   valid: (in - 1) * stride + k_eff + out_pad   (out_pad = max(k_eff - stride, 0) when absent)
-//   same:  (in - 1) * stride + out_pad           (in * stride when absent)
-// with k_eff = (k - 1) * dilation + 1; pad_before = k_eff / 2 for same ... as in
-// keras.utils.conv_utils.deconv_output_length; the reference engine documents the exact mapping.
+// Conv2DTranspose (and Conv1DTranspose). Output size per spatial axis as Keras'
+// deconv_output_length computes it, with k_eff = (k - 1) * dilation + 1:
+//   valid: (in - 1) * stride + k_eff + out_pad, or in * stride + max(k_eff - stride, 0) without
+//   same:  (in - 1) * stride + out_pad,        or in * stride                   output_padding
+// Placement (TensorFlow's gradient of the forward convolution, no kernel flip) is in
+// core/ir/conv_geometry.h, shared by shape inference and the engines.
 struct ConvTransposeParams {
   int rank = 2;
   int64_t filters = 0;
@@ -117,10 +118,10 @@ struct ActivationParams {
   ActivationKind activation = ActivationKind::kLinear;
 };
 
-// ReLU layer and LeakyReLU (negative_slope = alpha, threshold 0, no max):
+// ReLU layer and LeakyReLU (negative_slope = alpha, threshold 0, no max), as Keras computes it:
 //   x >= max_value       -> max_value
-//   threshold <= x < max -> x
-//   x < threshold        -> negative_slope * (x - threshold)
+//   threshold < x < max  -> x            (x == threshold gives 0, as in Keras)
+//   x <= threshold       -> negative_slope * (x - threshold)
 struct ReluParams {
   double max_value = std::numeric_limits<double>::infinity();
   double negative_slope = 0.0;
