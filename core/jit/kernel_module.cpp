@@ -56,6 +56,7 @@ KernelFn KernelModule::compile(const std::string& name, const std::function<void
   a.add(x86::rsp, regs::kStackBytes);
   for (int i = 5; i >= 0; --i) a.pop(kSaved[i]);
   a.ret();
+  const size_t code_size = a.offset();
   ve->emit_const_pool();
   if (eh.first != asmjit::kErrorOk) {
     throw Error("JIT: code generation of " + name + " failed: " + eh.text);
@@ -65,6 +66,7 @@ KernelFn KernelModule::compile(const std::string& name, const std::function<void
 
   CompiledKernel k;
   k.name = name;
+  k.code_size = code_size;
   const asmjit::CodeBuffer& buf = code.textSection()->buffer();
   k.bytes.assign(buf.data(), buf.data() + buf.size());
   if (keep_listing_) k.listing = logger.data();

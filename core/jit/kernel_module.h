@@ -20,6 +20,7 @@ struct CompiledKernel {
   std::string name;            // "conv2d: f32-conv-relu-avx2"
   KernelFn fn = nullptr;
   std::vector<uint8_t> bytes;  // the code as generated (position-independent)
+  size_t code_size = 0;        // bytes[0, code_size) are instructions; the constant pool follows
   std::string listing;         // AsmJit logger output (only when logging is on)
 };
 

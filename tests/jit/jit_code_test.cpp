@@ -1,0 +1,270 @@
+// Properties of the generated code itself: ISA selection, the SSE4.1 path free of VEX/EVEX
+// (decoded with Capstone), determinism, the dump switch, errors for what is not compiled, and
+// re-entrant runs.
+#include <capstone/capstone.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "core/util/error.h"
+#include "tests/jit/jit_test_util.h"
+
+namespace nnd::jit::test {
+namespace {
+
+// A small graph that exercises every kernel generator (conv, gemm, depthwise, pad, pools, BN,
+// activations, helpers, merges, concat, u8 conversion) with channel tails.
+Graph kitchen_sink() {
+  Rng r(77);
+  Graph g;
+  g.source = "kitchen-sink";
+  auto value = [&](const std::string& name, Dims shape = {}) {
+    Value v;
+    v.name = name;
+    v.shape = std::move(shape);
+    g.values.push_back(v);
+    return static_cast<ValueId>(g.values.size() - 1);
+  };
+  auto node = [&](const std::string& name, LayerParams p, std::vector<ValueId> in) {
+    Node n;
+    n.name = name;
+    n.keras_class = layer_kind_name(p);
+    n.params = std::move(p);
+    n.inputs = std::move(in);
+    n.output = value(name);
+    g.values[n.output].producer = static_cast<NodeId>(g.nodes.size());
+    g.nodes.push_back(std::move(n));
+    return g.values.size() - 1;
+  };
+  const ValueId x = value("input", {9, 11, 3});
+  g.values[x].dtype = DType::kUInt8;
+  g.inputs = {x};
+  g.input_names = {"input"};
+  ConvParams c;
+  c.window.kernel_h = c.window.kernel_w = 3;
+  c.window.stride_h = 2;
+  c.window.padding = Padding::kSame;
+  c.filters = 13;
+  c.kernel = r.weights({3, 3, 3, 13}, 0.01f);
+  c.bias = r.weights({13});
+  c.activation = ActivationKind::kRelu6;
+  const auto c1 = static_cast<ValueId>(node("conv", c, {x}));
+  DepthwiseConvParams d;
+  d.window.kernel_h = d.window.kernel_w = 3;
+  d.window.padding = Padding::kSame;
+  d.kernel = r.weights({3, 3, 13, 1});
+  d.activation = ActivationKind::kSigmoid;
+  const auto d1 = static_cast<ValueId>(node("dw", d, {c1}));
+  BatchNormParams bn;
+  bn.gamma = r.weights({13});
+  bn.beta = r.weights({13});
+  bn.moving_mean = r.weights({13});
+  bn.moving_variance = Weights{{13}, r.vec(13, 0.5f, 1.5f)};
+  const auto b1 = static_cast<ValueId>(node("bn", bn, {d1}));
+  const auto a1 = static_cast<ValueId>(node("add", MergeParams{MergeOp::kAdd}, {b1, c1}));
+  PoolParams mp;
+  mp.window.kernel_h = mp.window.kernel_w = 2;
+  mp.window.stride_h = mp.window.stride_w = 2;
+  mp.window.padding = Padding::kSame;
+  const auto p1 = static_cast<ValueId>(node("maxpool", mp, {a1}));
+  mp.kind = PoolKind::kAverage;
+  const auto p2 = static_cast<ValueId>(node("avgpool", mp, {a1}));
+  ConcatParams cc;
+  const auto k1 = static_cast<ValueId>(node("concat", cc, {p1, p2}));
+  const auto f1 = static_cast<ValueId>(node("flatten", FlattenParams{}, {k1}));
+  DenseParams dn;
+  dn.units = 5;
+  dn.activation = ActivationKind::kSoftmax;
+  dn.kernel = r.weights({3 * 6 * 26, 5}, 0.1f);
+  dn.bias = r.weights({5});
+  const auto o1 = static_cast<ValueId>(node("dense", dn, {f1}));
+  ActivationParams hs{ActivationKind::kHardSwish};
+  const auto o2 = static_cast<ValueId>(node("hswish", hs, {f1}));
+  g.outputs = {o1, o2};
+  g.output_names = {"dense", "hswish"};
+  infer_shapes(g);
+  return g;
+}
+
+std::unique_ptr<JitEngine> compile(const Graph& g, Isa isa, JitConfig cfg = {}) {
+  EngineOptions o;
+  o.engine = EngineKind::kJit;
+  o.isa = choice_of(isa);
+  return make_jit_engine(g, o, cfg);
+}
+
+TEST(JitCpu, AutoPicksTheBestAndMissingIsaIsAnError) {
+  const CpuFeatures f = host();
+  ASSERT_TRUE(f.sse41) << "the JIT needs SSE4.1";
+  EXPECT_EQ(resolve_isa(IsaChoice::kAuto, f), f.best());
+  CpuFeatures atom;
+  atom.sse41 = true;
+  atom.brand = "Atom";
+  EXPECT_EQ(resolve_isa(IsaChoice::kAuto, atom), Isa::kSse41);
+  try {
+    resolve_isa(IsaChoice::kAvx2, atom);
+    FAIL() << "expected nnd::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'avx2' requested"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(resolve_isa(IsaChoice::kAuto, CpuFeatures{}), Error);
+  JitConfig cfg;
+  cfg.features = atom;
+  EngineOptions o;
+  o.engine = EngineKind::kJit;
+  EXPECT_EQ(make_jit_engine(kitchen_sink(), o, cfg)->isa(), Isa::kSse41);
+  std::printf("[ cpu ] %s: %s -> auto = %s\n", f.brand.c_str(), f.to_string().c_str(), isa_id(f.best()));
+}
+
+// Counts instructions whose encoding starts (after legacy/REX prefixes) with a VEX (C4/C5) or
+// EVEX (62) prefix, or that Capstone puts in an AVX/AVX2/AVX-512/FMA group.
+struct VexCount {
+  size_t instructions = 0, vex = 0;
+  std::string first;
+};
+
+VexCount count_vex(const std::vector<uint8_t>& bytes, size_t size, bool require_full_decode = true) {
+  VexCount out;
+  csh h;
+  EXPECT_EQ(cs_open(CS_ARCH_X86, CS_MODE_64, &h), CS_ERR_OK);
+  cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+  cs_insn* insn = nullptr;
+  const size_t n = cs_disasm(h, bytes.data(), size, 0, 0, &insn);
+  size_t decoded = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const cs_insn& in = insn[i];
+    decoded += in.size;
+    size_t p = 0;
+    while (p < in.size && (in.bytes[p] == 0x66 || in.bytes[p] == 0xF2 || in.bytes[p] == 0xF3 ||
+                           in.bytes[p] == 0x2E || in.bytes[p] == 0x3E || in.bytes[p] == 0x26 ||
+                           in.bytes[p] == 0x64 || in.bytes[p] == 0x65 || in.bytes[p] == 0x36 ||
+                           in.bytes[p] == 0xF0 || (in.bytes[p] & 0xF0) == 0x40)) {
+      ++p;
+    }
+    bool vex = p < in.size && (in.bytes[p] == 0xC4 || in.bytes[p] == 0xC5 || in.bytes[p] == 0x62);
+    for (uint8_t gi = 0; gi < in.detail->groups_count; ++gi) {
+      const uint8_t grp = in.detail->groups[gi];
+      if (grp == X86_GRP_AVX || grp == X86_GRP_AVX2 || grp == X86_GRP_AVX512 || grp == X86_GRP_FMA ||
+          grp == X86_GRP_FMA4 || grp == X86_GRP_F16C) {
+        vex = true;
+      }
+    }
+    if (vex && out.first.empty()) out.first = std::string(in.mnemonic) + " " + in.op_str;
+    out.vex += vex;
+    ++out.instructions;
+  }
+  if (require_full_decode) {
+    EXPECT_EQ(decoded, size) << "Capstone could not decode the whole kernel";
+  }
+  cs_free(insn, n);
+  cs_close(&h);
+  return out;
+}
+
+TEST(JitCode, Sse41CodeHasNoVexOrEvexInstruction) {
+  auto e = compile(kitchen_sink(), Isa::kSse41);
+  size_t total = 0;
+  ASSERT_GT(e->code().kernels().size(), 8u);
+  for (const CompiledKernel& k : e->code().kernels()) {
+    const VexCount c = count_vex(k.bytes, k.code_size);
+    EXPECT_EQ(c.vex, 0u) << k.name << ": first VEX/EVEX instruction: " << c.first;
+    total += c.instructions;
+  }
+  std::printf("[ sse4.1 ] %zu kernels, %zu instructions decoded, none VEX/EVEX\n", e->code().kernels().size(), total);
+}
+
+TEST(JitCode, DecoderSeesVexInAvx2AndEvexInAvx512Code) {
+  // Positive control: the same check finds the VEX/EVEX instructions of the wider ISAs.
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    if (!host().has(isa)) continue;
+    auto e = compile(kitchen_sink(), isa);
+    size_t vex = 0;
+    for (const CompiledKernel& k : e->code().kernels()) vex += count_vex(k.bytes, k.code_size, false).vex;  // Capstone 4 stops at some EVEX forms
+    EXPECT_GT(vex, 50u) << isa_id(isa);
+  }
+}
+
+TEST(JitCode, DeterministicBytesAndHash) {
+  for (Isa isa : all_isas()) {
+    if (!host().has(isa)) continue;
+    auto a = compile(kitchen_sink(), isa), b = compile(kitchen_sink(), isa);
+    ASSERT_EQ(a->code().kernels().size(), b->code().kernels().size());
+    for (size_t i = 0; i < a->code().kernels().size(); ++i) {
+      EXPECT_EQ(a->code().kernels()[i].bytes, b->code().kernels()[i].bytes) << a->code().kernels()[i].name;
+    }
+    EXPECT_EQ(a->code_hash(), b->code_hash());
+    std::printf("[ %s ] code hash %016llx, %zu bytes, arena %lld floats/sample\n", isa_id(isa),
+                static_cast<unsigned long long>(a->code_hash()), a->code().code_bytes(),
+                static_cast<long long>(a->arena_floats_per_sample()));
+  }
+  if (host().has(Isa::kAvx2)) {
+    EXPECT_NE(compile(kitchen_sink(), Isa::kSse41)->code_hash(), compile(kitchen_sink(), Isa::kAvx2)->code_hash());
+  }
+}
+
+TEST(JitCode, DumpWritesListingsAndPlan) {
+  const auto dir = std::filesystem::path(NND_BINARY_DIR) / "jit-dump-test";
+  std::filesystem::remove_all(dir);
+  JitConfig cfg;
+  cfg.dump_dir = dir.string();
+  auto e = compile(kitchen_sink(), Isa::kSse41, cfg);
+  ASSERT_TRUE(std::filesystem::exists(dir / "plan.txt"));
+  size_t asm_files = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) asm_files += f.path().extension() == ".asm";
+  EXPECT_EQ(asm_files, e->code().kernels().size());
+  std::ifstream in(dir / "0-input__u8-to-f32-sse4.1.asm");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(text.find("pmovzxbd"), std::string::npos) << text;
+}
+
+TEST(JitCode, UncompiledLayerIsNamedNotSilentlyFallenBack) {
+  LayerNormParams ln;
+  ln.keras_axes = {-1};
+  Graph g = one_node(ln, {{4, 6}}, DType::kFloat32, "LayerNormalization");
+  try {
+    compile(g, Isa::kSse41);
+    FAIL() << "expected nnd::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'layer' (LayerNormalization): not compiled by the JIT yet"),
+              std::string::npos)
+        << e.what();
+  }
+  const auto list = jit_unsupported_layers(g);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_TRUE(jit_unsupported_layers(kitchen_sink()).empty());
+}
+
+TEST(JitCode, ReentrantRunsFromSeveralThreadsAgree) {
+  const Graph g = kitchen_sink();
+  auto e = compile(g, host().best());
+  const int64_t batch = 3;
+  std::vector<uint8_t> in(static_cast<size_t>(batch * 9 * 11 * 3));
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 37);
+  const InputView view{DType::kUInt8, in.data()};
+  auto run_once = [&](std::vector<float>& o1, std::vector<float>& o2) {
+    o1.assign(static_cast<size_t>(batch * 5), 0);
+    o2.assign(static_cast<size_t>(batch * 468), 0);
+    float* outs[] = {o1.data(), o2.data()};
+    e->run(batch, {&view, 1}, outs);
+  };
+  std::vector<float> want1, want2;
+  run_once(want1, want2);
+  std::vector<std::thread> threads;
+  std::vector<int> bad(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<float> o1, o2;
+      for (int i = 0; i < 50; ++i) {
+        run_once(o1, o2);
+        bad[static_cast<size_t>(t)] += o1 != want1 || o2 != want2;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int b : bad) EXPECT_EQ(b, 0);
+}
+
+}  // namespace
+}  // namespace nnd::jit::test
