@@ -426,7 +426,6 @@ bool Daemon::start_server() {
     server_.reset();
     return false;
   }
-  log(LogLevel::kInfo, "listening on " + server_->socket_path());
   return true;
 }
 

@@ -154,6 +154,7 @@ class Parser {
         std::string msg = "unknown key";
         if (const std::string near = closest_match(name, known); !near.empty()) {
           msg += " (did you mean '" + near + "'?)";
+          suggested_.insert((where.empty() ? "" : where + ".") + near);
         } else {
           msg += "; known keys here: ";
           for (size_t j = 0; j < known.size(); ++j) msg += (j ? ", " : "") + known[j];
@@ -349,6 +350,8 @@ class Parser {
     const size_t before = issues.size();
     for_each_key(m, where, known, [&](const std::string& k, const YAML::Node& v,
                                       const std::string& key) {
+      if (k == "name") has_name = true;  // present, even if invalid (reported below)
+      if (k == "path") has_path = true;
       if (k == "name") {
         std::string n;
         if (!string_value(v, key, n)) return;
@@ -358,7 +361,6 @@ class Parser {
           issue(v, key, "a model name is 1..63 letters, digits, '_', '.' or '-', got '" + n + "'");
           return;
         }
-        has_name = true;
         ms.name = n;
         names.emplace_back(n, v);
       } else if (k == "path") {
@@ -368,7 +370,6 @@ class Parser {
           issue(v, key, "must not be empty");
           return;
         }
-        has_path = true;
         fs::path fp(p);
         if (fp.is_relative()) fp = fs::path(base_dir_) / fp;
         fp = fp.lexically_normal();
@@ -450,11 +451,11 @@ class Parser {
       }
     });
     ok = issues.size() == before;
-    if (!has_name) {
+    if (!has_name && !suggested_.count(where + ".name")) {
       issue(m, where + ".name", "missing (every model needs a name)");
       ok = false;
     }
-    if (!has_path) {
+    if (!has_path && !suggested_.count(where + ".path")) {
       issue(m, where + ".path", "missing (every model needs the path of its .h5 file)");
       ok = false;
     }
@@ -496,7 +497,7 @@ class Parser {
         }
       }
     });
-    if (!has_models) issue(root, "models", "missing (the list of models to serve)");
+    if (!has_models && !suggested_.count("models")) issue(root, "models", "missing (the list of models to serve)");
   }
 
   static std::optional<uid_t> lookup_user(const std::string& name) {
@@ -531,6 +532,7 @@ class Parser {
 
  private:
   std::string base_dir_;
+  std::set<std::string> suggested_;  // keys already suggested for a typo: not "missing" again
 };
 
 }  // namespace

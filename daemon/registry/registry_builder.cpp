@@ -118,6 +118,7 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, uint32
   auto m = std::make_shared<ServedModel>();
   m->settings = settings;
   m->file_mtime_ns = file_mtime_ns(settings.path);  // before reading: a later change is seen
+  if (log) log(LogLevel::kDebug, "model '" + settings.name + "': loading " + settings.path);
   try {
     m->graph = load_keras_h5(settings.path);
   } catch (const Error& e) {

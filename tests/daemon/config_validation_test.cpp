@@ -1,0 +1,317 @@
+// Config parsing and validation: every error kind is reported with its key and line number.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "daemon/config/config.h"
+
+namespace fs = std::filesystem;
+using namespace nnd::daemon;
+
+namespace {
+
+class ConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("nnd_config_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir_ / "models");
+    for (const char* f : {"a.h5", "b.h5"}) std::ofstream(dir_ / "models" / f) << "x";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Config parse(const std::string& yaml) { return parse_config(yaml, "test.yaml", dir_.string()); }
+
+  // Parses text expected to fail and returns its issues.
+  std::vector<ConfigIssue> issues(const std::string& yaml) {
+    try {
+      parse(yaml);
+    } catch (const ConfigError& e) {
+      return e.issues();
+    }
+    ADD_FAILURE() << "expected a ConfigError for:\n" << yaml;
+    return {};
+  }
+
+  // The one issue of `yaml`, which must be at `line` for `key` and contain `text`.
+  void expect_one(const std::string& yaml, int line, const std::string& key,
+                  const std::string& text) {
+    const auto is = issues(yaml);
+    ASSERT_EQ(is.size(), 1u) << (is.empty() ? "" : ConfigError("t", is).what());
+    EXPECT_EQ(is[0].line, line) << is[0].to_string("test.yaml");
+    EXPECT_EQ(is[0].key, key) << is[0].to_string("test.yaml");
+    EXPECT_NE(is[0].message.find(text), std::string::npos) << is[0].to_string("test.yaml");
+    // The formatted message names the file, line and key.
+    const std::string s = is[0].to_string("test.yaml");
+    EXPECT_EQ(s.rfind("test.yaml:" + std::to_string(line) + ":", 0), 0u) << s;
+    EXPECT_NE(s.find(key), std::string::npos) << s;
+  }
+
+  fs::path dir_;
+};
+
+const char* kValid = R"(daemon:
+  endpoint: robot
+  socket_mode: 0640
+  workers: 3
+  cpu_affinity: [1, 2]
+  realtime_priority: 20
+  log_level: debug
+  watchdog: off
+  max_clients: 8
+  max_inflight_per_client: 4
+  slots_per_client: 8
+  spin_us: 0
+models:
+  - name: ball
+    path: models/a.h5
+    inputs: {patch: uint8, other: float32}
+    max_batch: 64
+    batch_delay_us: 150
+    priority: 5
+    engine: reference
+    isa: sse4.1
+    math: fast
+  - name: second
+    path: models/b.h5
+)";
+
+}  // namespace
+
+TEST_F(ConfigTest, ValidConfigAndDefaults) {
+  const Config c = parse(kValid);
+  EXPECT_EQ(c.daemon.endpoint, "robot");
+  EXPECT_EQ(c.daemon.socket_mode, 0640u);
+  EXPECT_EQ(c.daemon.workers, 3u);
+  EXPECT_EQ(c.daemon.cpu_affinity, (std::vector<int>{1, 2}));
+  EXPECT_EQ(c.daemon.realtime_priority, 20);
+  EXPECT_EQ(c.daemon.log_level, LogLevel::kDebug);
+  EXPECT_FALSE(c.daemon.watchdog);
+  EXPECT_EQ(c.daemon.max_clients, 8u);
+  EXPECT_EQ(c.daemon.max_inflight_per_client, 4u);
+  EXPECT_EQ(c.daemon.slots_per_client, 8u);
+  EXPECT_EQ(c.daemon.spin_us, 0u);
+  ASSERT_EQ(c.models.size(), 2u);
+  const ModelSettings& a = c.models[0];
+  EXPECT_EQ(a.name, "ball");
+  EXPECT_EQ(a.path, (dir_ / "models" / "a.h5").string());  // relative to the config's folder
+  ASSERT_EQ(a.input_dtypes.size(), 2u);
+  EXPECT_EQ(a.input_dtypes[0].first, "patch");
+  EXPECT_EQ(a.input_dtypes[0].second, nnd::DType::kUInt8);
+  EXPECT_EQ(a.input_dtypes[1].second, nnd::DType::kFloat32);
+  EXPECT_EQ(a.max_batch, 64u);
+  EXPECT_EQ(a.batch_delay_us, 150u);
+  EXPECT_EQ(a.priority, 5);
+  EXPECT_FALSE(a.engine_auto);
+  EXPECT_EQ(a.engine.engine, nnd::EngineKind::kReference);
+  EXPECT_EQ(a.engine.isa, nnd::IsaChoice::kSse41);
+  EXPECT_EQ(a.engine.math, nnd::MathMode::kFast);
+  EXPECT_EQ(c.model_lines[0], 14);
+
+  // Defaults, as config/SCHEMA.md documents them.
+  const Config d = parse("models:\n  - name: m\n    path: models/b.h5\n");
+  EXPECT_EQ(d.daemon.endpoint, "nnd");
+  EXPECT_EQ(d.daemon.socket_mode, 0660u);
+  EXPECT_EQ(d.daemon.workers, 2u);
+  EXPECT_TRUE(d.daemon.cpu_affinity.empty());
+  EXPECT_EQ(d.daemon.realtime_priority, 0);
+  EXPECT_EQ(d.daemon.log_level, LogLevel::kInfo);
+  EXPECT_TRUE(d.daemon.watchdog);
+  EXPECT_EQ(d.daemon.max_clients, 32u);
+  EXPECT_EQ(d.daemon.max_inflight_per_client, 16u);
+  EXPECT_EQ(d.daemon.slots_per_client, 16u);
+  EXPECT_EQ(d.daemon.spin_us, 50u);
+  const ModelSettings& m = d.models[0];
+  EXPECT_TRUE(m.engine_auto);
+  EXPECT_EQ(m.engine.isa, nnd::IsaChoice::kAuto);
+  EXPECT_EQ(m.engine.math, nnd::MathMode::kExact);
+  EXPECT_EQ(m.max_batch, 16u);
+  EXPECT_EQ(m.batch_delay_us, 0u);
+  EXPECT_EQ(m.priority, 0);
+  EXPECT_TRUE(m.input_dtypes.empty());
+
+  // An empty model list is allowed (the daemon then serves nothing).
+  EXPECT_TRUE(parse("models: []\n").models.empty());
+}
+
+TEST_F(ConfigTest, UnknownKeySuggestsClosest) {
+  expect_one("models:\n  - name: m\n    path: models/a.h5\n    max_btach: 4\n", 4,
+             "models[0].max_btach", "did you mean 'max_batch'?");
+  expect_one("daemon:\n  wrokers: 2\nmodels: []\n", 2, "daemon.wrokers",
+             "did you mean 'workers'?");
+  expect_one("modles: []\n", 1, "modles", "did you mean 'models'?");
+  // Far from everything: the known keys are listed instead.
+  const auto is = issues("daemon:\n  colour: blue\nmodels: []\n");
+  ASSERT_EQ(is.size(), 1u);
+  EXPECT_EQ(is[0].line, 2);
+  EXPECT_NE(is[0].message.find("known keys here"), std::string::npos);
+}
+
+TEST_F(ConfigTest, WrongType) {
+  expect_one("daemon:\n  workers: many\nmodels: []\n", 2, "daemon.workers",
+             "expected an integer, got 'many'");
+  expect_one("daemon:\n  watchdog: maybe\nmodels: []\n", 2, "daemon.watchdog",
+             "expected true or false");
+  expect_one("daemon:\n  cpu_affinity: 3\nmodels: []\n", 2, "daemon.cpu_affinity",
+             "expected a list");
+  expect_one("models:\n  name: m\n", 2, "models", "expected a list of models");
+  expect_one("models:\n  - name: [a, b]\n    path: models/a.h5\n", 2, "models[0].name",
+             "expected a string, got a list");
+  expect_one("models:\n  - name: m\n    path: models/a.h5\n    inputs: [x]\n", 4,
+             "models[0].inputs", "expected a mapping");
+  expect_one("models:\n  - name: m\n    path: models/a.h5\n    inputs: {x: int16}\n", 4,
+             "models[0].inputs.x", "expected uint8 or float32");
+  expect_one("models:\n  - name: m\n    path: models/a.h5\n    max_batch: 1.5\n", 4,
+             "models[0].max_batch", "expected an integer");
+  expect_one("daemon:\n  log_level: loud\nmodels: []\n", 2, "daemon.log_level",
+             "expected error, warning, notice, info or debug");
+  expect_one("models:\n  - name: m\n    path: models/a.h5\n    engine: gpu\n", 4,
+             "models[0].engine", "expected reference, jit or auto");
+  expect_one("models:\n  - name: m\n    path: models/a.h5\n    math: sloppy\n", 4,
+             "models[0].math", "expected exact or fast");
+  expect_one("- 1\n- 2\n", 1, "", "must be a mapping");
+}
+
+TEST_F(ConfigTest, DuplicateModelName) {
+  expect_one(
+      "models:\n"
+      "  - name: ball\n"
+      "    path: models/a.h5\n"
+      "  - name: other\n"
+      "    path: models/a.h5\n"
+      "  - name: ball\n"
+      "    path: models/b.h5\n",
+      6, "models[2].name", "duplicate model name 'ball' (first defined on line 2)");
+  // A key given twice in one mapping.
+  expect_one("models:\n  - name: a\n    path: models/a.h5\n    name: b\n", 4, "models[0].name",
+             "key given twice");
+}
+
+TEST_F(ConfigTest, MissingModelFile) {
+  expect_one("models:\n  - name: m\n    path: models/nope.h5\n", 3, "models[0].path",
+             "model file not found: " + (dir_ / "models" / "nope.h5").string());
+  expect_one("models:\n  - name: m\n    path: models\n", 3, "models[0].path",
+             "not a regular file");
+  expect_one("models:\n  - name: m\n", 2, "models[0].path", "missing");
+  expect_one("models:\n  - path: models/a.h5\n", 2, "models[0].name", "missing");
+  expect_one("daemon: {}\n", 1, "models", "missing");
+}
+
+TEST_F(ConfigTest, BadIsaName) {
+  expect_one("models:\n  - name: m\n    path: models/a.h5\n    isa: avx3\n", 4, "models[0].isa",
+             "unknown ISA 'avx3'; expected auto, sse4.1, avx2 or avx512 (did you mean 'avx2'?)");
+  expect_one("models:\n  - name: m\n    path: models/a.h5\n    isa: neon\n", 4, "models[0].isa",
+             "unknown ISA 'neon'");
+}
+
+TEST_F(ConfigTest, OutOfRangeNumbers) {
+  expect_one("models:\n  - name: m\n    path: models/a.h5\n    max_batch: 0\n", 4,
+             "models[0].max_batch", "must be 1..4096, got 0");
+  expect_one("daemon:\n  realtime_priority: 100\nmodels: []\n", 2, "daemon.realtime_priority",
+             "must be 0..99, got 100");
+  expect_one("daemon:\n  workers: -1\nmodels: []\n", 2, "daemon.workers", "must be 1..64");
+  expect_one("daemon:\n  socket_mode: 01777\nmodels: []\n", 2, "daemon.socket_mode",
+             "must be 00..0777");
+  expect_one("daemon:\n  socket_mode: 0689\nmodels: []\n", 2, "daemon.socket_mode",
+             "expected an integer (octal)");
+  expect_one("daemon:\n  cpu_affinity: [0, 5000]\nmodels: []\n", 2, "daemon.cpu_affinity[1]",
+             "must be 0..1023");
+  expect_one("daemon:\n  slots_per_client: 65\nmodels: []\n", 2, "daemon.slots_per_client",
+             "must be 1..64");
+  expect_one("daemon:\n  max_clients: 99999999999999999999999\nmodels: []\n", 2,
+             "daemon.max_clients", "must be 1..4096");
+  expect_one("models:\n  - name: m\n    path: models/a.h5\n    batch_delay_us: 2000000\n", 4,
+             "models[0].batch_delay_us", "must be 0..1000000");
+}
+
+TEST_F(ConfigTest, UnknownUserAndGroup) {
+  expect_one("daemon:\n  user: no_such_user_nnd\nmodels: []\n", 2, "daemon.user",
+             "unknown user 'no_such_user_nnd'");
+  expect_one("daemon:\n  group: no_such_group_nnd\nmodels: []\n", 2, "daemon.group",
+             "unknown group 'no_such_group_nnd'");
+  const Config c = parse("daemon:\n  user: root\n  group: \"0\"\nmodels: []\n");
+  ASSERT_TRUE(c.daemon.uid.has_value());
+  EXPECT_EQ(*c.daemon.uid, 0u);
+  ASSERT_TRUE(c.daemon.gid.has_value());
+  EXPECT_EQ(*c.daemon.gid, 0u);
+}
+
+TEST_F(ConfigTest, NamesAndEndpoints) {
+  expect_one("models:\n  - name: \"a b\"\n    path: models/a.h5\n", 2, "models[0].name",
+             "a model name is");
+  expect_one("daemon:\n  endpoint: \"bad name\"\nmodels: []\n", 2, "daemon.endpoint",
+             "a name may hold only");
+  EXPECT_EQ(parse("daemon:\n  endpoint: /run/x/y.sock\nmodels: []\n").daemon.endpoint,
+            "/run/x/y.sock");
+}
+
+TEST_F(ConfigTest, YamlSyntaxErrorHasLine) {
+  const auto is = issues("daemon:\n  workers: 2\nmodels: [\n  - name: x\n   bad: [\n");
+  ASSERT_EQ(is.size(), 1u);
+  EXPECT_GT(is[0].line, 0);
+  EXPECT_NE(is[0].message.find("YAML syntax error"), std::string::npos);
+}
+
+TEST_F(ConfigTest, EveryProblemIsReported) {
+  const auto is = issues(
+      "daemon:\n"
+      "  workers: 0\n"
+      "  log_levl: info\n"
+      "models:\n"
+      "  - name: m\n"
+      "    path: models/missing.h5\n"
+      "    isa: avx9\n");
+  ASSERT_EQ(is.size(), 4u);
+  EXPECT_EQ(is[0].line, 2);
+  EXPECT_EQ(is[1].line, 3);
+  EXPECT_EQ(is[2].line, 6);
+  EXPECT_EQ(is[3].line, 7);
+}
+
+TEST_F(ConfigTest, LoadConfigFileResolvesRelativeToItsFolder) {
+  fs::create_directories(dir_ / "etc");
+  std::ofstream(dir_ / "etc" / "nnd.yaml") << "models:\n  - name: m\n    path: ../models/a.h5\n";
+  const Config c = load_config((dir_ / "etc" / "nnd.yaml").string());
+  ASSERT_EQ(c.models.size(), 1u);
+  EXPECT_EQ(c.models[0].path, (dir_ / "models" / "a.h5").string());
+  // Unreadable file.
+  try {
+    load_config((dir_ / "nope.yaml").string());
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot read the config file"), std::string::npos);
+  }
+}
+
+TEST_F(ConfigTest, DefaultConfigIsValid) {
+  const Config c = load_config(NND_SOURCE_DIR "/config/nnd.yaml");
+  ASSERT_EQ(c.models.size(), 3u);
+  EXPECT_EQ(c.models[0].name, "ball");
+  EXPECT_EQ(c.models[0].max_batch, 64u);
+  EXPECT_EQ(c.models[1].name, "field_boundary");
+  EXPECT_EQ(c.models[2].name, "detector");
+  ASSERT_EQ(c.models[2].input_dtypes.size(), 1u);
+  EXPECT_EQ(c.models[2].input_dtypes[0].second, nnd::DType::kUInt8);
+}
+
+TEST(ConfigEndpoint, SocketPathRule) {
+  const char* old = std::getenv("NND_RUNTIME_DIR");
+  const std::string saved = old ? old : "";
+  ::setenv("NND_RUNTIME_DIR", "/some/dir", 1);
+  EXPECT_EQ(endpoint_socket_path("nnd"), "/some/dir/nnd.sock");
+  EXPECT_EQ(endpoint_socket_path("/abs/x.sock"), "/abs/x.sock");
+  EXPECT_EQ(endpoint_socket_path("rel/x.sock"), "rel/x.sock");
+  ::unsetenv("NND_RUNTIME_DIR");
+  const std::string def = fs::is_directory("/run/nnd") ? "/run/nnd" : "/tmp";
+  EXPECT_EQ(endpoint_socket_path("nnd"), def + "/nnd.sock");
+  if (old) ::setenv("NND_RUNTIME_DIR", saved.c_str(), 1);
+}
+
+TEST(ConfigSuggest, ClosestMatch) {
+  EXPECT_EQ(closest_match("max_btach", {"max_batch", "name"}), "max_batch");
+  EXPECT_EQ(closest_match("xyz", {"max_batch", "name"}), "");
+}

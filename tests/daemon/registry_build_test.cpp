@@ -1,0 +1,286 @@
+// The model registry builder: parallel compile, reuse on reload, version and signature rules, and
+// a broken model leaving the served set alone.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "core/util/error.h"
+#include "daemon/registry/model_table.h"
+#include "daemon/registry/registry_builder.h"
+
+namespace fs = std::filesystem;
+using namespace nnd::daemon;
+
+namespace {
+
+const fs::path kModels = fs::path(NND_SOURCE_DIR) / "examples" / "models";
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("nnd_registry_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    for (const char* f : {"ball_patch.h5", "field_boundary.h5", "detector.h5"}) {
+      fs::copy_file(kModels / f, dir_ / f, fs::copy_options::overwrite_existing);
+    }
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  ModelSettings model(const std::string& name, const std::string& file) {
+    ModelSettings s;
+    s.name = name;
+    s.path = (dir_ / file).string();
+    s.engine_auto = true;
+    return s;
+  }
+
+  std::vector<ModelSettings> examples() {
+    std::vector<ModelSettings> v = {model("ball", "ball_patch.h5"),
+                                    model("field_boundary", "field_boundary.h5"),
+                                    model("detector", "detector.h5")};
+    v[0].max_batch = 64;
+    v[2].input_dtypes = {{"input", nnd::DType::kUInt8}};
+    return v;
+  }
+
+  // Gives the file a new modification time without changing its bytes.
+  void touch(const std::string& file) {
+    const fs::path p = dir_ / file;
+    fs::last_write_time(p, fs::last_write_time(p) + std::chrono::seconds(2));
+  }
+
+  BuildOptions opts(uint32_t workers = 2) {
+    BuildOptions o;
+    o.workers = workers;
+    o.compile_threads = 2;
+    return o;
+  }
+
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST_F(RegistryTest, BuildsEveryModelWithOneEnginePerWorker) {
+  BuildStats st;
+  auto set = build_model_set(examples(), nullptr, opts(3), &st);
+  EXPECT_EQ(set->generation, 1u);
+  ASSERT_EQ(set->models.size(), 3u);
+  EXPECT_EQ(st.compiled, 3u);
+  EXPECT_EQ(st.reused, 0u);
+  for (const auto& m : set->models) {
+    EXPECT_EQ(m->version, 1u);
+    EXPECT_EQ(m->engines.size(), 3u);
+    EXPECT_NE(m->engines[0].get(), m->engines[1].get());
+    EXPECT_NE(m->signature, 0u);
+    EXPECT_FALSE(m->engine_name.empty());
+    EXPECT_GT(m->compile_ms, 0.0);
+    EXPECT_GT(m->parameters, 0);
+    EXPECT_GT(m->flops_per_sample, 0);
+    EXPECT_NE(m->file_mtime_ns, 0u);
+  }
+  const auto ball = set->find("ball");
+  ASSERT_TRUE(ball);
+  EXPECT_EQ(ball->settings.max_batch, 64u);
+  ASSERT_EQ(ball->input_sample_bytes.size(), 1u);
+  EXPECT_EQ(ball->input_sample_bytes[0], 32u * 32u * 1u * 4u);  // float32 (32, 32, 1)
+  ASSERT_EQ(ball->output_sample_bytes.size(), 1u);
+  EXPECT_EQ(ball->output_sample_bytes[0], 3u * 4u);
+  const auto det = set->find("detector");
+  ASSERT_TRUE(det);
+  ASSERT_EQ(det->input_dtypes.size(), 1u);
+  EXPECT_EQ(det->input_dtypes[0], nnd::DType::kUInt8);          // the config's override
+  EXPECT_EQ(det->input_sample_bytes[0], 240u * 320u * 2u);      // one byte per element
+  EXPECT_EQ(det->output_sample_bytes[0], 15u * 20u * 3u * 4u);
+  EXPECT_EQ(set->find("nope"), nullptr);
+
+  // The --check table lists every model.
+  const std::string table = format_model_table(*set);
+  for (const char* s : {"MODEL", "ball", "field_boundary", "detector", "patch(32,32,1)",
+                        "input(240,320,2):u8", "COMPILE_MS", "CODE_BYTES", "FLOPS", "PARAMS"}) {
+    EXPECT_NE(table.find(s), std::string::npos) << s << "\n" << table;
+  }
+}
+
+TEST_F(RegistryTest, CompilesInParallel) {
+  std::vector<ModelSettings> v;
+  for (int i = 0; i < 8; ++i) {
+    std::string name = "m";
+    name += std::to_string(i);
+    v.push_back(model(name, "field_boundary.h5"));
+  }
+  std::mutex mu;
+  std::set<std::thread::id> threads;
+  BuildOptions o = opts(1);
+  o.compile_threads = 4;
+  o.log = [&](LogLevel, const std::string& msg) {
+    if (msg.find(": loading ") != std::string::npos) {
+      std::lock_guard<std::mutex> lk(mu);
+      threads.insert(std::this_thread::get_id());
+    }
+  };
+  auto set = build_model_set(v, nullptr, o);
+  ASSERT_EQ(set->models.size(), 8u);
+  EXPECT_GE(threads.size(), 2u) << "models were not compiled on several threads";
+  EXPECT_EQ(threads.count(std::this_thread::get_id()), 0u);
+  // Same file, same settings but the name: same layout, same signature.
+  EXPECT_EQ(set->models[0]->signature, set->models[7]->signature);
+}
+
+TEST_F(RegistryTest, ReloadReusesUnchangedModelsAndKeepsTheirVersion) {
+  auto first = build_model_set(examples(), nullptr, opts());
+  BuildStats st;
+  auto second = build_model_set(examples(), first.get(), opts(), &st);
+  EXPECT_EQ(second->generation, 2u);
+  EXPECT_EQ(st.reused, 3u);
+  EXPECT_EQ(st.compiled, 0u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(second->models[i].get(), first->models[i].get());  // the very same object
+    EXPECT_EQ(second->models[i]->version, 1u);
+  }
+  // Order follows the new config; a new model starts at version 1; a dropped one disappears.
+  auto v = examples();
+  std::swap(v[0], v[2]);
+  v.pop_back();                                   // drop "ball"
+  v.push_back(model("ball2", "ball_patch.h5"));   // add
+  auto third = build_model_set(v, second.get(), opts(), &st);
+  EXPECT_EQ(st.reused, 2u);
+  EXPECT_EQ(st.compiled, 1u);
+  ASSERT_EQ(third->models.size(), 3u);
+  EXPECT_EQ(third->models[0]->settings.name, "detector");
+  EXPECT_EQ(third->models[0].get(), first->find("detector").get());
+  EXPECT_EQ(third->find("ball"), nullptr);
+  EXPECT_EQ(third->find("ball2")->version, 1u);
+}
+
+TEST_F(RegistryTest, ChangedFileBumpsVersionSignatureOnlyWhenLayoutChanges) {
+  auto first = build_model_set(examples(), nullptr, opts());
+  const auto ball1 = first->find("ball");
+  const auto fb1 = first->find("field_boundary");
+
+  // Same bytes, newer file: recompiled, version 2, same signature.
+  touch("ball_patch.h5");
+  BuildStats st;
+  auto second = build_model_set(examples(), first.get(), opts(), &st);
+  EXPECT_EQ(st.compiled, 1u);
+  EXPECT_EQ(st.reused, 2u);
+  const auto ball2 = second->find("ball");
+  EXPECT_NE(ball2.get(), ball1.get());
+  EXPECT_EQ(ball2->version, 2u);
+  EXPECT_EQ(ball2->signature, ball1->signature);
+  EXPECT_EQ(second->find("field_boundary").get(), fb1.get());
+
+  // A different network under the same name: version 3, new signature.
+  fs::copy_file(dir_ / "field_boundary.h5", dir_ / "ball_patch.h5",
+                fs::copy_options::overwrite_existing);
+  touch("ball_patch.h5");
+  auto third = build_model_set(examples(), second.get(), opts(), &st);
+  const auto ball3 = third->find("ball");
+  EXPECT_EQ(ball3->version, 3u);
+  EXPECT_NE(ball3->signature, ball1->signature);
+  EXPECT_EQ(ball3->signature, fb1->signature);
+
+  // A settings change (max_batch) recompiles and bumps the version; layout, so signature, stays.
+  auto v = examples();
+  v[1].max_batch = 3;
+  auto fourth = build_model_set(v, third.get(), opts(), &st);
+  EXPECT_EQ(st.compiled, 1u);
+  EXPECT_EQ(fourth->find("field_boundary")->version, 2u);
+  EXPECT_EQ(fourth->find("field_boundary")->signature, fb1->signature);
+
+  // An input dtype override changes the layout, so the signature.
+  v[1].input_dtypes = {{"input", nnd::DType::kUInt8}};
+  auto fifth = build_model_set(v, fourth.get(), opts(), &st);
+  EXPECT_EQ(fifth->find("field_boundary")->version, 3u);
+  EXPECT_NE(fifth->find("field_boundary")->signature, fb1->signature);
+}
+
+TEST_F(RegistryTest, BrokenModelKeepsTheOldSet) {
+  ModelRegistry registry;
+  registry.publish(build_model_set(examples(), nullptr, opts()));
+  const auto served = registry.current();
+
+  // Corrupt one file: the build fails naming that model, nothing is published.
+  {
+    std::ofstream f(dir_ / "detector.h5", std::ios::binary | std::ios::trunc);
+    f << "this is not an HDF5 file";
+  }
+  touch("detector.h5");
+  try {
+    auto next = build_model_set(examples(), registry.current().get(), opts());
+    registry.publish(next);
+    FAIL() << "a broken model must fail the build";
+  } catch (const BuildError& e) {
+    ASSERT_EQ(e.failures().size(), 1u);
+    EXPECT_NE(e.failures()[0].find("model 'detector'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1 of 3 model(s) failed"), std::string::npos);
+  }
+  EXPECT_EQ(registry.current().get(), served.get());
+  EXPECT_EQ(served->find("detector")->version, 1u);
+  EXPECT_EQ(served->models.size(), 3u);
+}
+
+TEST_F(RegistryTest, UnknownInputOverrideNamesTheInput) {
+  auto v = examples();
+  v[0].input_dtypes = {{"no_such_input", nnd::DType::kUInt8}};
+  try {
+    build_model_set(v, nullptr, opts(1));
+    FAIL();
+  } catch (const BuildError& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("model 'ball'"), std::string::npos) << w;
+    EXPECT_NE(w.find("no input named 'no_such_input'"), std::string::npos) << w;
+    EXPECT_NE(w.find("patch"), std::string::npos) << w;  // lists the real inputs
+  }
+}
+
+TEST_F(RegistryTest, EngineAutoFallsBackAndSaysSo) {
+  std::vector<std::string> logs;
+  std::mutex mu;
+  BuildOptions o = opts(1);
+  o.log = [&](LogLevel, const std::string& m) {
+    std::lock_guard<std::mutex> lk(mu);
+    logs.push_back(m);
+  };
+  auto set = build_model_set({model("ball", "ball_patch.h5")}, nullptr, o);
+  const auto& m = *set->models[0];
+  if (m.engine_name == "reference") {
+    bool said = false;
+    for (const auto& l : logs) said |= l.find("engine auto") != std::string::npos;
+    EXPECT_TRUE(said) << "auto fell back to the reference engine without logging it";
+  }
+  // Every compile is logged with its time and code size.
+  bool compiled = false;
+  for (const auto& l : logs) {
+    compiled |= l.find("model 'ball' v1: compiled in") != std::string::npos &&
+                l.find("code ") != std::string::npos;
+  }
+  EXPECT_TRUE(compiled);
+}
+
+TEST(RegistrySignature, DependsOnLayoutOnly) {
+  nnd::Graph g;
+  g.values.push_back({"in", nnd::DType::kFloat32, {4, 4, 1}, nnd::kNoNode});
+  g.values.push_back({"out", nnd::DType::kFloat32, {3}, 0});
+  g.inputs = {0};
+  g.outputs = {1};
+  g.input_names = {"in"};
+  g.output_names = {"out"};
+  const uint64_t a = model_signature(g, {nnd::DType::kFloat32});
+  EXPECT_EQ(a, model_signature(g, {nnd::DType::kFloat32}));
+  EXPECT_NE(a, model_signature(g, {nnd::DType::kUInt8}));
+  nnd::Graph h = g;
+  h.values[1].shape = {4};
+  EXPECT_NE(a, model_signature(h, {nnd::DType::kFloat32}));
+  h = g;
+  h.output_names = {"out2"};
+  EXPECT_NE(a, model_signature(h, {nnd::DType::kFloat32}));
+}
