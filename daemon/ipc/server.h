@@ -1,0 +1,128 @@
+// nnd's IPC server: the hand-shake socket, one shared-memory session per client, the batching
+// scheduler and the inference worker threads.
+//
+// Usage from main:
+//
+//   nnd::daemon::ServerOptions o;            // from DaemonSettings
+//   o.endpoint = settings.endpoint; o.workers = settings.workers; ...
+//   nnd::daemon::Server server(o, registry, [](int level, const std::string& msg) { log(level, msg); });
+//   server.set_reload_callback([&] { return reload_config(); });   // nnctl reload
+//   server.start();                          // throws std::runtime_error (socket in use, ...)
+//   ... registry.publish(new_set) on SIGHUP; the server picks it up for new requests ...
+//   server.stop();                           // SIGTERM: stop accepting, finish in-flight, unlink
+//
+// Threads: start() launches one control thread (accept, hand-shake, control messages, dead-client
+// detection; sleeps in epoll) and `workers` worker threads. All public methods may be called from
+// any thread; start() and stop() from one thread at a time.
+//
+// Data path (see ipc/nnd_ipc.h for the wire layout):
+//  * At most one worker at a time is the "poller": it polls every client's submit ring, validates
+//    each new request and queues it in the scheduler (daemon/sched/scheduler.h), then takes a
+//    ready batch and runs it. With several workers, the poller hands its role to an idle worker
+//    (one futex wake) before running a batch, so requests keep flowing in while it computes.
+//  * The poller spins for ServerOptions::spin_us when it finds nothing to do (0 when the daemon
+//    may use only one CPU), then sets daemon_sleeping in every client header, issues a seq_cst
+//    fence, re-checks every submit ring and only then sleeps in epoll on the clients' eventfds
+//    (with a timeout only while a batching delay is pending). Idle clients => no CPU, no timer.
+//  * A worker gathers a batch's inputs into its own contiguous buffers, or, for a batch of a
+//    single request, runs the engine in place on the client's segment (zero copy). It writes the
+//    outputs and the result fields into each slot, then pushes the slot on the complete ring,
+//    increments complete_seq and, if client_sleeping is set, FUTEX_WAKEs (shared) complete_seq.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/registry/model_set.h"
+#include "daemon/sched/scheduler.h"
+#include "daemon/sched/stats.h"
+
+namespace nnd::daemon {
+
+struct ServerOptions {
+  // Endpoint name ("nnd") or a socket path (contains '/'); see socket_path_for_endpoint().
+  std::string endpoint = "nnd";
+
+  // Who may connect (checked with SO_PEERCRED / SO_PEERGROUPS at the hand-shake). A peer is
+  // admitted when its uid equals allowed_uid, or its primary or a supplementary group equals
+  // allowed_gid, or (allow_own_uid) its uid is the daemon's effective uid, or (allow_root) it is
+  // root. A refused peer gets a welcome with NND_IPC_E_ACCESS and is disconnected.
+  std::optional<uid_t> allowed_uid;
+  std::optional<gid_t> allowed_gid;
+  bool allow_own_uid = true;
+  bool allow_root = true;
+  uint32_t socket_mode = 0660;          // chmod of the socket file; its group is allowed_gid if set
+
+  uint32_t workers = 1;                 // worker threads; worker w uses ServedModel::engines[w]
+  std::vector<int> cpu_affinity;        // worker w pinned to cpu_affinity[w % n]; empty = no pinning
+  int realtime_priority = 0;            // 1..99: SCHED_FIFO for the workers (warning if refused)
+
+  uint32_t max_clients = 32;            // sessions; a client over it gets NND_IPC_E_OVERLOADED
+  uint32_t max_inflight_per_client = 16;  // queued + running requests of one client; over it a
+                                          // request gets NND_IPC_E_OVERLOADED at once
+  uint32_t slots_per_client = 16;       // default when the hello asks for 0 (max 64)
+  uint32_t spin_us = 50;                // bounded spin before the poller sleeps
+  uint32_t drain_timeout_ms = 5000;     // stop(): how long to wait for queued/running requests
+  sched::Policy policy;                 // scheduler aging / implicit deadline
+};
+
+// Syslog numbers: 3 error, 4 warning, 5 notice, 6 info, 7 debug (same as nnd::daemon::LogLevel).
+using ServerLogger = std::function<void(int level, const std::string& message)>;
+
+struct ReloadResult {
+  bool ok = false;
+  std::string message;  // why it failed, or a summary ("3 models, 1 recompiled")
+};
+// Called on the control thread for an NND_MSG_RELOAD request; it should re-read the config and
+// publish a new ModelSet (or keep the old one and return ok=false). Blocks control messages and
+// new connections (not the data path) while it runs.
+using ReloadCallback = std::function<ReloadResult()>;
+
+struct ServerCounters {
+  uint64_t sessions = 0;            // clients connected now (hand-shake done)
+  uint64_t sessions_total = 0;      // hand-shakes accepted since start
+  uint64_t sessions_refused = 0;    // hand-shakes refused (access, overload, bad hello)
+  uint64_t sessions_corrupt = 0;    // sessions ended because their segment was corrupted
+  uint64_t requests_in_flight = 0;  // queued + running over all clients
+  uint64_t requests_dropped = 0;    // requests of dead clients dropped without an answer
+};
+
+// The endpoint -> socket path rule shared with libnnclient.
+std::string socket_path_for_endpoint(const std::string& endpoint);
+
+class Server {
+ public:
+  Server(ServerOptions options, ModelRegistry& registry, ServerLogger logger);
+  ~Server();  // stop()s if running
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  void set_reload_callback(ReloadCallback cb);
+
+  // Binds the socket (replacing a stale socket file of a dead daemon; throws if another daemon
+  // answers on it), then starts the threads. Throws std::runtime_error with the reason.
+  void start();
+
+  // Unlinks the socket (no new clients), answers new requests NND_IPC_E_SHUTTING_DOWN, waits up
+  // to drain_timeout_ms for queued and running requests to finish, stops the threads and closes
+  // every session (clients see the hang-up). Idempotent.
+  void stop();
+
+  std::vector<sched::ModelStatsSnapshot> stats() const;  // per model name, sorted by name
+  ServerCounters counters() const;
+  const std::string& socket_path() const;
+  uint64_t instance() const;  // daemon_instance sent in every welcome
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace nnd::daemon

@@ -1,0 +1,506 @@
+// In-process server tests: a real nnd::daemon::Server on a private socket, driven by raw clients
+// that speak the wire structs directly.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include "core/ir/graph.h"
+#include "core/ir/shape_inference.h"
+#include "core/ref/reference_engine.h"
+#include "daemon/ipc/server.h"
+#include "ipc_test_client.h"
+
+namespace nnd::test {
+namespace {
+
+using daemon::ModelRegistry;
+using daemon::ModelSet;
+using daemon::Server;
+using daemon::ServerOptions;
+using daemon::ServedModel;
+
+// y = x W + b with x of 3 features, 2 units.
+Graph tiny_dense() {
+  Graph g;
+  g.source = "tiny.h5";
+  Value in;
+  in.name = "x";
+  in.shape = {3};
+  g.values.push_back(in);
+  g.inputs.push_back(0);
+  g.input_names.push_back("x");
+  Node n;
+  n.name = "dense";
+  n.keras_class = "Dense";
+  DenseParams p;
+  p.units = 2;
+  p.kernel = Weights{{3, 2}, {1, 2, 3, 4, 5, 6}};
+  p.bias = Weights{{2}, {0.5f, -0.5f}};
+  n.params = p;
+  n.inputs = {0};
+  Value out;
+  out.name = "dense";
+  out.producer = 0;
+  g.values.push_back(out);
+  n.output = 1;
+  g.outputs.push_back(1);
+  g.output_names.push_back("dense");
+  g.nodes.push_back(std::move(n));
+  infer_shapes(g);
+  return g;
+}
+
+void expected_dense(const float* x, float* y) {
+  y[0] = x[0] * 1 + x[1] * 3 + x[2] * 5 + 0.5f;
+  y[1] = x[0] * 2 + x[1] * 4 + x[2] * 6 - 0.5f;
+}
+
+// Wraps an engine and sleeps in run() so a test can catch a request mid-run.
+class SlowEngine : public Engine {
+ public:
+  SlowEngine(std::unique_ptr<Engine> e, int ms) : e_(std::move(e)), ms_(ms) {}
+  void run(int64_t batch, std::span<const InputView> in, std::span<float* const> out) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
+    e_->run(batch, in, out);
+  }
+  const Graph& graph() const override { return e_->graph(); }
+  std::string name() const override { return "slow-" + e_->name(); }
+
+ private:
+  std::unique_ptr<Engine> e_;
+  int ms_;
+};
+
+std::shared_ptr<ServedModel> make_model(const std::string& name, uint32_t workers, uint32_t max_batch = 8,
+                                        uint32_t delay_us = 0, int slow_ms = 0, uint64_t signature = 0x5157) {
+  auto m = std::make_shared<ServedModel>();
+  m->settings.name = name;
+  m->settings.max_batch = max_batch;
+  m->settings.batch_delay_us = delay_us;
+  m->graph = tiny_dense();
+  m->signature = signature;
+  m->input_dtypes = {DType::kFloat32};
+  m->input_sample_bytes = {3 * sizeof(float)};
+  m->output_sample_bytes = {2 * sizeof(float)};
+  for (uint32_t w = 0; w < workers; ++w) {
+    auto e = make_reference_engine(m->graph);
+    if (slow_ms) e = std::make_unique<SlowEngine>(std::move(e), slow_ms);
+    m->engines.push_back(std::move(e));
+  }
+  return m;
+}
+
+std::string test_socket(const char* tag) {
+  return "/tmp/nnd-test-" + std::to_string(getpid()) + "-" + tag + ".sock";
+}
+
+struct ServerFixture {
+  ModelRegistry registry;
+  std::unique_ptr<Server> server;
+  std::vector<std::string> logs;
+  std::mutex log_mu;
+
+  ServerFixture(const char* tag, std::vector<std::shared_ptr<ServedModel>> models, ServerOptions o = {}) {
+    auto set = std::make_shared<ModelSet>();
+    set->generation = 1;
+    set->models = std::move(models);
+    registry.publish(set);
+    o.endpoint = test_socket(tag);
+    server = std::make_unique<Server>(o, registry, [this](int, const std::string& m) {
+      std::lock_guard lk(log_mu);
+      logs.push_back(m);
+    });
+    server->start();
+  }
+  ~ServerFixture() { server.reset(); }  // before `logs`, which the logger writes to
+  bool log_contains(const std::string& s) {
+    std::lock_guard lk(log_mu);
+    for (const auto& l : logs) {
+      if (l.find(s) != std::string::npos) return true;
+    }
+    return false;
+  }
+};
+
+// Runs one request of `batch` samples for the tiny model on slot `s`; returns the status and
+// checks the outputs.
+int run_tiny(RawClient& c, uint32_t s, uint32_t batch, float seed, const char* model = "tiny",
+             uint64_t signature = 0x5157, int64_t deadline = 0) {
+  float* x = reinterpret_cast<float*>(c.data(s));
+  for (uint32_t i = 0; i < 3 * batch; ++i) x[i] = seed + static_cast<float>(i);
+  c.submit(s, model, signature, batch, 3 * sizeof(float) * batch, deadline);
+  const int got = c.wait_complete();
+  if (got != static_cast<int>(s)) return -1000 - got;
+  const nnd_ipc_slot* sl = c.slot(s);
+  if (sl->status != NND_IPC_OK) return sl->status;
+  const float* y = reinterpret_cast<const float*>(c.data(s) + nnd_ipc_align(3 * sizeof(float) * batch));
+  for (uint32_t b = 0; b < batch; ++b) {
+    float want[2];
+    expected_dense(x + 3 * b, want);
+    for (int k = 0; k < 2; ++k) {
+      if (std::fabs(y[2 * b + k] - want[k]) > 1e-4f * std::max(1.0f, std::fabs(want[k]))) return -2000;
+    }
+  }
+  EXPECT_EQ(sl->output_bytes, 2 * sizeof(float) * batch);
+  return NND_IPC_OK;
+}
+
+template <typename F>
+bool eventually(F f, int ms = 3000) {
+  for (int i = 0; i < ms; ++i) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return f();
+}
+
+TEST(IpcServer, HandshakeModelInfoAndOneRequest) {
+  ServerFixture f("basic", {make_model("tiny", 1)});
+  struct stat st;
+  ASSERT_EQ(stat(f.server->socket_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+
+  RawClient c;
+  ASSERT_EQ(c.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
+  EXPECT_EQ(c.welcome.slots, 4u);
+  EXPECT_EQ(c.welcome.daemon_instance, f.server->instance());
+  EXPECT_GE(c.welcome.slot_data_bytes, nnd_ipc_align(8 * 12) + 8 * 8u);
+  EXPECT_EQ(c.header()->magic, NND_IPC_MAGIC);
+
+  const auto info = c.model_info("tiny");
+  ASSERT_EQ(info.status, NND_IPC_OK);
+  EXPECT_EQ(info.signature, 0x5157u);
+  EXPECT_EQ(info.max_batch, 8u);
+  EXPECT_EQ(info.num_inputs, 1u);
+  EXPECT_EQ(info.inputs[0].rank, 1u);
+  EXPECT_EQ(info.inputs[0].dims[0], 3);
+  EXPECT_STREQ(info.inputs[0].name, "x");
+  EXPECT_EQ(info.outputs[0].dims[0], 2);
+  EXPECT_STREQ(info.engine, "reference");
+  EXPECT_EQ(c.model_info("nope").status, NND_IPC_E_UNKNOWN_MODEL);
+
+  EXPECT_EQ(run_tiny(c, 0, 1, 1.0f), NND_IPC_OK);
+  EXPECT_EQ(run_tiny(c, 1, 8, -3.5f), NND_IPC_OK);
+  EXPECT_EQ(c.slot(1)->served_batch, 8u);
+  // Many in a row, alternating slots.
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(run_tiny(c, i % 4, 1 + i % 8, 0.25f * i), NND_IPC_OK) << i;
+
+  const auto stats = f.server->stats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].name, "tiny");
+  EXPECT_EQ(stats[0].requests, 202u);
+  EXPECT_EQ(stats[0].errors, 0u);
+  EXPECT_GT(stats[0].latency_max_ns, 0u);
+  EXPECT_GE(stats[0].latency_p99_ns, stats[0].latency_p50_ns);
+
+  // Control messages: list, stats, reload without a callback.
+  nnd_ipc_model_query q{};
+  q.type = NND_MSG_LIST_MODELS;
+  nnd_ipc_model_info li{};
+  ASSERT_TRUE(c.control(q, &li));
+  EXPECT_EQ(li.status, NND_IPC_OK);
+  EXPECT_STREQ(li.model, "tiny");
+  q.index = 1;
+  ASSERT_TRUE(c.control(q, &li));
+  EXPECT_EQ(li.status, NND_IPC_E_UNKNOWN_MODEL);
+  q.type = NND_MSG_STATS;
+  q.index = 0;
+  nnd_ipc_model_stats ms{};
+  ASSERT_TRUE(c.control(q, &ms));
+  EXPECT_EQ(ms.status, NND_IPC_OK);
+  EXPECT_EQ(ms.requests, 202u);
+  q.type = NND_MSG_RELOAD;
+  nnd_ipc_reply r{};
+  ASSERT_TRUE(c.control(q, &r));
+  EXPECT_NE(r.status, NND_IPC_OK);
+
+  const std::string path = f.server->socket_path();
+  f.server->stop();
+  EXPECT_NE(stat(path.c_str(), &st), 0) << "socket not unlinked";
+}
+
+TEST(IpcServer, BadRequestsGetDistinctErrors) {
+  ServerFixture f("errors", {make_model("tiny", 1, 4)});
+  RawClient c;
+  ASSERT_EQ(c.connect_and_hello(f.server->socket_path(), 8), NND_IPC_OK);
+  auto status_of = [&](uint32_t s) {
+    EXPECT_EQ(c.wait_complete(), static_cast<int>(s));
+    return c.slot(s)->status;
+  };
+  c.submit(0, "nope", 0x5157, 1, 12);
+  EXPECT_EQ(status_of(0), NND_IPC_E_UNKNOWN_MODEL);
+  c.submit(0, "tiny", 0x9999, 1, 12);
+  EXPECT_EQ(status_of(0), NND_IPC_E_MODEL_CHANGED);
+  c.submit(0, "tiny", 0x5157, 0, 0);
+  EXPECT_EQ(status_of(0), NND_IPC_E_SHAPE);
+  c.submit(0, "tiny", 0x5157, 5, 60);  // max_batch 4
+  EXPECT_EQ(status_of(0), NND_IPC_E_SHAPE);
+  c.submit(0, "tiny", 0x5157, 0xFFFFFFFFu, 12);
+  EXPECT_EQ(status_of(0), NND_IPC_E_SHAPE);
+  c.submit(0, "tiny", 0x5157, 1, 13);
+  EXPECT_EQ(status_of(0), NND_IPC_E_SHAPE);
+  c.submit(0, "tiny", 0x5157, 1, UINT64_MAX);
+  EXPECT_EQ(status_of(0), NND_IPC_E_SHAPE);
+  c.submit(0, "tiny", 0x5157, 1, 64);  // aligned end of the inputs is accepted too
+  EXPECT_EQ(status_of(0), NND_IPC_OK);
+  c.submit(0, "tiny", 0x5157, 1, 12, now_ns() - 1000);
+  EXPECT_EQ(status_of(0), NND_IPC_E_DEADLINE);
+  std::memset(c.slot(1)->model, 'A', NND_IPC_MAX_NAME);  // unterminated name
+  c.slot(1)->batch = 1;
+  c.slot(1)->input_bytes = 12;
+  c.push_raw(1);
+  EXPECT_EQ(status_of(1), NND_IPC_E_BAD_REQUEST);
+  // Still serving.
+  EXPECT_EQ(run_tiny(c, 2, 2, 1.0f), NND_IPC_OK);
+  const auto st = f.server->stats();
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_EQ(st[0].deadline_misses, 1u);
+  EXPECT_EQ(f.server->counters().sessions_corrupt, 0u);
+}
+
+TEST(IpcServer, CorruptRingEndsOnlyThatSession) {
+  ServerFixture f("corrupt", {make_model("tiny", 1)});
+  RawClient bad, good;
+  ASSERT_EQ(bad.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
+  ASSERT_EQ(good.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
+  bad.push_raw(17);  // slot index out of range (4 slots)
+  ASSERT_TRUE(eventually([&] { return f.server->counters().sessions_corrupt == 1; }));
+  // The daemon hung up on the bad client.
+  char buf[8];
+  ASSERT_TRUE(eventually([&] { return recv(bad.sock(), buf, sizeof(buf), MSG_DONTWAIT) == 0; }));
+  EXPECT_TRUE(f.log_contains("not a valid slot index"));
+  EXPECT_EQ(run_tiny(good, 0, 3, 2.0f), NND_IPC_OK);
+
+  RawClient bad2;
+  ASSERT_EQ(bad2.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
+  nnd_ipc_store_release(&bad2.header()->submit.head, 1000);  // head far ahead of the tail
+  bad2.poke();
+  ASSERT_TRUE(eventually([&] { return f.server->counters().sessions_corrupt == 2; }));
+  EXPECT_EQ(run_tiny(good, 1, 1, 2.0f), NND_IPC_OK);
+  ASSERT_TRUE(eventually([&] { return f.server->counters().sessions == 1; }));
+}
+
+TEST(IpcServer, BatchesRequestsOfSeveralClients) {
+  ServerFixture f("batch", {make_model("tiny", 1, 8, 20'000)});  // 20 ms delay
+  RawClient a, b;
+  ASSERT_EQ(a.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
+  ASSERT_EQ(b.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
+  auto fill = [](RawClient& c, uint32_t batch, float seed) {
+    float* x = reinterpret_cast<float*>(c.data(0));
+    for (uint32_t i = 0; i < 3 * batch; ++i) x[i] = seed + i;
+    c.submit(0, "tiny", 0x5157, batch, 12 * batch);
+  };
+  const int64_t t0 = now_ns();
+  fill(a, 2, 1.0f);
+  fill(b, 3, 100.0f);
+  ASSERT_EQ(a.wait_complete(), 0);
+  ASSERT_EQ(b.wait_complete(), 0);
+  const int64_t dt = now_ns() - t0;
+  EXPECT_EQ(a.slot(0)->status, NND_IPC_OK);
+  EXPECT_EQ(b.slot(0)->status, NND_IPC_OK);
+  EXPECT_EQ(a.slot(0)->served_batch, 5u);
+  EXPECT_EQ(b.slot(0)->served_batch, 5u);
+  EXPECT_LT(dt, 1'000'000'000);
+  // Outputs scattered to the right client.
+  for (auto* c : {&a, &b}) {
+    const uint32_t batch = c == &a ? 2 : 3;
+    const float* x = reinterpret_cast<const float*>(c->data(0));
+    const float* y = reinterpret_cast<const float*>(c->data(0) + nnd_ipc_align(12 * batch));
+    for (uint32_t s = 0; s < batch; ++s) {
+      float want[2];
+      expected_dense(x + 3 * s, want);
+      EXPECT_NEAR(y[2 * s], want[0], 1e-3);
+      EXPECT_NEAR(y[2 * s + 1], want[1], 1e-3);
+    }
+  }
+  // A full batch does not wait for the delay.
+  const int64_t t1 = now_ns();
+  fill(a, 8, 0.0f);
+  ASSERT_EQ(a.wait_complete(), 0);
+  EXPECT_EQ(a.slot(0)->status, NND_IPC_OK);
+  EXPECT_LT(now_ns() - t1, 15'000'000);
+}
+
+TEST(IpcServer, InflightLimitAnswersOverloaded) {
+  ServerOptions o;
+  o.max_inflight_per_client = 2;
+  ServerFixture f("inflight", {make_model("tiny", 1, 8, 0, 100)}, o);  // 100 ms per run
+  RawClient c;
+  ASSERT_EQ(c.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
+  for (uint32_t s = 0; s < 3; ++s) c.submit(s, "tiny", 0x5157, 1, 12);
+  int statuses[3] = {-1, -1, -1};
+  for (int i = 0; i < 3; ++i) {
+    const int s = c.wait_complete();
+    ASSERT_GE(s, 0);
+    statuses[s] = c.slot(s)->status;
+  }
+  EXPECT_EQ(statuses[0], NND_IPC_OK);
+  EXPECT_EQ(statuses[1], NND_IPC_OK);
+  EXPECT_EQ(statuses[2], NND_IPC_E_OVERLOADED);
+}
+
+TEST(IpcServer, HostileScribblerCannotHurtOthers) {
+  ServerOptions o;
+  o.workers = 2;
+  ServerFixture f("hostile", {make_model("tiny", 2)}, o);
+  std::atomic<bool> done{false};
+  std::atomic<int> sessions_scribbled{0};
+  std::thread hostile([&] {
+    std::mt19937_64 rng(42);
+    while (!done.load()) {
+      RawClient h;
+      if (h.connect_and_hello(f.server->socket_path(), 8, "hostile") != NND_IPC_OK) continue;
+      ++sessions_scribbled;
+      // Scribble random bytes everywhere (header, rings, slots, data), poke the daemon.
+      for (int round = 0; round < 200 && !done.load(); ++round) {
+        uint64_t* p = reinterpret_cast<uint64_t*>(h.base());
+        const size_t words = h.bytes() / 8;
+        for (int i = 0; i < 256; ++i) p[rng() % words] = rng();
+        if (round % 3 == 0) {
+          // Sometimes a plausible request so validation paths past the ring run too.
+          const uint32_t s = static_cast<uint32_t>(rng() % 8);
+          h.submit(s, (rng() & 1) ? "tiny" : "tin", (rng() & 1) ? 0x5157 : rng(), static_cast<uint32_t>(rng() % 10),
+                   (rng() & 1) ? 12 * (rng() % 10) : rng());
+        }
+        h.poke();
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    }
+  });
+  RawClient good;
+  ASSERT_EQ(good.connect_and_hello(f.server->socket_path(), 4, "good"), NND_IPC_OK);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(run_tiny(good, i % 4, 1 + i % 5, 0.5f * i), NND_IPC_OK) << i;
+  done = true;
+  hostile.join();
+  EXPECT_GT(sessions_scribbled.load(), 0);
+  EXPECT_EQ(run_tiny(good, 0, 1, 1.0f), NND_IPC_OK);
+}
+
+TEST(IpcServer, KilledClientSlotReclaimed) {
+  ServerFixture f("kill", {make_model("tiny", 1, 8, 0, 300)});  // 300 ms per run
+  const std::string path = f.server->socket_path();
+  int pipefd[2];
+  ASSERT_EQ(pipe(pipefd), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    RawClient c;
+    if (c.connect_and_hello(path, 4, "victim") != NND_IPC_OK) _exit(1);
+    for (uint32_t s = 0; s < 2; ++s) c.submit(s, "tiny", 0x5157, 1, 12);  // one runs, one queued
+    char x = 1;
+    (void)!write(pipefd[1], &x, 1);
+    for (;;) pause();
+  }
+  close(pipefd[1]);
+  char x;
+  ASSERT_EQ(read(pipefd[0], &x, 1), 1);
+  close(pipefd[0]);
+  ASSERT_TRUE(eventually([&] { return f.server->counters().requests_in_flight == 2; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // first request is running now
+  const int64_t t_kill = now_ns();
+  kill(pid, SIGKILL);
+  int ws;
+  waitpid(pid, &ws, 0);
+  ASSERT_TRUE(eventually([&] { return f.server->counters().sessions == 0; }));
+  EXPECT_LT(now_ns() - t_kill, 100'000'000) << "dead client not noticed within 100 ms";
+  // The running request finishes and is dropped, the queued one is dropped without running.
+  ASSERT_TRUE(eventually([&] { return f.server->counters().requests_in_flight == 0; }));
+  EXPECT_EQ(f.server->counters().requests_dropped, 2u);
+  const auto st = f.server->stats();
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_EQ(st[0].batches, 1u);  // only the running one ran
+  // The daemon serves others as before.
+  RawClient c;
+  ASSERT_EQ(c.connect_and_hello(path, 2), NND_IPC_OK);
+  EXPECT_EQ(run_tiny(c, 0, 1, 1.0f), NND_IPC_OK);
+}
+
+TEST(IpcServer, PeerCredentialsRefused) {
+  ServerOptions o;
+  o.allowed_uid = geteuid() + 4242;
+  o.allow_own_uid = false;
+  o.allow_root = false;
+  ServerFixture f("access", {make_model("tiny", 1)}, o);
+  RawClient c;
+  EXPECT_EQ(c.connect_and_hello(f.server->socket_path()), NND_IPC_E_ACCESS);
+  EXPECT_NE(std::string(c.welcome.message).find("access denied"), std::string::npos);
+  EXPECT_EQ(f.server->counters().sessions, 0u);
+  EXPECT_EQ(f.server->counters().sessions_refused, 1u);
+
+  ServerOptions ok = o;
+  ok.allowed_gid = getegid();
+  ServerFixture g("access-gid", {make_model("tiny", 1)}, ok);
+  RawClient d;
+  EXPECT_EQ(d.connect_and_hello(g.server->socket_path()), NND_IPC_OK);
+}
+
+TEST(IpcServer, ReloadChangesModelsForNewRequests) {
+  ServerFixture f("reload", {make_model("tiny", 1)});
+  int reloads = 0;
+  f.server->set_reload_callback([&] {
+    ++reloads;
+    auto set = std::make_shared<ModelSet>();
+    set->generation = 2;
+    auto m = make_model("tiny", 1, 16, 0, 0, 0xBEEF);  // new layout signature, bigger batch
+    m->version = 2;
+    set->models = {m, make_model("other", 1)};
+    f.registry.publish(set);
+    return daemon::ReloadResult{true, "reloaded"};
+  });
+  RawClient c;
+  ASSERT_EQ(c.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
+  EXPECT_EQ(run_tiny(c, 0, 1, 1.0f), NND_IPC_OK);
+  nnd_ipc_model_query q{};
+  q.type = NND_MSG_RELOAD;
+  nnd_ipc_reply r{};
+  ASSERT_TRUE(c.control(q, &r));
+  EXPECT_EQ(r.status, NND_IPC_OK);
+  EXPECT_STREQ(r.message, "reloaded");
+  EXPECT_EQ(reloads, 1);
+  EXPECT_EQ(run_tiny(c, 0, 1, 1.0f), NND_IPC_E_MODEL_CHANGED);
+  EXPECT_EQ(run_tiny(c, 0, 1, 1.0f, "tiny", 0xBEEF), NND_IPC_OK);
+  EXPECT_EQ(run_tiny(c, 1, 1, 1.0f, "other"), NND_IPC_OK);
+  // The old client's slots were sized for max_batch 8: batch 16 does not fit -> E_SHAPE.
+  EXPECT_LT(c.welcome.slot_data_bytes, nnd_ipc_align(16 * 12) + 16 * 8);
+  EXPECT_EQ(run_tiny(c, 1, 16, 1.0f, "tiny", 0xBEEF), NND_IPC_E_SHAPE);
+  // A new client gets slots for the new sizes.
+  RawClient d;
+  ASSERT_EQ(d.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
+  EXPECT_EQ(run_tiny(d, 1, 16, 1.0f, "tiny", 0xBEEF), NND_IPC_OK);
+}
+
+TEST(IpcServer, IdleDaemonUsesNoCpu) {
+  ServerOptions o;
+  o.workers = 2;
+  ServerFixture f("idle", {make_model("tiny", 2)}, o);
+  RawClient a, b;
+  ASSERT_EQ(a.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
+  ASSERT_EQ(b.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
+  EXPECT_EQ(run_tiny(a, 0, 1, 1.0f), NND_IPC_OK);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the spin
+  rusage r0, r1;
+  getrusage(RUSAGE_SELF, &r0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  getrusage(RUSAGE_SELF, &r1);
+  auto us_of = [](const rusage& r) {
+    return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1'000'000 + r.ru_utime.tv_usec + r.ru_stime.tv_usec;
+  };
+  EXPECT_LT(us_of(r1) - us_of(r0), 5000) << "idle daemon burnt CPU";
+  // And it wakes up for the next request (daemon_sleeping set -> client writes the eventfd).
+  EXPECT_EQ(a.header()->daemon_sleeping, 1u);
+  const int wakes = b.wakes;
+  EXPECT_EQ(run_tiny(b, 0, 1, 2.0f), NND_IPC_OK);
+  EXPECT_EQ(b.wakes, wakes + 1);
+}
+
+}  // namespace
+}  // namespace nnd::test
