@@ -20,6 +20,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// "(batch, d0, d1, ...)" for printing a whole batch's shape.
+std::string batch_shape(int64_t batch, const nnd::Dims& sample) {
+  nnd::Dims d{batch};
+  d.insert(d.end(), sample.begin(), sample.end());
+  return nnd::dims_to_string(d);
+}
+
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
@@ -100,15 +107,13 @@ int main(int argc, char** argv) {
     std::printf("model %s (Keras %s), engine %s\n", model_path.c_str(), g.keras_version.c_str(),
                 engine->name().c_str());
     for (size_t i = 0; i < g.inputs.size(); ++i) {
-      std::printf("input  %s: (%lld, %s %s from %s\n", g.input_names[i].c_str(),
-                  static_cast<long long>(in.batch),
-                  nnd::dims_to_string(g.values[g.inputs[i]].shape).substr(1).c_str(),
+      std::printf("input  %s: %s %s from %s\n", g.input_names[i].c_str(),
+                  batch_shape(in.batch, g.values[g.inputs[i]].shape).c_str(),
                   nnd::dtype_name(in.arrays[i].dtype), in.sources[i].c_str());
     }
     for (size_t i = 0; i < g.outputs.size(); ++i) {
-      std::printf("output %s: (%lld, %s float32\n", g.output_names[i].c_str(),
-                  static_cast<long long>(in.batch),
-                  nnd::dims_to_string(g.values[g.outputs[i]].shape).substr(1).c_str());
+      std::printf("output %s: %s float32\n", g.output_names[i].c_str(),
+                  batch_shape(in.batch, g.values[g.outputs[i]].shape).c_str());
     }
 
     std::vector<double> times;
