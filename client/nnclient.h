@@ -112,7 +112,11 @@ nnclient_status nnclient_list_models(nnclient_t* c, uint32_t index, nnclient_mod
  *   outputs[k] : room for batch * info.outputs[k].sample_bytes bytes, written on NNCLIENT_OK
  *   timeout_us : how long to wait for the answer; 0 = wait forever (the call still returns
  *                NNCLIENT_E_DAEMON_RESTARTED if the daemon dies)
- * `info` must come from nnclient_model_info on this handle (it carries the layout). */
+ * `info` must come from nnclient_model_info on this handle (it carries the layout).
+ * If the daemon dies during the call and a daemon is serving again before the timeout runs out,
+ * the call resends the request once on the new connection (inference has no side effects and
+ * the caller still holds the inputs) and returns its result; otherwise it returns
+ * NNCLIENT_E_DAEMON_RESTARTED. The asynchronous and zero-copy calls never resend. */
 nnclient_status nnclient_infer(nnclient_t* c, const nnclient_model_info_t* info,
                                const void* const* inputs, uint32_t batch, void* const* outputs,
                                uint64_t timeout_us);
