@@ -52,7 +52,8 @@ TEST(JitModels, KerasFixtures) {
     for (const auto& [layout, file] : c.at("models").items()) {
       const std::string name = c.at("name").get<std::string>() + "/" + layout;
       Loaded l = load(dir / file.get<std::string>(), dir, c);
-      if (!jit_unsupported_layers(l.g).empty()) {
+      if (const auto un = jit_unsupported_layers(l.g); !un.empty()) {
+        std::printf("[ not compiled ] %s: %s\n", name.c_str(), un.front().c_str());
         ++skipped;
         continue;
       }
