@@ -15,6 +15,7 @@
 #include "core/engine/engine_options.h"
 #include "core/io/keras_hdf5.h"
 #include "core/ir/cost.h"
+#include "core/jit/jit_engine.h"
 #include "core/util/error.h"
 
 namespace nnd::daemon {
@@ -185,7 +186,10 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, uint32
                 e.what());
   }
   m->engine_name = m->engines.front()->name();
-  m->code_bytes = 0;  // the reference engine generates no code; the JIT will report its size
+  // Generated machine code per engine (0 for the reference engine, which generates none).
+  if (const auto* jit = dynamic_cast<const jit::JitEngine*>(m->engines.front().get())) {
+    m->code_bytes = jit->code().code_bytes();
+  }
   m->compile_ms = ms_since(t0);
   return m;
 }
