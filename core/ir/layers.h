@@ -8,6 +8,13 @@
 //    axis as 0, negative from the end). Shape inference resolves them into `axis`, an index into
 //    the per-sample Dims (0-based, batch excluded), validated against the input rank.
 //  - Weights keep the Keras shapes documented on each field.
+//  - Fused residual (set only by graph passes, see core/passes/fuse_add.h): Dense, Conv,
+//    DepthwiseConv and SeparableConv have `residual`. When true, the node has exactly two inputs,
+//    Node::inputs = {x, r}, r has the node's output shape, and the layer computes
+//        y = activation(layer(x) + bias + r)
+//    i.e. the residual is added after the bias and BEFORE the layer's activation (Keras order
+//    conv -> Add -> ReLU becomes one node with residual = true and activation = relu). The
+//    default false means "no residual, one input".
 #pragma once
 
 #include <cstdint>
@@ -41,6 +48,7 @@ struct DenseParams {
   ActivationKind activation = ActivationKind::kLinear;
   Weights kernel;  // (in_features, units)
   Weights bias;    // (units) or empty when use_bias is false
+  bool residual = false;  // fused residual input (see the header comment)
 };
 
 // Conv1D / Conv2D with groups. Input {H, W, Cin} (2-D) or {W, Cin} (1-D).
@@ -53,6 +61,7 @@ struct ConvParams {
   Weights kernel;  // (kh, kw, Cin / groups, filters); 1-D files store (kw, Cin/groups, filters)
                    // and the loader reshapes to (1, kw, Cin/groups, filters)
   Weights bias;    // (filters) or empty
+  bool residual = false;  // fused residual input (see the header comment)
 };
 
 // DepthwiseConv2D (and DepthwiseConv1D, rank 1): output channel c * depth_multiplier + m is input
@@ -64,6 +73,7 @@ struct DepthwiseConvParams {
   ActivationKind activation = ActivationKind::kLinear;
   Weights kernel;  // (kh, kw, Cin, depth_multiplier)
   Weights bias;    // (Cin * depth_multiplier) or empty
+  bool residual = false;  // fused residual input (see the header comment)
 };
 
 // SeparableConv2D (and SeparableConv1D): depthwise (no bias, no activation) then a 1x1 pointwise
@@ -77,6 +87,7 @@ struct SeparableConvParams {
   Weights depthwise_kernel;  // (kh, kw, Cin, depth_multiplier)
   Weights pointwise_kernel;  // (1, 1, Cin * depth_multiplier, filters)
   Weights bias;              // (filters) or empty
+  bool residual = false;  // fused residual input (see the header comment)
 };
 
 // Conv2DTranspose (and Conv1DTranspose). Output size per spatial axis as Keras'
@@ -102,6 +113,8 @@ struct BatchNormParams {
   int axis = -1;  // resolved
   double epsilon = 1e-3;
   Weights gamma, beta, moving_mean, moving_variance;  // each (C)
+  // Fused activation applied after the affine (set only by graph passes; loaders leave linear).
+  ActivationKind activation = ActivationKind::kLinear;
 };
 
 // LayerNormalization: normalise over `axes` per sample, then gamma/beta (shaped like the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -23,7 +24,23 @@ class NodeInference {
 
   void run() {
     for (ValueId v : n_.inputs) in_.push_back(g_.values[v].shape);
+    // A fused residual (layers.h) is the last input and must have the output's shape.
+    std::optional<Dims> residual;
+    std::visit(
+        [&](const auto& p) {
+          if constexpr (requires { p.residual; }) {
+            if (p.residual) {
+              expect_inputs(2);
+              residual = in_.back();
+              in_.pop_back();
+            }
+          }
+        },
+        n_.params);
     Dims out = std::visit([this](auto& p) { return infer(p); }, n_.params);
+    if (residual && *residual != out) {
+      fail("residual", "shape " + dims_to_string(*residual) + " differs from the output shape " + dims_to_string(out));
+    }
     for (int64_t d : out) {
       if (d < 1) fail("output shape", "dimension " + num(d) + " in " + dims_to_string(out) + " is not positive");
     }

@@ -17,7 +17,7 @@ namespace {
 
 using ref::Tensor;
 
-Tensor run_node(const Node& node, const std::vector<const Tensor*>& in, const Dims& out_shape) {
+Tensor run_node_unfused(const Node& node, const std::vector<const Tensor*>& in, const Dims& out_shape) {
   const Tensor& x = *in[0];
   return std::visit(
       [&](const auto& p) -> Tensor {
@@ -47,6 +47,34 @@ Tensor run_node(const Node& node, const std::vector<const Tensor*>& in, const Di
         else if constexpr (std::is_same_v<T, MergeParams>) return ref::merge(p, in, out_shape);
         else if constexpr (std::is_same_v<T, ConcatParams>) return ref::concat(p, in, out_shape);
         else static_assert(!sizeof(T), "layer kind not handled by the reference engine");
+      },
+      node.params);
+}
+
+// Honours the fields graph passes add (layers.h): a fused residual is added before the layer's
+// activation, a BatchNorm's fused activation is applied after the affine.
+Tensor run_node(const Node& node, const std::vector<const Tensor*>& in, const Dims& out_shape) {
+  return std::visit(
+      [&](const auto& p) -> Tensor {
+        using T = std::decay_t<decltype(p)>;
+        if constexpr (requires { p.residual; }) {
+          if (p.residual) {
+            T linear = p;
+            linear.residual = false;
+            linear.activation = ActivationKind::kLinear;
+            Node n1{node.name, node.keras_class, linear, {node.inputs[0]}, node.output};
+            Tensor y = run_node_unfused(n1, {in[0]}, out_shape);
+            const Tensor& r = *in[1];
+            for (size_t k = 0; k < y.data.size(); ++k) y.data[k] += r.data[k];
+            ref::apply_activation(p.activation, y);
+            return y;
+          }
+        } else if constexpr (std::is_same_v<T, BatchNormParams>) {
+          Tensor y = ref::batch_norm(p, *in[0]);
+          ref::apply_activation(p.activation, y);
+          return y;
+        }
+        return run_node_unfused(node, in, out_shape);
       },
       node.params);
 }
