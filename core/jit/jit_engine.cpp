@@ -20,6 +20,7 @@
 #include "core/ir/shape_inference.h"
 #include "core/jit/kernel_helpers.h"
 #include "core/jit/x86_kernels.h"
+#include "core/passes/pass.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
 
@@ -106,6 +107,12 @@ class JitEngineImpl final : public JitEngine {
         module_(isa_, config.keep_listing, dump_dir_) {
     verify_structure(g_);
     infer_shapes(g_);
+    // Graph passes (core/passes): identity removal, BatchNorm folding, add/activation fusion.
+    // NND_JIT_PASSES=0 turns them off (for measuring their effect).
+    const char* passes_env = std::getenv("NND_JIT_PASSES");
+    if (config.run_passes && !(passes_env && std::string(passes_env) == "0")) {
+      passes::make_default_pipeline(dump_dir_).run(g_);
+    }
     for (const Node& n : g_.nodes) {
       if (auto why = unsupported_reason(g_, n)) {
         throw Error(g_.node_context(n) + ": not compiled by the JIT yet (" + *why + ")");
@@ -261,6 +268,8 @@ class JitEngineImpl final : public JitEngine {
   }
 
   int in_buf(const Node& n, size_t i) const { return value_buf_[static_cast<size_t>(n.inputs[i])]; }
+  // The buffer of a fused residual input (layers.h: the node's second input), or -1.
+  int residual_buf(const Node& n, bool residual) const { return residual ? in_buf(n, 1) : -1; }
 
   // Appends an element-wise activation step on buffer b (in place) when `act` is not fused.
   void activation_step(const Node& n, int b, ActivationKind act, int64_t count, int64_t last_dim) {
@@ -327,17 +336,20 @@ class JitEngineImpl final : public JitEngine {
   }
 
   void emit_conv_step(const Node& n, ConvSpec cs, const Weights& kernel, const Weights& bias, int src, int dst,
-                      const std::string& what) {
+                      const std::string& what, int residual = -1) {
     std::vector<float> blob;
     pack_conv_weights(cs, width_, kernel.data, bias.empty() ? nullptr : &bias.data, blob);
     const int64_t off = add_weights(blob);
     for (auto& o : cs.group_weight_off) o += off;
     for (auto& o : cs.group_bias_off) o += off;
-    add_step(kname(n, what), {src}, dst, [cs](VecEmitter& ve) { emit_conv(ve, cs); });
+    cs.residual = residual >= 0;
+    std::vector<int> ins{src};
+    if (cs.residual) ins.push_back(residual);
+    add_step(kname(n, what), ins, dst, [cs](VecEmitter& ve) { emit_conv(ve, cs); });
   }
 
   void depthwise(const Node& n, const Window& win, const Weights& kernel, const Weights* bias, int64_t dm,
-                 ActivationKind act, int src, int dst, const Hwc& in, const Pads& pd) {
+                 ActivationKind act, int src, int dst, const Hwc& in, const Pads& pd, int residual = -1) {
     Hwc padded;
     const int b = pad_step(n, src, in, dm, pd.top, pd.bottom, pd.left, pd.right, 0.0f, &padded);
     WindowSpec ws;
@@ -362,7 +374,10 @@ class JitEngineImpl final : public JitEngine {
     const int64_t off = add_weights(blob);
     ws.weight_off += off;
     ws.bias_off += off;
-    add_step(kname(n, "f32-dwconv"), {b}, dst, [ws](VecEmitter& ve) { emit_window(ve, ws); });
+    ws.residual = residual >= 0;
+    std::vector<int> ins{b};
+    if (ws.residual) ins.push_back(residual);
+    add_step(kname(n, "f32-dwconv"), ins, dst, [ws](VecEmitter& ve) { emit_window(ve, ws); });
     if (!act_fusable(act)) activation_step(n, dst, act, pd.h.out * pd.w.out * padded.c, padded.c);
   }
 
@@ -390,7 +405,7 @@ class JitEngineImpl final : public JitEngine {
             cs.out_w = out_count / p.units;
             cs.has_bias = !p.bias.empty();
             cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
-            emit_conv_step(n, cs, p.kernel, p.bias, in_buf(n, 0), dst, "f32-gemm");
+            emit_conv_step(n, cs, p.kernel, p.bias, in_buf(n, 0), dst, "f32-gemm", residual_buf(n, p.residual));
             if (!act_fusable(p.activation)) activation_step(n, dst, p.activation, out_count, p.units);
           } else if constexpr (std::is_same_v<T, ConvParams>) {
             const Hwc in = as_hwc(p.rank, in_shape);
@@ -420,12 +435,13 @@ class JitEngineImpl final : public JitEngine {
               cs.in_h = padded.h;
               cs.in_w = padded.w;
             }
-            emit_conv_step(n, cs, p.kernel, p.bias, src, dst, cs.rows_mode ? "f32-gemm" : "f32-conv");
+            emit_conv_step(n, cs, p.kernel, p.bias, src, dst, cs.rows_mode ? "f32-gemm" : "f32-conv",
+                           residual_buf(n, p.residual));
             if (!act_fusable(p.activation)) activation_step(n, dst, p.activation, out_count, p.filters);
           } else if constexpr (std::is_same_v<T, DepthwiseConvParams>) {
             const Hwc in = as_hwc(p.rank, in_shape);
             depthwise(n, p.window, p.kernel, p.bias.empty() ? nullptr : &p.bias, p.depth_multiplier, p.activation,
-                      in_buf(n, 0), dst, in, pads_for(p.window, in));
+                      in_buf(n, 0), dst, in, pads_for(p.window, in), residual_buf(n, p.residual));
           } else if constexpr (std::is_same_v<T, SeparableConvParams>) {
             const Hwc in = as_hwc(p.rank, in_shape);
             const Pads pd = pads_for(p.window, in);
@@ -440,7 +456,7 @@ class JitEngineImpl final : public JitEngine {
             cs.out_w = pd.h.out * pd.w.out;
             cs.has_bias = !p.bias.empty();
             cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
-            emit_conv_step(n, cs, p.pointwise_kernel, p.bias, mid, dst, "f32-gemm");
+            emit_conv_step(n, cs, p.pointwise_kernel, p.bias, mid, dst, "f32-gemm", residual_buf(n, p.residual));
             if (!act_fusable(p.activation)) activation_step(n, dst, p.activation, out_count, p.filters);
           } else if constexpr (std::is_same_v<T, BatchNormParams>) {
             const int64_t c = in_shape.back();
@@ -457,7 +473,10 @@ class JitEngineImpl final : public JitEngine {
             us.channels = c;
             us.scale_off = add_weights(scale);
             us.shift_off = add_weights(shift);
+            // A fused activation (graph passes) runs inside the affine kernel when vectorised.
+            if (unary_vectorised(p.activation)) us.act = p.activation;
             add_step(kname(n, "f32-affine"), {in_buf(n, 0)}, dst, [us](VecEmitter& ve) { emit_unary(ve, us); });
+            if (!unary_vectorised(p.activation)) activation_step(n, dst, p.activation, out_count, c);
           } else if constexpr (std::is_same_v<T, ActivationParams>) {
             unary_step(n, in_buf(n, 0), dst, p.activation, out_count, in_shape.back());
           } else if constexpr (std::is_same_v<T, ReluParams>) {

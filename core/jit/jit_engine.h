@@ -3,7 +3,8 @@
 //
 // Dump switch: environment variable NND_JIT_DUMP=DIR (or JitConfig::dump_dir) writes, per engine,
 // the listing of every kernel (<DIR>/<n>-<kernel>.asm, AsmJit's logger with machine code) and the
-// memory plan (<DIR>/plan.txt, which also carries the code hash).
+// memory plan (<DIR>/plan.txt, which also carries the code hash), and the graph passes write the IR
+// before and after each pass (<DIR>/ir-<nn>-<pass>.txt, core/passes/pass.h).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,8 @@ struct JitConfig {
   std::optional<CpuFeatures> features;  // default: detect_cpu_features() (tests may force)
   std::optional<std::string> dump_dir;  // default: $NND_JIT_DUMP (empty/unset = no dump)
   bool keep_listing = false;            // keep each kernel's AsmJit listing in memory
+  bool run_passes = true;               // graph passes before code generation (core/passes);
+                                        // env NND_JIT_PASSES=0 also turns them off
 };
 
 class JitEngine : public Engine {

@@ -24,7 +24,9 @@ inline const x86::Gp kWk = x86::r15;    // running weights pointer
 // Stack slots [rsp + k]
 inline constexpr int kInN = 0, kOutN = 8, kOhCnt = 16, kInRow = 24, kOutRow = 32, kOwtCnt = 40,
                      kOcbCnt = 48, kWBase = 56, kBBase = 64;
-inline constexpr int kStackBytes = 72;
+// kResDelta: fused residual (ConvSpec/WindowSpec::residual): in[1] - out, in bytes.
+inline constexpr int kResDelta = 72;
+inline constexpr int kStackBytes = 88;  // keeps rsp 16-byte aligned after the 6 saved registers
 
 inline x86::Mem slot(int off) { return x86::qword_ptr(x86::rsp, off); }
 

@@ -48,6 +48,31 @@ void emit_fused_act(VecEmitter& ve, ActivationKind act, int first, int count, in
   }
 }
 
+// Fused residual: stores in[1] - out (bytes) in slot kResDelta at the start of the kernel.
+void load_residual_delta(VecEmitter& ve) {
+  x86::Assembler& a = ve.as();
+  a.mov(x86::rax, x86::qword_ptr(kArgs, 0));
+  a.mov(x86::rax, x86::qword_ptr(x86::rax, 8));
+  a.sub(x86::rax, x86::qword_ptr(kArgs, 8));
+  a.mov(slot(kResDelta), x86::rax);
+}
+
+// Fused residual epilogue: acc(r, v) += residual at the same place as the store to
+// [kOb + r * ps_out + v * W * 4]; uses kPix (free in the epilogue) and vector register tmp.
+void add_residual(VecEmitter& ve, int R, int V, int lanes_last, int64_t ps_out, int tmp) {
+  x86::Assembler& a = ve.as();
+  const int W = ve.width();
+  a.mov(kPix, slot(kResDelta));
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) {
+      const x86::Mem m = x86::ptr(kOb, kPix, 0, static_cast<int32_t>(r * ps_out + v * W * 4));
+      if ((v == V - 1 ? lanes_last : W) >= W) ve.load(tmp, m);
+      else ve.load_tail(tmp, m, lanes_last);
+      ve.add(r * V + v, r * V + v, tmp);
+    }
+  }
+}
+
 // Store register v to m, lanes [0, lanes).
 void store_lanes(VecEmitter& ve, const x86::Mem& m, int v, int lanes) {
   if (lanes >= ve.width()) ve.store(m, v);
@@ -194,6 +219,7 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, int R, int V, int lanes_last, 
     a.dec(kKh);
     a.jnz(lkh);
   }
+  if (s.residual) add_residual(ve, R, V, lanes_last, ps_out, xb);
   emit_fused_act(ve, s.act, 0, R * V, xb);
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
@@ -287,6 +313,7 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
     ve.load_const(xr, s.scale);
     for (int i = 0; i < R * V; ++i) ve.mul(i, i, xr);
   }
+  if (s.residual) add_residual(ve, R, V, lanes_last, ps_out, xr);
   emit_fused_act(ve, s.act, 0, R * V, xr);
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
@@ -507,6 +534,7 @@ void pack_conv_weights(ConvSpec& s, int width, const std::vector<float>& kernel,
 
 void emit_conv(VecEmitter& ve, const ConvSpec& s) {
   const int R = s.blocking.rows;
+  if (s.residual) load_residual_delta(ve);
   for (int64_t g = 0; g < s.groups; ++g) {
     set_weight_slots(ve, s.group_weight_off[static_cast<size_t>(g)], s.group_bias_off[static_cast<size_t>(g)]);
     if (s.rows_mode) {
@@ -545,6 +573,7 @@ void pack_depthwise_weights(WindowSpec& s, int width, const std::vector<float>& 
 }
 
 void emit_window(VecEmitter& ve, const WindowSpec& s) {
+  if (s.residual) load_residual_delta(ve);
   set_weight_slots(ve, s.weight_off, s.bias_off);
   SpatialGeometry geo{s.out_h, s.out_w,
                       s.sh * s.in_w * s.c * 4, s.sw * s.c * 4,

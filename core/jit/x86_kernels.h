@@ -35,6 +35,9 @@ struct ConvSpec {
   bool rows_mode = false;  // GEMM over batch*out_h*out_w rows (1x1, stride 1, groups 1; Dense)
   bool has_bias = false;
   ActivationKind act = ActivationKind::kLinear;  // act_fusable() kinds only
+  // Fused residual: the kernel's second input (in[1]) has the output's layout and is added to the
+  // accumulators after the bias, before `act`.
+  bool residual = false;
   ConvBlocking blocking;
   std::vector<int64_t> group_weight_off;  // per group, in floats from KernelArgs::weights
   std::vector<int64_t> group_bias_off;
@@ -54,6 +57,7 @@ struct WindowSpec {
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
   bool has_bias = false;
   ActivationKind act = ActivationKind::kLinear;
+  bool residual = false;           // kDepthwise: add in[1] (output layout) before `act`
   float scale = 1.0f;              // kSum: constant factor (valid average pooling)
   int64_t weight_off = 0, bias_off = 0, recip_off = -1;  // recip: per-output-pixel factor map
   int vmax = 1, rows = 1;

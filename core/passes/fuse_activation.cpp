@@ -22,7 +22,7 @@ std::optional<ActivationKind> activation_of_node(const Node& n) {
 namespace {
 
 // Sets the producer's activation when it can take `act`; false otherwise.
-bool fuse_into(Node& p, ActivationKind act) {
+bool fuse_into(const Graph& g, Node& p, ActivationKind act) {
   return std::visit(
       [&](auto& q) -> bool {
         using T = std::decay_t<decltype(q)>;
@@ -34,6 +34,7 @@ bool fuse_into(Node& p, ActivationKind act) {
         } else if constexpr (std::is_same_v<T, BatchNormParams>) {
           if (q.activation != ActivationKind::kLinear) return false;
           if (act != ActivationKind::kRelu && act != ActivationKind::kRelu6) return false;
+          if (q.axis != static_cast<int>(g.values[static_cast<size_t>(p.output)].shape.size()) - 1) return false;
           q.activation = act;
           return true;
         } else {
@@ -55,7 +56,7 @@ bool FuseActivation::run(Graph& g) {
     const ValueId x = g.nodes[i].inputs[0];
     const NodeId p = g.values[static_cast<size_t>(x)].producer;
     if (p == kNoNode || uses[static_cast<size_t>(x)] != 1) continue;
-    if (!fuse_into(g.nodes[static_cast<size_t>(p)], *act)) continue;
+    if (!fuse_into(g, g.nodes[static_cast<size_t>(p)], *act)) continue;
     absorb_successor(g, p, static_cast<NodeId>(i), dead);
     changed = true;
   }

@@ -8,7 +8,8 @@
 //     layer's own activation the same way; softmax-like kinds act over the last axis in both);
 //   - ReLU layers with threshold 0 and slope 0: max_value inf -> relu, max_value 6 -> relu6;
 //     other ReLU variants (leaky, thresholded, other caps) stay separate nodes;
-//   - into a BatchNorm only relu and relu6 (what the JIT's affine kernel applies inline).
+//   - into a BatchNorm over the last axis only relu and relu6 (what the JIT's per-channel affine
+//     kernel applies inline).
 #pragma once
 
 #include <optional>

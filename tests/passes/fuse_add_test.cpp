@@ -1,0 +1,72 @@
+#include "core/passes/fuse_add.h"
+
+#include "core/passes/fuse_activation.h"
+#include "tests/passes/passes_test_util.h"
+
+namespace nnd::passes::test {
+namespace {
+
+// Keras residual block: x -> conv -> add(x) -> relu.
+TEST(FuseAdd, ConvAddReluBecomesOneNode) {
+  Builder b(21);
+  const ValueId x = b.input({6, 6, 4});
+  const ValueId c = b.add(b.conv(3, 4, 4), {x});
+  const ValueId a = b.add(MergeParams{MergeOp::kAdd}, {x, c}, "add");
+  b.output(b.add(Builder::relu(), {a}, "relu"), "relu");
+  const Graph g = b.finish();
+  const Graph r1 = rewritten_by<FuseAdd>(g);
+  ASSERT_EQ(r1.nodes.size(), 2u) << dump_graph(r1);
+  const auto& cp = std::get<ConvParams>(r1.nodes[0].params);
+  EXPECT_TRUE(cp.residual);
+  EXPECT_EQ(r1.nodes[0].inputs, (std::vector<ValueId>{x, x}));
+  expect_same_function(g, r1);
+  const Graph r2 = rewritten_by<FuseActivation>(r1);
+  ASSERT_EQ(r2.nodes.size(), 1u) << dump_graph(r2);
+  EXPECT_EQ(std::get<ConvParams>(r2.nodes[0].params).activation, ActivationKind::kRelu);
+  expect_same_function(g, r2);
+}
+
+// Two branches: the later producer takes the residual; every producer kind.
+TEST(FuseAdd, LaterProducerTakesTheResidual) {
+  Builder b(22);
+  const ValueId x = b.input({5, 7, 3});
+  const ValueId c1 = b.add(b.separable(3, 3, 6), {x});
+  const ValueId c2 = b.add(b.conv(1, 3, 6), {x});
+  ValueId v = b.add(MergeParams{MergeOp::kAdd}, {c1, c2});
+  const ValueId d = b.add(b.depthwise(3, 6, 1), {v});
+  v = b.add(MergeParams{MergeOp::kAdd}, {d, v});
+  v = b.add(FlattenParams{}, {v});
+  const ValueId e = b.add(b.dense(5 * 7 * 6, 4), {v});
+  const ValueId e2 = b.add(b.dense(5 * 7 * 6, 4), {v});
+  b.output(b.add(MergeParams{MergeOp::kAdd}, {e, e2}), "sum");
+  const Graph g = b.finish();
+  const Graph r = rewritten_by<FuseAdd>(g);
+  EXPECT_EQ(count<MergeParams>(r), 0) << dump_graph(r);
+  EXPECT_TRUE(std::get<ConvParams>(r.nodes[1].params).residual);
+  EXPECT_TRUE(std::get<DepthwiseConvParams>(r.nodes[2].params).residual);
+  EXPECT_TRUE(std::get<DenseParams>(r.nodes[5].params).residual);
+  expect_same_function(g, r);
+}
+
+TEST(FuseAdd, NotWithActivationTwoReadersBroadcastOrSubtract) {
+  Builder b(23);
+  const ValueId x = b.input({4, 4, 2});
+  const ValueId y = b.input({1, 1, 2});
+  const ValueId c1 = b.add(b.conv(3, 2, 2, Padding::kSame, 1, ActivationKind::kRelu), {x});
+  const ValueId a1 = b.add(MergeParams{MergeOp::kAdd}, {c1, x});  // conv has an activation
+  const ValueId c2 = b.add(b.conv(3, 2, 2), {a1});
+  const ValueId a2 = b.add(MergeParams{MergeOp::kAdd}, {c2, a1});  // c2 is also an output
+  const ValueId c3 = b.add(b.conv(3, 2, 2), {a2});
+  const ValueId a3 = b.add(MergeParams{MergeOp::kAdd}, {c3, y});  // broadcasting
+  const ValueId c4 = b.add(b.conv(3, 2, 2), {a3});
+  const ValueId a4 = b.add(MergeParams{MergeOp::kSubtract}, {c4, a3});
+  b.output(a4, "out");
+  b.output(c2, "c2");
+  const Graph g = b.finish();
+  bool changed = true;
+  const Graph r = rewritten_by<FuseAdd>(g, &changed);
+  EXPECT_FALSE(changed) << dump_graph(r);
+}
+
+}  // namespace
+}  // namespace nnd::passes::test
