@@ -18,6 +18,7 @@
 
 #include "core/ir/conv_geometry.h"
 #include "core/ir/shape_inference.h"
+#include "core/jit/jit_lower_extra.h"
 #include "core/jit/kernel_helpers.h"
 #include "core/jit/x86_kernels.h"
 #include "core/passes/pass.h"
@@ -44,16 +45,9 @@ std::optional<std::string> unsupported_reason(const Graph& g, const Node& n) {
   return std::visit(
       [&](const auto& p) -> std::optional<std::string> {
         using T = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, BatchNormParams>) {
-          const Dims& s = g.values[n.inputs[0]].shape;
-          if (p.axis != static_cast<int>(s.size()) - 1) return "BatchNormalization over a non-last axis";
-          return std::nullopt;
-        } else if constexpr (std::is_same_v<T, MergeParams>) {
-          const Dims& out = g.values[n.output].shape;
-          for (ValueId v : n.inputs) {
-            if (g.values[v].shape != out) return "merge with broadcasting";
-          }
-          return std::nullopt;
+        if (is_extra_kind(n.params)) return extra_unsupported_reason(g, n);
+        if constexpr (std::is_same_v<T, BatchNormParams> || std::is_same_v<T, MergeParams>) {
+          return std::nullopt;  // non-last axis / broadcasting: jit_lower_extra.cpp
         } else if constexpr (std::is_same_v<T, DenseParams> || std::is_same_v<T, ConvParams> ||
                              std::is_same_v<T, DepthwiseConvParams> ||
                              std::is_same_v<T, SeparableConvParams> || std::is_same_v<T, ActivationParams> ||
@@ -393,6 +387,7 @@ class JitEngineImpl final : public JitEngine {
     }
     const int dst = out_buffer_for(n.output);
     value_buf_[static_cast<size_t>(n.output)] = dst;
+    if (lower_extra(n, dst)) return;
     std::visit(
         [&](const auto& p) {
           using T = std::decay_t<decltype(p)>;
@@ -551,6 +546,26 @@ class JitEngineImpl final : public JitEngine {
           }
         },
         n.params);
+  }
+
+  // Kinds lowered in jit_lower_extra.cpp through the engine's primitives.
+  bool lower_extra(const Node& n, int dst) {
+    LowerHooks h;
+    h.isa = isa_;
+    h.width = width_;
+    h.usable = usable_;
+    h.new_buffer = [this](int64_t floats, const std::string& name) { return new_buffer(floats, name); };
+    h.add_weights = [this](const std::vector<float>& w) { return add_weights(w); };
+    h.add_step = [this, &n](const std::string& kernel, std::vector<int> in, int out,
+                            std::function<void(VecEmitter&)> body) { add_step(kname(n, kernel), std::move(in), out, body); };
+    h.conv_step = [this, &n](ConvSpec cs, const Weights& kernel, const Weights& bias, int src, int out,
+                             const std::string& what) { emit_conv_step(n, cs, kernel, bias, src, out, what); };
+    h.activation = [this, &n](int buf, ActivationKind act, int64_t count, int64_t last_dim) {
+      activation_step(n, buf, act, count, last_dim);
+    };
+    std::vector<int> ins;
+    for (size_t i = 0; i < n.inputs.size(); ++i) ins.push_back(in_buf(n, i));
+    return lower_extra_node(g_, n, ins, dst, h);
   }
 
   void lower_pool(const Node& n, PoolKind kind, const Window& win, const Hwc& in, const Pads& pd, int dst) {

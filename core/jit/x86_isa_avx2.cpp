@@ -55,6 +55,14 @@ void AvxEmitter::div(int d, int a, int b) { a_.emit(Inst::kIdVdivps, reg(d), reg
 void AvxEmitter::max(int d, int a, int b) { a_.emit(Inst::kIdVmaxps, reg(d), reg(a), reg(b)); }
 void AvxEmitter::min(int d, int a, int b) { a_.emit(Inst::kIdVminps, reg(d), reg(a), reg(b)); }
 void AvxEmitter::fmadd(int acc, int a, int b) { a_.emit(Inst::kIdVfmadd231ps, reg(acc), reg(a), reg(b)); }
+void AvxEmitter::sqrt(int d, int a) { a_.emit(Inst::kIdVsqrtps, reg(d), reg(a)); }
+void AvxEmitter::and_(int d, int a, int b) { a_.emit(Inst::kIdVandps, reg(d), reg(a), reg(b)); }
+void AvxEmitter::or_(int d, int a, int b) { a_.emit(Inst::kIdVorps, reg(d), reg(a), reg(b)); }
+void AvxEmitter::andnot(int d, int a, int b) { a_.emit(Inst::kIdVandnps, reg(d), reg(a), reg(b)); }
+void AvxEmitter::add_i32(int d, int a, int b) { a_.emit(Inst::kIdVpaddd, reg(d), reg(a), reg(b)); }
+void AvxEmitter::shl_i32(int d, int a, int bits) { a_.emit(Inst::kIdVpslld, reg(d), reg(a), asmjit::imm(bits)); }
+void AvxEmitter::cvt_f2i(int d, int a) { a_.emit(Inst::kIdVcvtps2dq, reg(d), reg(a)); }
+void AvxEmitter::cvt_i2f(int d, int a) { a_.emit(Inst::kIdVcvtdq2ps, reg(d), reg(a)); }
 void AvxEmitter::add_mem(int d, const x86::Mem& m) { a_.emit(Inst::kIdVaddps, reg(d), reg(d), m); }
 void AvxEmitter::max_mem(int d, const x86::Mem& m) { a_.emit(Inst::kIdVmaxps, reg(d), reg(d), m); }
 void AvxEmitter::leave() { a_.vzeroupper(); }

@@ -30,6 +30,14 @@ class AvxEmitter : public VecEmitter {
   void max(int d, int a, int b) override;
   void min(int d, int a, int b) override;
   void fmadd(int acc, int a, int b) override;
+  void sqrt(int d, int a) override;
+  void and_(int d, int a, int b) override;
+  void or_(int d, int a, int b) override;
+  void andnot(int d, int a, int b) override;
+  void add_i32(int d, int a, int b) override;
+  void shl_i32(int d, int a, int bits) override;
+  void cvt_f2i(int d, int a) override;
+  void cvt_i2f(int d, int a) override;
   void add_mem(int d, const x86::Mem& m) override;
   void max_mem(int d, const x86::Mem& m) override;
   void leave() override;

@@ -70,6 +70,17 @@ class SseEmitter final : public VecEmitter {
     a_.mulps(xmm(t), xmm(b));
     a_.addps(xmm(acc), xmm(t));
   }
+  void sqrt(int d, int a) override { a_.sqrtps(xmm(d), xmm(a)); }
+  void and_(int d, int a, int b) override { binop(Inst::kIdAndps, d, a, b, true); }
+  void or_(int d, int a, int b) override { binop(Inst::kIdOrps, d, a, b, true); }
+  void andnot(int d, int a, int b) override { binop(Inst::kIdAndnps, d, a, b, false); }
+  void add_i32(int d, int a, int b) override { binop(Inst::kIdPaddd, d, a, b, true); }
+  void shl_i32(int d, int a, int bits) override {
+    mov(d, a);
+    a_.pslld(xmm(d), bits);
+  }
+  void cvt_f2i(int d, int a) override { a_.cvtps2dq(xmm(d), xmm(a)); }
+  void cvt_i2f(int d, int a) override { a_.cvtdq2ps(xmm(d), xmm(a)); }
   void add_mem(int d, const x86::Mem& m) override {
     a_.movups(xmm(scratch()), m);
     a_.addps(xmm(d), xmm(scratch()));

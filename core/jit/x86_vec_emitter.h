@@ -62,6 +62,15 @@ class VecEmitter {
   virtual void max(int d, int a, int b) = 0;
   virtual void min(int d, int a, int b) = 0;
   virtual void fmadd(int acc, int a, int b) = 0;  // acc += a * b (fused where the ISA has FMA)
+  virtual void sqrt(int d, int a) = 0;
+  // Bitwise and int32-lane forms (normalisation and the polynomial math of x86_math.cpp).
+  virtual void and_(int d, int a, int b) = 0;
+  virtual void or_(int d, int a, int b) = 0;
+  virtual void andnot(int d, int a, int b) = 0;  // d = ~a & b
+  virtual void add_i32(int d, int a, int b) = 0;
+  virtual void shl_i32(int d, int a, int bits) = 0;
+  virtual void cvt_f2i(int d, int a) = 0;  // round to nearest even (MXCSR default)
+  virtual void cvt_i2f(int d, int a) = 0;
   // Memory-operand forms used by pooling/merges: d = d op [m].
   virtual void add_mem(int d, const x86::Mem& m) = 0;
   virtual void max_mem(int d, const x86::Mem& m) = 0;
