@@ -1,12 +1,14 @@
 // nninfo: print a Keras .h5 model's layers as nnd understands them: kind, output shape,
-// parameters and FLOPs per sample, with totals.
+// parameters and FLOPs per sample, whether the JIT compiles it, with totals.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "core/ir/cost.h"
 #include "core/io/keras_hdf5.h"
+#include "core/jit/jit_engine.h"
 #include "core/util/error.h"
 
 int main(int argc, char** argv) {
@@ -25,15 +27,23 @@ int main(int argc, char** argv) {
       std::printf("input  %-28s %-16s %s\n", g.input_names[i].c_str(),
                   nnd::dims_to_string(v.shape).c_str(), nnd::dtype_name(v.dtype));
     }
-    std::printf("%-4s %-32s %-20s %-14s %-20s %12s %14s\n", "#", "layer", "class", "ir kind",
-                "output shape", "params", "FLOPs");
+    const std::vector<std::string> missing = nnd::jit::jit_unsupported_layers(g);
+    auto jit_compiles = [&](const nnd::Node& n) {
+      const std::string key = "layer '" + n.name + "' (";
+      for (const std::string& m : missing) {
+        if (m.find(key) != std::string::npos) return false;
+      }
+      return true;
+    };
+    std::printf("%-4s %-32s %-20s %-14s %-20s %12s %14s %4s\n", "#", "layer", "class", "ir kind",
+                "output shape", "params", "FLOPs", "jit");
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const nnd::Node& n = g.nodes[i];
-      std::printf("%-4zu %-32s %-20s %-14s %-20s %12lld %14lld\n", i, n.name.c_str(),
+      std::printf("%-4zu %-32s %-20s %-14s %-20s %12lld %14lld %4s\n", i, n.name.c_str(),
                   n.keras_class.c_str(), nnd::layer_kind_name(n.params),
                   nnd::dims_to_string(g.values[n.output].shape).c_str(),
                   static_cast<long long>(nnd::parameter_count(n)),
-                  static_cast<long long>(nnd::flops_per_sample(g, n)));
+                  static_cast<long long>(nnd::flops_per_sample(g, n)), jit_compiles(n) ? "yes" : "NO");
     }
     for (size_t i = 0; i < g.outputs.size(); ++i) {
       std::printf("output %-28s %s\n", g.output_names[i].c_str(),
@@ -43,6 +53,12 @@ int main(int argc, char** argv) {
     std::printf("total: %zu layers, %lld parameters, %lld FLOPs per sample (%.3f MFLOP)\n",
                 g.nodes.size(), static_cast<long long>(nnd::parameter_count(g)), flops,
                 static_cast<double>(flops) / 1e6);
+    if (missing.empty()) {
+      std::printf("jit: every layer is compiled\n");
+    } else {
+      std::printf("jit: %zu layer(s) not compiled:\n", missing.size());
+      for (const std::string& m : missing) std::printf("  %s\n", m.c_str());
+    }
   } catch (const nnd::Error& e) {
     std::fprintf(stderr, "nninfo: %s\n", e.what());
     return 1;

@@ -14,6 +14,7 @@
 #include "core/engine/engine_options.h"
 #include "core/io/keras_hdf5.h"
 #include "core/io/model_inputs.h"
+#include "core/jit/jit_engine.h"
 #include "core/util/error.h"
 
 namespace {
@@ -95,6 +96,15 @@ int main(int argc, char** argv) {
     auto t0 = Clock::now();
     nnd::Graph g = nnd::load_keras_h5(model_path);
     const double load_ms = ms_since(t0);
+    if (options.engine == nnd::EngineKind::kJit) {
+      // Name every layer the JIT does not compile at once, not just the first.
+      const std::vector<std::string> missing = nnd::jit::jit_unsupported_layers(g);
+      if (!missing.empty()) {
+        std::fprintf(stderr, "nnrun: %zu layer(s) not compiled by the JIT:\n", missing.size());
+        for (const std::string& m : missing) std::fprintf(stderr, "  %s\n", m.c_str());
+        return 1;
+      }
+    }
     t0 = Clock::now();
     std::unique_ptr<nnd::Engine> engine = nnd::make_engine(g, options);
     const double prepare_ms = ms_since(t0);
