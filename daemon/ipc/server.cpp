@@ -133,6 +133,11 @@ struct Server::Impl {
 
   std::mutex reload_mu;
   ReloadCallback reload_cb;
+  struct ReloadThread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::vector<ReloadThread> reload_threads;  // under reload_mu
 
   // Threads and fds.
   int listen_fd = -1;
@@ -173,6 +178,11 @@ struct Server::Impl {
 
   Impl(ServerOptions o, ModelRegistry& r, ServerLogger l)
       : opt(std::move(o)), registry(r), logger(std::move(l)), scheduler(opt.policy) {}
+  ~Impl() {
+    for (int fd : {listen_fd, io_epfd, w_epfd, io_wake, w_wake}) {
+      if (fd >= 0) close(fd);
+    }
+  }
 
   void log(int level, const std::string& m) const {
     if (logger) {
@@ -192,6 +202,8 @@ struct Server::Impl {
   void handle_control(const std::shared_ptr<Session>& s);
   void handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc_hello& h, size_t n);
   void end_connection(uint64_t id, const char* why);
+  void start_reload(const std::shared_ptr<Session>& s);
+  void join_reload_threads(bool all);
   bool peer_allowed(const Session& s, std::string* why) const;
   uint64_t slot_data_bytes_for(const ModelSet& set) const;
   void fill_model_info(const ServedModel& m, nnd_ipc_model_info* info) const;
@@ -332,8 +344,6 @@ bool Server::Impl::peer_allowed(const Session& s, std::string* why) const {
     *why = "peer credentials unavailable";
     return false;
   }
-  const bool restricted = opt.allowed_uid || opt.allowed_gid;
-  if (!restricted && opt.allow_own_uid && opt.allow_root) return true;  // socket mode decides
   if (opt.allow_root && s.uid == 0) return true;
   if (opt.allow_own_uid && s.uid == geteuid()) return true;
   if (opt.allowed_uid && s.uid == *opt.allowed_uid) return true;
@@ -381,8 +391,8 @@ void Server::Impl::handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc
   auto refuse = [&](int32_t status, const std::string& why) {
     w.status = status;
     copy_name(w.message, sizeof(w.message), why);
-    (void)!send(s->sock, &w, sizeof(w), MSG_NOSIGNAL | MSG_DONTWAIT);
     c_refused.fetch_add(1);
+    (void)!send(s->sock, &w, sizeof(w), MSG_NOSIGNAL | MSG_DONTWAIT);
     log(kWarn, s->name + " refused: " + why);
     end_connection(s->id, nullptr);
   };
@@ -552,35 +562,60 @@ void Server::Impl::handle_control(const std::shared_ptr<Session>& s) {
       }
       (void)!send(s->sock, &st, sizeof(st), MSG_NOSIGNAL | MSG_DONTWAIT);
     } else if (type == NND_MSG_RELOAD) {
-      nnd_ipc_reply r{};
-      r.type = NND_MSG_RELOAD;
-      ReloadCallback cb;
-      {
-        std::lock_guard lk(reload_mu);
-        cb = reload_cb;
-      }
-      if (!cb) {
-        r.status = NND_IPC_E_INTERNAL;
-        copy_name(r.message, sizeof(r.message), "reload is not supported by this daemon");
-      } else {
-        log(kInfo, s->name + " asked for a reload");
-        ReloadResult res;
-        try {
-          res = cb();
-        } catch (const std::exception& e) {
-          res.ok = false;
-          res.message = e.what();
-        }
-        r.status = res.ok ? NND_IPC_OK : NND_IPC_E_INTERNAL;
-        copy_name(r.message, sizeof(r.message), res.message);
-      }
-      (void)!send(s->sock, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT);
+      start_reload(s);
     } else {
       nnd_ipc_reply r{};
       r.type = type;
       r.status = NND_IPC_E_BAD_REQUEST;
       copy_name(r.message, sizeof(r.message), "unknown message type " + std::to_string(type));
       (void)!send(s->sock, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+  }
+}
+
+// A reload (compiling models) may take seconds: it runs on its own thread so that the control
+// thread keeps accepting clients and noticing dead ones; the reply goes out when it is done.
+void Server::Impl::start_reload(const std::shared_ptr<Session>& s) {
+  std::lock_guard lk(reload_mu);
+  join_reload_threads(false);
+  ReloadCallback cb = reload_cb;
+  if (!cb) {
+    nnd_ipc_reply r{};
+    r.type = NND_MSG_RELOAD;
+    r.status = NND_IPC_E_INTERNAL;
+    copy_name(r.message, sizeof(r.message), "reload is not supported by this daemon");
+    (void)!send(s->sock, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT);
+    return;
+  }
+  log(kInfo, s->name + " asked for a reload");
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread t([this, s, cb = std::move(cb), done] {
+    nnd_ipc_reply r{};
+    r.type = NND_MSG_RELOAD;
+    ReloadResult res;
+    try {
+      res = cb();
+    } catch (const std::exception& e) {
+      res.ok = false;
+      res.message = e.what();
+    }
+    r.status = res.ok ? NND_IPC_OK : NND_IPC_E_INTERNAL;
+    copy_name(r.message, sizeof(r.message), res.message);
+    // Never blocks (a client that does not read cannot hold up stop()); fails harmlessly if the
+    // client left.
+    (void)!send(s->sock, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT);
+    done->store(true);
+  });
+  reload_threads.push_back({std::move(t), std::move(done)});
+}
+
+void Server::Impl::join_reload_threads(bool all) {
+  for (size_t i = 0; i < reload_threads.size();) {
+    if (all || reload_threads[i].done->load()) {
+      reload_threads[i].thread.join();
+      reload_threads.erase(reload_threads.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
     }
   }
 }
@@ -1097,6 +1132,11 @@ void Server::stop() {
   d.io_stop.store(true);
   (void)!write(d.io_wake, &one, sizeof(one));
   d.io_thread.join();
+  {
+    // The reload callback must return once the daemon is stopping (main answers its waiters).
+    std::lock_guard lk(d.reload_mu);
+    d.join_reload_threads(true);
+  }
   {
     std::lock_guard lk(d.mu);
     d.sessions.clear();

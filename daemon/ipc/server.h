@@ -52,7 +52,8 @@ struct ServerOptions {
   // Who may connect (checked with SO_PEERCRED / SO_PEERGROUPS at the hand-shake). A peer is
   // admitted when its uid equals allowed_uid, or its primary or a supplementary group equals
   // allowed_gid, or (allow_own_uid) its uid is the daemon's effective uid, or (allow_root) it is
-  // root. A refused peer gets a welcome with NND_IPC_E_ACCESS and is disconnected.
+  // root. So with neither allowed_uid nor allowed_gid set, only the daemon's own user (and root)
+  // may connect. A refused peer gets a welcome with NND_IPC_E_ACCESS and is disconnected.
   std::optional<uid_t> allowed_uid;
   std::optional<gid_t> allowed_gid;
   bool allow_own_uid = true;
@@ -79,9 +80,10 @@ struct ReloadResult {
   bool ok = false;
   std::string message;  // why it failed, or a summary ("3 models, 1 recompiled")
 };
-// Called on the control thread for an NND_MSG_RELOAD request; it should re-read the config and
-// publish a new ModelSet (or keep the old one and return ok=false). Blocks control messages and
-// new connections (not the data path) while it runs.
+// Called for an NND_MSG_RELOAD request on a thread of its own (the control thread keeps serving);
+// it should re-read the config and publish a new ModelSet (or keep the old one and return
+// ok=false); the client gets the answer when it returns. It must return promptly once the daemon
+// is stopping: stop() joins it.
 using ReloadCallback = std::function<ReloadResult()>;
 
 struct ServerCounters {

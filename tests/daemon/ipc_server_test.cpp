@@ -333,7 +333,7 @@ TEST(IpcServer, BatchesRequestsOfSeveralClients) {
 TEST(IpcServer, InflightLimitAnswersOverloaded) {
   ServerOptions o;
   o.max_inflight_per_client = 2;
-  ServerFixture f("inflight", {make_model("tiny", 1, 8, 0, 100)}, o);  // 100 ms per run
+  ServerFixture f("inflight", {make_model("tiny", 1, 8, 200'000)}, o);  // held 200 ms for batching
   RawClient c;
   ASSERT_EQ(c.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
   for (uint32_t s = 0; s < 3; ++s) c.submit(s, "tiny", 0x5157, 1, 12);
@@ -382,6 +382,7 @@ TEST(IpcServer, HostileScribblerCannotHurtOthers) {
   done = true;
   hostile.join();
   EXPECT_GT(sessions_scribbled.load(), 0);
+  EXPECT_GT(f.server->counters().sessions_corrupt, 0u);  // scribbled rings ended sessions
   EXPECT_EQ(run_tiny(good, 0, 1, 1.0f), NND_IPC_OK);
 }
 
@@ -445,7 +446,7 @@ TEST(IpcServer, PeerCredentialsRefused) {
 
 TEST(IpcServer, ReloadChangesModelsForNewRequests) {
   ServerFixture f("reload", {make_model("tiny", 1)});
-  int reloads = 0;
+  std::atomic<int> reloads{0};
   f.server->set_reload_callback([&] {
     ++reloads;
     auto set = std::make_shared<ModelSet>();
@@ -465,7 +466,7 @@ TEST(IpcServer, ReloadChangesModelsForNewRequests) {
   ASSERT_TRUE(c.control(q, &r));
   EXPECT_EQ(r.status, NND_IPC_OK);
   EXPECT_STREQ(r.message, "reloaded");
-  EXPECT_EQ(reloads, 1);
+  EXPECT_EQ(reloads.load(), 1);
   EXPECT_EQ(run_tiny(c, 0, 1, 1.0f), NND_IPC_E_MODEL_CHANGED);
   EXPECT_EQ(run_tiny(c, 0, 1, 1.0f, "tiny", 0xBEEF), NND_IPC_OK);
   EXPECT_EQ(run_tiny(c, 1, 1, 1.0f, "other"), NND_IPC_OK);
