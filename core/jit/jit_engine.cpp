@@ -21,6 +21,7 @@
 #include "core/jit/jit_lower_extra.h"
 #include "core/jit/kernel_helpers.h"
 #include "core/jit/x86_kernels.h"
+#include "core/jit/x86_math.h"
 #include "core/passes/pass.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
@@ -272,6 +273,7 @@ class JitEngineImpl final : public JitEngine {
   }
 
   void unary_step(const Node& n, int src, int dst, ActivationKind act, int64_t count, int64_t last_dim) {
+    if (fast_step(n, src, dst, act, 1.0f, count, last_dim)) return;
     if (activation_is_softmax_like(act)) {
       helper_step(n, src, dst, act == ActivationKind::kSoftmax ? HelperTag::kSoftmax : HelperTag::kLogSoftmax,
                   {static_cast<float>(last_dim), 1.0f, 0.0f}, count, "softmax");
@@ -285,6 +287,25 @@ class JitEngineImpl final : public JitEngine {
       helper_step(n, src, dst, HelperTag::kActivation, {static_cast<float>(static_cast<int>(act)), 0, 0}, count,
                   std::string("act-") + activation_name(act));
     }
+  }
+
+  // Math mode fast: vectorised approximations in the kernel (x86_math.h); false when `act` has none.
+  bool fast_step(const Node& n, int src, int dst, ActivationKind act, float alpha, int64_t count, int64_t last_dim) {
+    if (math_ != MathMode::kFast) return false;
+    if (act == ActivationKind::kSoftmax) {
+      const int64_t rows = count / last_dim;
+      add_step(kname(n, "f32-fast-softmax"), {src}, dst,
+               [rows, last_dim](VecEmitter& ve) { emit_fast_softmax(ve, rows, last_dim); });
+      return true;
+    }
+    if (!fast_math_kind(act)) return false;
+    FastUnarySpec fs;
+    fs.count = count;
+    fs.act = act;
+    fs.alpha = alpha;
+    add_step(kname(n, std::string("f32-fast-") + activation_name(act)), {src}, dst,
+             [fs](VecEmitter& ve) { emit_fast_unary(ve, fs); });
+    return true;
   }
 
   void helper_step(const Node& n, int src, int dst, HelperTag tag, std::array<float, 3> p, int64_t count,
@@ -490,6 +511,7 @@ class JitEngineImpl final : public JitEngine {
                           out_count, "relu");
             }
           } else if constexpr (std::is_same_v<T, EluParams>) {
+            if (fast_step(n, in_buf(n, 0), dst, ActivationKind::kElu, static_cast<float>(p.alpha), out_count, 1)) return;
             helper_step(n, in_buf(n, 0), dst, HelperTag::kElu, {static_cast<float>(p.alpha), 0, 0}, out_count, "elu");
           } else if constexpr (std::is_same_v<T, ThresholdedReluParams>) {
             helper_step(n, in_buf(n, 0), dst, HelperTag::kThresholdedRelu, {static_cast<float>(p.theta), 0, 0},
@@ -497,6 +519,10 @@ class JitEngineImpl final : public JitEngine {
           } else if constexpr (std::is_same_v<T, SoftmaxParams>) {
             int64_t inner = 1;
             for (size_t i = static_cast<size_t>(p.axis) + 1; i < in_shape.size(); ++i) inner *= in_shape[i];
+            if (inner == 1 && fast_step(n, in_buf(n, 0), dst, ActivationKind::kSoftmax, 1.0f, out_count,
+                                        in_shape[static_cast<size_t>(p.axis)])) {
+              return;
+            }
             helper_step(n, in_buf(n, 0), dst, HelperTag::kSoftmax,
                         {static_cast<float>(in_shape[static_cast<size_t>(p.axis)]), static_cast<float>(inner), 0},
                         out_count, "softmax");

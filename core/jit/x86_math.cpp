@@ -1,0 +1,372 @@
+// Fast-math kernels and register-level function approximations (see x86_math.h).
+#include "core/jit/x86_math.h"
+
+#include <array>
+#include <cmath>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "core/jit/x86_kernel_regs_p.h"
+#include "core/util/error.h"
+
+namespace nnd::jit {
+
+using namespace regs;
+using asmjit::Label;
+
+namespace {
+
+int32_t i32(int64_t v) {
+  if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
+    throw Error("JIT: an offset of " + std::to_string(v) + " does not fit 32 bits");
+  }
+  return static_cast<int32_t>(v);
+}
+x86::Mem at(const x86::Gp& base, int64_t disp) { return x86::ptr(base, i32(disp)); }
+void add_imm(x86::Assembler& a, const x86::Gp& r, int64_t v) {
+  if (v != 0) a.add(r, i32(v));
+}
+
+// acc = polynomial in x with coefficients from the highest degree down (Horner); a, b scratch.
+// Returns the register holding the result (a or b).
+int horner(VecEmitter& ve, int x, std::initializer_list<float> coeffs, int a, int b) {
+  auto it = coeffs.begin();
+  ve.load_const(a, *it++);
+  for (; it != coeffs.end(); ++it) {
+    ve.load_const(b, *it);
+    ve.fmadd(b, a, x);
+    std::swap(a, b);
+  }
+  return a;
+}
+
+void abs_into(VecEmitter& ve, int d, int x) {  // d = |x| (d != x)
+  ve.zero(d);
+  ve.sub(d, d, x);
+  ve.max(d, d, x);
+}
+
+void softplus(VecEmitter& ve, int d, int x, const int* t) {  // t[0..5]
+  abs_into(ve, t[4], x);
+  ve.zero(t[5]);
+  ve.sub(t[4], t[5], t[4]);
+  emit_exp(ve, t[4], t[4], t);  // e = exp(-|x|)
+  ve.load_const(t[5], 2.0f);
+  ve.add(t[5], t[5], t[4]);
+  ve.div(t[4], t[4], t[5]);  // s = e / (2 + e)
+  ve.mul(t[5], t[4], t[4]);
+  const int p = horner(ve, t[5],
+                       {1.0f / 15, 1.0f / 13, 1.0f / 11, 1.0f / 9, 1.0f / 7, 1.0f / 5, 1.0f / 3, 1.0f}, t[0], t[1]);
+  ve.mul(p, p, t[4]);
+  ve.add(p, p, p);  // log1p(e) = 2 atanh(s)
+  ve.zero(t[5]);
+  ve.max(t[5], x, t[5]);
+  ve.add(d, t[5], p);
+}
+
+// d = alpha * expm1(min(x, 0)) + max(x, 0) via expm1(y) = 2t / (1 - t), t = tanh(y / 2).
+void elu(VecEmitter& ve, int d, int x, float alpha, const int* t) {  // t[0..5]
+  ve.zero(t[4]);
+  ve.min(t[4], x, t[4]);
+  ve.load_const(t[5], 0.5f);
+  ve.mul(t[4], t[4], t[5]);
+  emit_tanh(ve, t[4], t[4], t);
+  ve.load_const(t[5], 1.0f);
+  ve.sub(t[5], t[5], t[4]);
+  ve.add(t[4], t[4], t[4]);
+  ve.div(t[4], t[4], t[5]);
+  ve.load_const(t[5], alpha);
+  ve.mul(t[4], t[4], t[5]);
+  ve.zero(t[5]);
+  ve.max(t[5], x, t[5]);
+  ve.add(d, t[5], t[4]);
+}
+
+// Walks `count` floats in vector chunks (see x86_kernels_shape.cpp): body(byte offset, lanes).
+void chunks(VecEmitter& ve, int64_t count, const std::function<void(int64_t, int)>& body,
+            const std::function<void(int64_t)>& advance) {
+  x86::Assembler& a = ve.as();
+  const int W = ve.width();
+  const int64_t full = count / W;
+  const int tail = static_cast<int>(count % W);
+  if (full > 8) {
+    const int64_t unroll = 2, loops = full / unroll;
+    Label l = a.newLabel();
+    a.mov(kKh, i32(loops));
+    a.bind(l);
+    for (int64_t u = 0; u < unroll; ++u) body(u * W * 4, W);
+    advance(unroll * W * 4);
+    a.dec(kKh);
+    a.jnz(l);
+    const int64_t rest = full - loops * unroll;
+    for (int64_t u = 0; u < rest; ++u) body(u * W * 4, W);
+    if (tail > 0) body(rest * W * 4, tail);
+    advance(-(loops * unroll * W * 4));
+    return;
+  }
+  for (int64_t i = 0; i < full; ++i) body(i * W * 4, W);
+  if (tail > 0) body(full * W * 4, tail);
+}
+
+// Horizontal max/sum of v into all lanes via [rsp, rsp + 64); t free.
+void hreduce(VecEmitter& ve, int v, int t, bool is_max) {
+  const x86::Mem st = x86::ptr(x86::rsp);
+  ve.store(st, v);
+  ve.load_scalar(v, st);
+  for (int i = 1; i < ve.width(); ++i) {
+    ve.load_scalar(t, x86::ptr(x86::rsp, i * 4));
+    if (is_max) ve.max(v, v, t);
+    else ve.add(v, v, t);
+  }
+  ve.store_scalar(st, v);
+  ve.broadcast(v, st);
+}
+
+// Register v's lanes [lanes, W) replaced by `fill` (via the stack); t free.
+void pad_lanes(VecEmitter& ve, int v, int lanes, float fill, int t) {
+  const x86::Mem st = x86::ptr(x86::rsp);
+  ve.load_const(t, fill);
+  ve.store(st, t);
+  ve.store_tail(st, v, lanes);
+  ve.load(v, st);
+}
+
+}  // namespace
+
+void emit_exp(VecEmitter& ve, int d, int x, const int* t) {
+  ve.load_const(t[0], 88.0f);
+  ve.min(t[1], x, t[0]);
+  ve.load_const(t[0], -87.0f);
+  ve.max(t[1], t[1], t[0]);
+  ve.load_const(t[0], 1.44269504088896341f);
+  ve.mul(t[0], t[1], t[0]);
+  ve.cvt_f2i(t[2], t[0]);  // n
+  ve.cvt_i2f(t[0], t[2]);
+  ve.load_const(t[3], 0.693359375f);
+  ve.mul(t[3], t[3], t[0]);
+  ve.sub(t[1], t[1], t[3]);
+  ve.load_const(t[3], -2.12194440e-4f);
+  ve.mul(t[3], t[3], t[0]);
+  ve.sub(t[1], t[1], t[3]);  // r
+  const int p = horner(ve, t[1],
+                       {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
+                        5.0000001201e-1f},
+                       t[3], t[0]);
+  const int q = p == t[3] ? t[0] : t[3];
+  ve.mul(p, p, t[1]);
+  ve.mul(p, p, t[1]);
+  ve.add(p, p, t[1]);
+  ve.load_const(q, 1.0f);
+  ve.add(p, p, q);
+  std::array<uint32_t, 16> bias{};
+  bias.fill(127u);
+  ve.load(q, ve.const_u32_lanes(bias));
+  ve.add_i32(t[2], t[2], q);
+  ve.shl_i32(t[2], t[2], 23);
+  ve.mul(d, p, t[2]);
+}
+
+void emit_tanh(VecEmitter& ve, int d, int x, const int* t) {
+  constexpr float kClamp = 7.90531110763549805f;
+  ve.load_const(t[1], kClamp);
+  ve.min(t[0], x, t[1]);
+  ve.load_const(t[1], -kClamp);
+  ve.max(t[0], t[0], t[1]);
+  ve.mul(t[1], t[0], t[0]);
+  const int p = horner(ve, t[1],
+                       {-2.76076847742355e-16f, 2.00018790482477e-13f, -8.60467152213735e-11f, 5.12229709037114e-08f,
+                        1.48572235717979e-05f, 6.37261928875436e-04f, 4.89352455891786e-03f},
+                       t[2], t[3]);
+  ve.mul(d, p, t[0]);
+  const int q = horner(ve, t[1], {1.19825839466702e-06f, 1.18534705686654e-04f, 2.26843463243900e-03f,
+                                  4.89352518554385e-03f},
+                       t[2], t[3]);
+  ve.div(d, d, q);
+}
+
+void emit_sigmoid(VecEmitter& ve, int d, int x, const int* t) {
+  ve.zero(t[4]);
+  ve.sub(t[4], t[4], x);
+  emit_exp(ve, t[4], t[4], t);
+  ve.load_const(t[0], 1.0f);
+  ve.add(t[4], t[4], t[0]);
+  ve.div(d, t[0], t[4]);
+}
+
+bool fast_math_kind(ActivationKind k) {
+  using K = ActivationKind;
+  switch (k) {
+    case K::kSigmoid: case K::kTanh: case K::kSoftplus: case K::kElu: case K::kSelu: case K::kSwish:
+    case K::kGeluErf: case K::kGeluTanh: case K::kExponential: case K::kMish:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void emit_activation_fast(VecEmitter& ve, ActivationKind k, float alpha, int d, int x, const int* t) {
+  using K = ActivationKind;
+  switch (k) {
+    case K::kExponential: emit_exp(ve, d, x, t); break;
+    case K::kSigmoid: emit_sigmoid(ve, d, x, t); break;
+    case K::kTanh: emit_tanh(ve, d, x, t); break;
+    case K::kSwish:
+      emit_sigmoid(ve, t[5], x, t);
+      ve.mul(d, x, t[5]);
+      break;
+    case K::kSoftplus: softplus(ve, d, x, t); break;
+    case K::kElu: elu(ve, d, x, alpha, t); break;
+    case K::kSelu:
+      elu(ve, d, x, 1.67326324235437728f, t);
+      ve.load_const(t[5], 1.05070098735548049f);
+      ve.mul(d, d, t[5]);
+      break;
+    case K::kGeluTanh:
+      ve.mul(t[5], x, x);
+      ve.mul(t[5], t[5], x);
+      ve.load_const(t[6], 0.044715f);
+      ve.mul(t[5], t[5], t[6]);
+      ve.add(t[5], t[5], x);
+      ve.load_const(t[6], static_cast<float>(2.0 * std::sqrt(2.0 / M_PI)));
+      ve.mul(t[5], t[5], t[6]);
+      emit_sigmoid(ve, t[5], t[5], t);
+      ve.mul(d, x, t[5]);
+      break;
+    case K::kGeluErf: {
+      abs_into(ve, t[5], x);
+      ve.load_const(t[6], static_cast<float>(1.0 / std::sqrt(2.0)));
+      ve.mul(t[6], t[5], t[6]);  // z = |x| / sqrt 2
+      ve.load_const(t[4], 0.5f);
+      ve.mul(t[7], t[6], t[4]);
+      ve.load_const(t[4], 1.0f);
+      ve.add(t[7], t[7], t[4]);
+      ve.div(t[7], t[4], t[7]);  // u = 1 / (1 + z / 2)
+      const int p = horner(ve, t[7],
+                           {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f, -0.18628806f,
+                            0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f},
+                           t[0], t[1]);
+      ve.mul(t[6], t[6], t[6]);
+      ve.sub(t[4], p, t[6]);
+      emit_exp(ve, t[4], t[4], t);
+      ve.mul(t[4], t[4], t[7]);  // erfc(z)
+      ve.load_const(t[6], 0.5f);
+      ve.mul(t[4], t[4], t[6]);  // c = Phi(-|x|)
+      ve.mul(t[4], t[4], t[5]);
+      ve.zero(t[6]);
+      ve.max(t[6], x, t[6]);
+      ve.sub(d, t[6], t[4]);
+      break;
+    }
+    case K::kMish:
+      softplus(ve, t[6], x, t);
+      emit_tanh(ve, t[6], t[6], t);
+      ve.mul(d, x, t[6]);
+      break;
+    default:
+      throw Error(std::string("JIT fast math: no vectorised form of ") + activation_name(k));
+  }
+}
+
+void emit_fast_unary(VecEmitter& ve, const FastUnarySpec& s) {
+  x86::Assembler& a = ve.as();
+  const int W = ve.width();
+  static const int kT[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kIn, 0));
+  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  a.imul(kN, kN, i32(s.count));
+  Label lv = a.newLabel(), ltail = a.newLabel(), ls = a.newLabel(), ldone = a.newLabel();
+  a.bind(lv);
+  a.cmp(kN, W);
+  a.jb(ltail);
+  ve.load(0, x86::ptr(kIn));
+  emit_activation_fast(ve, s.act, s.alpha, 0, 0, kT);
+  ve.store(x86::ptr(kOut), 0);
+  a.add(kIn, W * 4);
+  a.add(kOut, W * 4);
+  a.sub(kN, W);
+  a.jmp(lv);
+  a.bind(ltail);
+  a.test(kN, kN);
+  a.jz(ldone);
+  a.bind(ls);
+  ve.load_scalar(0, x86::ptr(kIn));
+  emit_activation_fast(ve, s.act, s.alpha, 0, 0, kT);
+  ve.store_scalar(x86::ptr(kOut), 0);
+  a.add(kIn, 4);
+  a.add(kOut, 4);
+  a.dec(kN);
+  a.jnz(ls);
+  a.bind(ldone);
+}
+
+void emit_fast_softmax(VecEmitter& ve, int64_t rows_per_sample, int64_t len) {
+  static_assert(kStackBytes >= 64, "softmax uses 64 bytes of the kernel's stack area");
+  x86::Assembler& a = ve.as();
+  const int W = ve.width();
+  static const int kT[4] = {2, 3, 4, 5};
+  const float ninf = -std::numeric_limits<float>::infinity();
+  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kIn, 0));
+  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  a.imul(kN, kN, i32(rows_per_sample));
+  auto adv = [&](int64_t b) {
+    add_imm(a, kRow, b);
+    add_imm(a, kCol, b);
+  };
+  Label ln = a.newLabel();
+  a.bind(ln);
+  // Row maximum -> register 1.
+  a.mov(kRow, kIn);
+  a.mov(kCol, kOut);
+  ve.load_const(1, ninf);
+  chunks(ve, len, [&](int64_t off, int lanes) {
+    if (lanes < W) {
+      ve.load_tail(2, at(kRow, off), lanes);
+      pad_lanes(ve, 2, lanes, ninf, 3);
+    } else {
+      ve.load(2, at(kRow, off));
+    }
+    ve.max(1, 1, 2);
+  }, adv);
+  hreduce(ve, 1, 2, true);
+  // exp(x - max) -> output, sum -> register 9.
+  a.mov(kRow, kIn);
+  a.mov(kCol, kOut);
+  ve.zero(9);
+  chunks(ve, len, [&](int64_t off, int lanes) {
+    if (lanes < W) ve.load_tail(0, at(kRow, off), lanes);
+    else ve.load(0, at(kRow, off));
+    ve.sub(0, 0, 1);
+    emit_exp(ve, 0, 0, kT);
+    if (lanes < W) {
+      ve.store_tail(at(kCol, off), 0, lanes);
+      pad_lanes(ve, 0, lanes, 0.0f, 3);
+    } else {
+      ve.store(at(kCol, off), 0);
+    }
+    ve.add(9, 9, 0);
+  }, adv);
+  hreduce(ve, 9, 2, false);
+  ve.load_const(2, 1.0f);
+  ve.div(9, 2, 9);
+  a.mov(kCol, kOut);
+  chunks(ve, len, [&](int64_t off, int lanes) {
+    if (lanes < W) ve.load_tail(0, at(kCol, off), lanes);
+    else ve.load(0, at(kCol, off));
+    ve.mul(0, 0, 9);
+    if (lanes < W) ve.store_tail(at(kCol, off), 0, lanes);
+    else ve.store(at(kCol, off), 0);
+  }, [&](int64_t b) { add_imm(a, kCol, b); });
+  add_imm(a, kIn, len * 4);
+  add_imm(a, kOut, len * 4);
+  a.dec(kN);
+  a.jnz(ln);
+}
+
+}  // namespace nnd::jit
