@@ -1,0 +1,432 @@
+// Multi-process integration tests: real `nnd` processes on private endpoints, real client
+// processes (fork, one nnclient handle each), results checked against the same engine run
+// in-process (what `nnrun` does: load_keras_h5 + make_engine + Engine::run).
+#include <gtest/gtest.h>
+
+#include <grp.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include <cmath>
+#include <memory>
+#include <span>
+#include <thread>
+
+#include "client/nnclient.h"
+#include "core/engine/engine_options.h"
+#include "core/io/keras_hdf5.h"
+#include "daemon_harness.h"
+#include "tests/daemon/ipc_test_client.h"
+
+namespace {
+
+using namespace nnd::integ;
+
+// A model's inputs (one float32 input) for a pool of samples, and the in-process engine's
+// outputs for them, computed once with batch 1 per sample and once as one batch of all samples.
+struct Expected {
+  size_t in_floats = 0;                  // per sample
+  std::vector<size_t> out_floats;        // per sample, per output
+  std::vector<float> inputs;             // n * in_floats
+  std::vector<std::vector<float>> single;   // [output][n * out_floats]: batch 1 per sample
+  std::vector<std::vector<float>> batched;  // same, from one run of batch n
+  size_t n = 0;
+  std::string engine_name;
+};
+
+Expected compute_expected(const std::string& path, nnd::EngineKind kind, size_t n, uint32_t seed,
+                          nnd::MathMode math = nnd::MathMode::kExact) {
+  Expected e;
+  nnd::Graph g = nnd::load_keras_h5(path);
+  nnd::EngineOptions o;
+  o.engine = kind;
+  o.math = math;
+  auto engine = nnd::make_engine(g, o);
+  e.engine_name = engine->name();
+  e.n = n;
+  e.in_floats = static_cast<size_t>(nnd::element_count(g.values[g.inputs[0]].shape, "input"));
+  for (auto id : g.outputs) {
+    e.out_floats.push_back(static_cast<size_t>(nnd::element_count(g.values[id].shape, "output")));
+  }
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  e.inputs.resize(n * e.in_floats);
+  for (float& x : e.inputs) x = d(rng);
+  e.single.resize(e.out_floats.size());
+  e.batched.resize(e.out_floats.size());
+  for (size_t k = 0; k < e.out_floats.size(); ++k) {
+    e.single[k].resize(n * e.out_floats[k]);
+    e.batched[k].resize(n * e.out_floats[k]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    nnd::InputView v{nnd::DType::kFloat32, e.inputs.data() + i * e.in_floats};
+    std::vector<float*> outs;
+    for (size_t k = 0; k < e.out_floats.size(); ++k) {
+      outs.push_back(e.single[k].data() + i * e.out_floats[k]);
+    }
+    engine->run(1, std::span<const nnd::InputView>(&v, 1), outs);
+  }
+  nnd::InputView v{nnd::DType::kFloat32, e.inputs.data()};
+  std::vector<float*> outs;
+  for (auto& b : e.batched) outs.push_back(b.data());
+  engine->run(static_cast<int64_t>(n), std::span<const nnd::InputView>(&v, 1), outs);
+  return e;
+}
+
+// Largest |a-b| between the single and batched expected outputs (0: batching is bit-exact).
+double batch_vs_single(const Expected& e) {
+  double m = 0;
+  for (size_t k = 0; k < e.single.size(); ++k) {
+    for (size_t i = 0; i < e.single[k].size(); ++i) {
+      m = std::max(m, std::fabs(double(e.single[k][i]) - double(e.batched[k][i])));
+    }
+  }
+  return m;
+}
+
+// Runs samples [first, first+batch) (mod n) through `info` with nnclient_infer and compares each
+// output sample bit for bit with e.single. Returns "" or what differed.
+std::string check_infer(nnclient_t* c, const nnclient_model_info_t& info, const Expected& e,
+                        size_t first, uint32_t batch, nnclient_status* st_out = nullptr,
+                        uint64_t timeout_us = 20'000'000) {
+  std::vector<float> in(batch * e.in_floats);
+  for (uint32_t b = 0; b < batch; ++b) {
+    const size_t s = (first + b) % e.n;
+    std::memcpy(in.data() + b * e.in_floats, e.inputs.data() + s * e.in_floats,
+                e.in_floats * sizeof(float));
+  }
+  std::vector<std::vector<float>> out(e.out_floats.size());
+  std::vector<void*> outp;
+  for (size_t k = 0; k < out.size(); ++k) {
+    out[k].assign(batch * e.out_floats[k], std::nanf(""));
+    outp.push_back(out[k].data());
+  }
+  const void* inp[1] = {in.data()};
+  const nnclient_status st = nnclient_infer(c, &info, inp, batch, outp.data(), timeout_us);
+  if (st_out) *st_out = st;
+  if (st != NNCLIENT_OK) {
+    return std::string("infer: ") + nnclient_status_name(st) + " " + nnclient_last_error(c);
+  }
+  for (size_t k = 0; k < out.size(); ++k) {
+    for (uint32_t b = 0; b < batch; ++b) {
+      const size_t s = (first + b) % e.n;
+      if (std::memcmp(out[k].data() + b * e.out_floats[k],
+                      e.single[k].data() + s * e.out_floats[k],
+                      e.out_floats[k] * sizeof(float)) != 0) {
+        return "output " + std::to_string(k) + " of sample " + std::to_string(s) +
+               " (batch " + std::to_string(batch) + ") differs from the in-process engine";
+      }
+    }
+  }
+  return "";
+}
+
+nnclient_t* open_or_report(const std::string& path, std::string* why) {
+  nnclient_status st = NNCLIENT_OK;
+  nnclient_t* c = nnclient_open(path.c_str(), &st);
+  if (!c) *why = std::string("open: ") + nnclient_status_name(st) + " " + nnclient_last_error(nullptr);
+  return c;
+}
+
+std::string ball_yaml(const std::string& extra = "") {
+  return "  - name: ball\n    path: " + model_path("ball_patch.h5") +
+         "\n    engine: jit\n    max_batch: 64\n" + extra;
+}
+
+// A client process that runs `requests` ball requests of batch 1..8 and checks every result.
+int ball_client(const std::string& path, const Expected& e, int requests, uint32_t seed,
+                const ChildIo& io) {
+  std::string why;
+  nnclient_t* c = open_or_report(path, &why);
+  if (!c) return io.report(why), 1;
+  nnclient_model_info_t info{};
+  if (nnclient_model_info(c, "ball", &info) != NNCLIENT_OK) return io.report("model_info"), 1;
+  std::mt19937 rng(seed);
+  for (int r = 0; r < requests; ++r) {
+    const std::string err = check_infer(c, info, e, rng() % e.n, 1 + rng() % 8);
+    if (!err.empty()) {
+      io.report("request " + std::to_string(r) + ": " + err);
+      nnclient_close(c);
+      return 1;
+    }
+  }
+  nnclient_close(c);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Several client processes at once get exactly the in-process engine's results.
+
+TEST(Integration, ConcurrentClientsMatchInProcessEngine) {
+  const Expected ball = compute_expected(model_path("ball_patch.h5"), nnd::EngineKind::kJit, 64, 1);
+  const Expected fb =
+      compute_expected(model_path("field_boundary.h5"), nnd::EngineKind::kReference, 16, 2);
+  // Whether running a batch changes numbers relative to batch 1 (the daemon batches requests of
+  // several clients together): the comparison below is bit for bit against batch-1 results, so
+  // this must be exactly 0 for the engines used.
+  EXPECT_EQ(batch_vs_single(ball), 0.0) << ball.engine_name << " depends on the batch size";
+  EXPECT_EQ(batch_vs_single(fb), 0.0) << fb.engine_name << " depends on the batch size";
+
+  Daemon d("multi");
+  const auto cfg = d.write_config(
+      "nnd.yaml",
+      ball_yaml("    batch_delay_us: 500\n") + "  - name: fb\n    path: " +
+          model_path("field_boundary.h5") +
+          "\n    engine: reference\n    max_batch: 8\n    batch_delay_us: 500\n",
+      "  workers: 2\n");
+  ASSERT_TRUE(d.start(cfg)) << d.log();
+
+  constexpr int kClients = 4;
+  std::vector<Child> kids;
+  for (int i = 0; i < kClients; ++i) {
+    kids.push_back(fork_child([&, i](const ChildIo& io) {
+      std::string why;
+      nnclient_t* c = open_or_report(d.socket_path(), &why);
+      if (!c) return io.report(why), 1;
+      nnclient_model_info_t bi{}, fi{};
+      if (nnclient_model_info(c, "ball", &bi) != NNCLIENT_OK ||
+          nnclient_model_info(c, "fb", &fi) != NNCLIENT_OK) {
+        return io.report("model_info failed"), 1;
+      }
+      std::mt19937 rng(100 + i);
+      for (int r = 0; r < 150; ++r) {
+        const bool use_ball = r % 3 != 2;
+        const Expected& e = use_ball ? ball : fb;
+        const std::string err =
+            check_infer(c, use_ball ? bi : fi, e, rng() % e.n, 1 + rng() % (use_ball ? 8 : 3));
+        if (!err.empty()) return io.report("client " + std::to_string(i) + " request " +
+                                           std::to_string(r) + ": " + err), 1;
+      }
+      nnclient_close(c);
+      return 0;
+    }));
+  }
+  for (auto& k : kids) {
+    const ChildResult r = collect(k, 60000);
+    EXPECT_TRUE(r.exited && r.code == 0) << r.text;
+  }
+  // The requests really were combined into batches (so batching was exercised).
+  std::string why;
+  nnclient_t* c = open_or_report(d.socket_path(), &why);
+  ASSERT_NE(c, nullptr) << why;
+  uint64_t requests = 0, batches = 0;
+  for (uint32_t i = 0;; ++i) {
+    nnclient_model_stats_t s{};
+    if (nnclient_stats(c, i, &s) != NNCLIENT_OK) break;
+    requests += s.requests;
+    batches += s.batches;
+    EXPECT_EQ(s.errors, 0u) << s.name;
+  }
+  nnclient_close(c);
+  EXPECT_EQ(requests, uint64_t{kClients} * 150);
+  EXPECT_LT(batches, requests) << "no two requests were ever batched together";
+  std::printf("[ info ] %llu requests in %llu batches; engines %s / %s; bit-exact\n",
+              static_cast<unsigned long long>(requests), static_cast<unsigned long long>(batches),
+              ball.engine_name.c_str(), fb.engine_name.c_str());
+  EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. kill -9 of a client mid-request: the daemon and other clients carry on, the session is
+// reclaimed (max_clients is small, so leaked sessions would lock new clients out).
+
+TEST(Integration, KilledClientIsReclaimed) {
+  const Expected ball = compute_expected(model_path("ball_patch.h5"), nnd::EngineKind::kJit, 32, 3);
+  Daemon d("kill");
+  // The detector on the reference engine takes long enough that a request is surely in flight.
+  const auto cfg = d.write_config(
+      "nnd.yaml",
+      ball_yaml() + "  - name: detector\n    path: " + model_path("detector.h5") +
+          "\n    engine: reference\n    max_batch: 2\n",
+      "  workers: 2\n  max_clients: 4\n");
+  ASSERT_TRUE(d.start(cfg)) << d.log();
+
+  // A bystander checks ball results all along.
+  std::atomic<bool>* stop_flag = static_cast<std::atomic<bool>*>(
+      ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(static_cast<void*>(stop_flag), MAP_FAILED);
+  new (stop_flag) std::atomic<bool>(false);
+  Child bystander = fork_child([&](const ChildIo& io) {
+    std::string why;
+    nnclient_t* c = open_or_report(d.socket_path(), &why);
+    if (!c) return io.report(why), 1;
+    nnclient_model_info_t info{};
+    if (nnclient_model_info(c, "ball", &info) != NNCLIENT_OK) return io.report("model_info"), 1;
+    io.signal_ready();
+    int r = 0;
+    for (; !stop_flag->load(); ++r) {
+      const std::string err = check_infer(c, info, ball, r, 1 + r % 4, nullptr, 10'000'000);
+      if (!err.empty()) return io.report("bystander request " + std::to_string(r) + ": " + err), 1;
+    }
+    io.report("bystander ran " + std::to_string(r) + " requests");
+    return 0;
+  });
+  ASSERT_TRUE(wait_ready(bystander, 10000));
+
+  constexpr int kVictims = 8;  // more than max_clients
+  for (int v = 0; v < kVictims; ++v) {
+    Child victim = fork_child([&](const ChildIo& io) {
+      std::string why;
+      nnclient_t* c = open_or_report(d.socket_path(), &why);
+      if (!c) return io.report(why), 1;
+      nnclient_model_info_t info{};
+      if (nnclient_model_info(c, "detector", &info) != NNCLIENT_OK) return 1;
+      std::vector<float> img(info.inputs[0].sample_bytes / 4, 0.5f);
+      for (int k = 0; k < 2; ++k) {  // two requests in flight: one running, one queued
+        nnclient_request_t* rq = nullptr;
+        if (nnclient_request_begin(c, &info, 1, &rq) != NNCLIENT_OK) return 1;
+        std::memcpy(nnclient_request_input(rq, 0), img.data(), info.inputs[0].sample_bytes);
+        if (nnclient_submit(c, rq, nullptr) != NNCLIENT_OK) return 1;
+      }
+      io.signal_ready();
+      for (;;) ::pause();
+    });
+    ASSERT_TRUE(wait_ready(victim, 10000)) << "victim " << v << " did not submit";
+    ::kill(victim.pid, SIGKILL);
+    const ChildResult r = collect(victim, 5000);
+    EXPECT_EQ(r.signal, SIGKILL);
+    ASSERT_TRUE(d.alive()) << d.log();
+  }
+
+  // Three new clients at once (with the bystander: max_clients) get correct answers. A session of
+  // a dead client is dropped within 100 ms of its death (pidfd/hang-up), so allow one retry
+  // window for the last victim only.
+  std::vector<Child> fresh;
+  for (int i = 0; i < 3; ++i) {
+    fresh.push_back(fork_child([&, i](const ChildIo& io) {
+      nnclient_t* c = nullptr;
+      nnclient_status st = NNCLIENT_OK;
+      const int64_t end = now_us() + 2'000'000;
+      while (!(c = nnclient_open(d.socket_path().c_str(), &st)) && st == NNCLIENT_E_OVERLOADED &&
+             now_us() < end) {
+        ::usleep(5000);
+      }
+      if (!c) return io.report(std::string("fresh open: ") + nnclient_status_name(st)), 1;
+      nnclient_model_info_t info{};
+      if (nnclient_model_info(c, "ball", &info) != NNCLIENT_OK) return io.report("model_info"), 1;
+      for (int r = 0; r < 50; ++r) {
+        const std::string err = check_infer(c, info, ball, r * 7 + i, 1 + r % 8);
+        if (!err.empty()) return io.report("fresh client: " + err), 1;
+      }
+      io.signal_ready();
+      // Hold the session until told to go, so the three really are connected at once.
+      while (!stop_flag->load()) ::usleep(1000);
+      nnclient_close(c);
+      return 0;
+    }));
+  }
+  for (auto& f : fresh) EXPECT_TRUE(wait_ready(f, 30000)) << "a fresh client did not get answers";
+  stop_flag->store(true);
+  for (auto& f : fresh) {
+    const ChildResult r = collect(f, 10000);
+    EXPECT_TRUE(r.exited && r.code == 0) << r.text;
+  }
+  const ChildResult br = collect(bystander, 20000);
+  EXPECT_TRUE(br.exited && br.code == 0) << br.text;
+  std::printf("[ info ] %s\n", br.text.c_str());
+  ::munmap(stop_flag, 4096);
+  EXPECT_TRUE(d.alive());
+  EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. kill -9 of the daemon: waiting calls fail within their timeout, calls while it is down fail
+// quickly, and a restarted daemon on the same endpoint is used again by the same handle.
+
+TEST(Integration, KilledDaemonFailsCallsAndRestartIsPickedUp) {
+  const Expected ball = compute_expected(model_path("ball_patch.h5"), nnd::EngineKind::kJit, 16, 4);
+  Daemon d("restart");
+  const auto cfg = d.write_config(
+      "nnd.yaml",
+      ball_yaml() + "  - name: detector\n    path: " + model_path("detector.h5") +
+          "\n    engine: reference\n    max_batch: 2\n",
+      "  workers: 1\n");
+  ASSERT_TRUE(d.start(cfg)) << d.log();
+
+  std::string why;
+  nnclient_t* c = open_or_report(d.socket_path(), &why);
+  ASSERT_NE(c, nullptr) << why;
+  nnclient_model_info_t bi{}, di{};
+  ASSERT_EQ(nnclient_model_info(c, "ball", &bi), NNCLIENT_OK);
+  ASSERT_EQ(nnclient_model_info(c, "detector", &di), NNCLIENT_OK);
+  ASSERT_EQ(check_infer(c, bi, ball, 0, 4), "");
+
+  // A slow request is in flight when the daemon dies.
+  std::vector<float> img(di.inputs[0].sample_bytes / 4, 0.25f);
+  nnclient_request_t* rq = nullptr;
+  ASSERT_EQ(nnclient_request_begin(c, &di, 1, &rq), NNCLIENT_OK);
+  std::memcpy(nnclient_request_input(rq, 0), img.data(), img.size() * 4);
+  ASSERT_EQ(nnclient_submit(c, rq, nullptr), NNCLIENT_OK);
+  d.kill9();
+  constexpr uint64_t kTimeoutUs = 2'000'000, kSlackUs = 250'000;
+  int64_t t0 = now_us();
+  nnclient_status st = nnclient_wait(c, rq, kTimeoutUs);
+  int64_t took = now_us() - t0;
+  nnclient_request_release(c, rq);
+  EXPECT_TRUE(st == NNCLIENT_E_DAEMON_RESTARTED || st == NNCLIENT_E_DAEMON_NOT_RUNNING)
+      << nnclient_status_name(st);
+  EXPECT_LE(took, int64_t(kTimeoutUs + kSlackUs));
+  std::printf("[ info ] wait on a killed daemon: %s after %.1f ms\n", nnclient_status_name(st),
+              took / 1000.0);
+
+  // While it is down: a synchronous call fails within its timeout.
+  t0 = now_us();
+  check_infer(c, bi, ball, 0, 1, &st, kTimeoutUs);
+  took = now_us() - t0;
+  EXPECT_TRUE(st == NNCLIENT_E_DAEMON_RESTARTED || st == NNCLIENT_E_DAEMON_NOT_RUNNING)
+      << nnclient_status_name(st);
+  EXPECT_LE(took, int64_t(kTimeoutUs + kSlackUs));
+  std::printf("[ info ] infer while down: %s after %.1f ms\n", nnclient_status_name(st),
+              took / 1000.0);
+
+  // Restart on the same endpoint (the dead daemon's socket file is still there); the same handle
+  // and the same model info work again.
+  ASSERT_TRUE(d.start(cfg)) << d.log();
+  std::string err;
+  ASSERT_TRUE(eventually(
+      [&] {
+        err = check_infer(c, bi, ball, 3, 5, &st, kTimeoutUs);
+        return st != NNCLIENT_E_DAEMON_NOT_RUNNING && st != NNCLIENT_E_DAEMON_RESTARTED;
+      },
+      10000));
+  EXPECT_EQ(err, "");
+  for (int r = 0; r < 20; ++r) ASSERT_EQ(check_infer(c, bi, ball, r, 1 + r % 8), "") << r;
+
+  // The same again with a synchronous infer waiting when the daemon dies (from another thread's
+  // point of view: the kill happens while nnclient_infer waits on the slow detector).
+  std::atomic<int64_t> killed_at{0};
+  std::thread killer([&] {
+    ::usleep(100000);  // not synchronisation: only makes it likely the request is running
+    killed_at = now_us();
+    d.kill9();
+  });
+  std::vector<float> det_out(di.outputs[0].sample_bytes / 4);
+  std::vector<std::vector<float>> douts(di.num_outputs);
+  std::vector<void*> doutp;
+  for (uint32_t k = 0; k < di.num_outputs; ++k) {
+    douts[k].resize(di.outputs[k].sample_bytes / 4);
+    doutp.push_back(douts[k].data());
+  }
+  const void* dinp[1] = {img.data()};
+  t0 = now_us();
+  st = nnclient_infer(c, &di, dinp, 1, doutp.data(), kTimeoutUs);
+  took = now_us() - t0;
+  killer.join();
+  if (st != NNCLIENT_OK) {  // OK only if the run finished before the kill
+    EXPECT_TRUE(st == NNCLIENT_E_DAEMON_RESTARTED || st == NNCLIENT_E_DAEMON_NOT_RUNNING)
+        << nnclient_status_name(st);
+    EXPECT_LE(took, int64_t(kTimeoutUs + kSlackUs));
+  }
+  ASSERT_TRUE(d.start(cfg)) << d.log();
+  ASSERT_TRUE(eventually(
+      [&] {
+        err = check_infer(c, bi, ball, 1, 2, &st, kTimeoutUs);
+        return st != NNCLIENT_E_DAEMON_NOT_RUNNING && st != NNCLIENT_E_DAEMON_RESTARTED;
+      },
+      10000));
+  EXPECT_EQ(err, "");
+  nnclient_close(c);
+  EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+}  // namespace
