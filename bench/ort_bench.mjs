@@ -2,7 +2,12 @@
 // ONNX Runtime timing for nnbench: node ort_bench.mjs MODEL.onnx REPEAT
 // CPU, one intra/inter-op thread, one sample per call (batch 1), random inputs from the model's
 // input metadata. Prints "ort <min_us> <median_us>" (the JS binding's per-call cost included).
-import ort from 'onnxruntime-node';
+// onnxruntime-node is resolved from tools/onnx_reference (NND_ORT_DIR), where npm installs it.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const require = createRequire(path.join(process.env.NND_ORT_DIR || process.cwd(), 'package.json'));
+const ort = require('onnxruntime-node');
 
 const [model, repeatArg] = process.argv.slice(2);
 const repeat = Math.max(1, parseInt(repeatArg || '100', 10));
