@@ -133,27 +133,6 @@ std::string ball_yaml(const std::string& extra = "") {
          "\n    engine: jit\n    max_batch: 64\n" + extra;
 }
 
-// A client process that runs `requests` ball requests of batch 1..8 and checks every result.
-int ball_client(const std::string& path, const Expected& e, int requests, uint32_t seed,
-                const ChildIo& io) {
-  std::string why;
-  nnclient_t* c = open_or_report(path, &why);
-  if (!c) return io.report(why), 1;
-  nnclient_model_info_t info{};
-  if (nnclient_model_info(c, "ball", &info) != NNCLIENT_OK) return io.report("model_info"), 1;
-  std::mt19937 rng(seed);
-  for (int r = 0; r < requests; ++r) {
-    const std::string err = check_infer(c, info, e, rng() % e.n, 1 + rng() % 8);
-    if (!err.empty()) {
-      io.report("request " + std::to_string(r) + ": " + err);
-      nnclient_close(c);
-      return 1;
-    }
-  }
-  nnclient_close(c);
-  return 0;
-}
-
 // ---------------------------------------------------------------------------------------------
 // 1. Several client processes at once get exactly the in-process engine's results.
 
@@ -427,6 +406,330 @@ TEST(Integration, KilledDaemonFailsCallsAndRestartIsPickedUp) {
   EXPECT_EQ(err, "");
   nnclient_close(c);
   EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+
+// Counters shared between the test and its client processes (MAP_SHARED anonymous memory).
+struct Shared {
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> progress{0};  // successful requests over all clients
+  std::atomic<uint64_t> max_latency_us{0};
+};
+
+Shared* make_shared_block() {
+  void* p = ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                   -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  return new (p) Shared();
+}
+
+// Does output `out` of a request of samples [first, first+batch) equal `e`'s single results?
+bool matches(const std::vector<std::vector<float>>& out, const Expected& e, size_t first,
+             uint32_t batch) {
+  for (size_t k = 0; k < out.size(); ++k) {
+    for (uint32_t b = 0; b < batch; ++b) {
+      const size_t s = (first + b) % e.n;
+      if (std::memcmp(out[k].data() + b * e.out_floats[k], e.single[k].data() + s * e.out_floats[k],
+                      e.out_floats[k] * sizeof(float)) != 0) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Runs one request and returns its status; fills `out`.
+nnclient_status run_raw(nnclient_t* c, const nnclient_model_info_t& info, const Expected& e,
+                        size_t first, uint32_t batch, std::vector<std::vector<float>>* out) {
+  std::vector<float> in(batch * e.in_floats);
+  for (uint32_t b = 0; b < batch; ++b) {
+    std::memcpy(in.data() + b * e.in_floats, e.inputs.data() + ((first + b) % e.n) * e.in_floats,
+                e.in_floats * sizeof(float));
+  }
+  out->assign(info.num_outputs, {});
+  std::vector<void*> outp;
+  for (uint32_t k = 0; k < info.num_outputs; ++k) {
+    (*out)[k].assign(batch * info.outputs[k].sample_bytes / 4, std::nanf(""));
+    outp.push_back((*out)[k].data());
+  }
+  const void* inp[1] = {in.data()};
+  return nnclient_infer(c, &info, inp, batch, outp.data(), 20'000'000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. SIGHUP reload under load: `ball` alternates between two engines of the same layout (JIT
+// exact / JIT fast math: same layout, different numbers), `flip` between two models of different
+// layouts. Every request of every client is counted and checked: each ball result is entirely one
+// engine's, never a mix; a flip request gets NNCLIENT_E_MODEL_CHANGED, then succeeds after the
+// client asks for the model info again.
+
+TEST(Integration, ReloadUnderLoadLosesAndCorruptsNothing) {
+  const Expected exact = compute_expected(model_path("ball_patch.h5"), nnd::EngineKind::kJit, 32, 5);
+  const Expected fast = compute_expected(model_path("ball_patch.h5"), nnd::EngineKind::kJit, 32, 5,
+                                         nnd::MathMode::kFast);
+  const Expected fbj = compute_expected(model_path("field_boundary.h5"), nnd::EngineKind::kJit, 8, 6);
+  // The two ball engines must be told apart: some sample must differ.
+  size_t differing = 0;
+  for (size_t s = 0; s < exact.n; ++s) {
+    differing += std::memcmp(exact.single[0].data() + s * exact.out_floats[0],
+                             fast.single[0].data() + s * fast.out_floats[0],
+                             exact.out_floats[0] * 4) != 0;
+  }
+  ASSERT_GT(differing, exact.n / 2) << "JIT exact and fast math agree; pick other engines";
+
+  Daemon d("reload");
+  const std::string flip_a = "  - name: flip\n    path: " + model_path("ball_patch.h5") +
+                             "\n    engine: jit\n    max_batch: 8\n";
+  const std::string flip_b = "  - name: flip\n    path: " + model_path("field_boundary.h5") +
+                             "\n    engine: jit\n    max_batch: 8\n";
+  const std::string dextra = "  workers: 2\n";
+  const auto cfg = d.write_config("nnd.yaml", ball_yaml("    math: exact\n") + flip_a, dextra);
+  ASSERT_TRUE(d.start(cfg)) << d.log();
+
+  Shared* sh = make_shared_block();
+  ASSERT_NE(sh, nullptr);
+  std::vector<Child> kids;
+  for (int i = 0; i < 2; ++i) {  // ball clients
+    kids.push_back(fork_child([&, i](const ChildIo& io) {
+      std::string why;
+      nnclient_t* c = open_or_report(d.socket_path(), &why);
+      if (!c) return io.report(why), 1;
+      nnclient_model_info_t info{};
+      if (nnclient_model_info(c, "ball", &info) != NNCLIENT_OK) return io.report("info"), 1;
+      std::mt19937 rng(200 + i);
+      uint64_t n = 0, na = 0, nb = 0;
+      std::vector<std::vector<float>> out;
+      while (!sh->stop.load()) {
+        const size_t first = rng() % exact.n;
+        const uint32_t batch = 1 + rng() % 8;
+        const nnclient_status st = run_raw(c, info, exact, first, batch, &out);
+        if (st != NNCLIENT_OK) {
+          return io.report("ball request " + std::to_string(n) + ": " + nnclient_status_name(st) +
+                           " " + nnclient_last_error(c)), 1;
+        }
+        const bool a = matches(out, exact, first, batch), b = matches(out, fast, first, batch);
+        if (!a && !b) return io.report("ball request " + std::to_string(n) + " matches neither engine (mixed or corrupt)"), 1;
+        na += a && !b;
+        nb += b && !a;
+        ++n;
+        sh->progress.fetch_add(1);
+      }
+      io.report("ball " + std::to_string(n) + " " + std::to_string(na) + " " + std::to_string(nb));
+      return (na > 0 && nb > 0) ? 0 : 2;
+    }));
+  }
+  kids.push_back(fork_child([&](const ChildIo& io) {  // flip client
+    std::string why;
+    nnclient_t* c = open_or_report(d.socket_path(), &why);
+    if (!c) return io.report(why), 1;
+    nnclient_model_info_t info{};
+    if (nnclient_model_info(c, "flip", &info) != NNCLIENT_OK) return io.report("info"), 1;
+    uint64_t n = 0, changed = 0, on_ball = 0, on_fb = 0;
+    std::vector<std::vector<float>> out;
+    while (!sh->stop.load()) {
+      const bool is_ball = info.inputs[0].sample_bytes == exact.in_floats * 4;
+      const Expected& e = is_ball ? exact : fbj;
+      const size_t first = n % e.n;
+      const uint32_t batch = 1 + n % 4;
+      const nnclient_status st = run_raw(c, info, e, first, batch, &out);
+      if (st == NNCLIENT_E_MODEL_CHANGED) {
+        ++changed;
+        if (nnclient_model_info(c, "flip", &info) != NNCLIENT_OK) return io.report("re-query"), 1;
+        continue;  // the same request again, on the new layout
+      }
+      if (st != NNCLIENT_OK) {
+        return io.report(std::string("flip request: ") + nnclient_status_name(st) + " " +
+                         nnclient_last_error(c)), 1;
+      }
+      if (!matches(out, e, first, batch)) return io.report("flip result wrong"), 1;
+      (is_ball ? on_ball : on_fb) += 1;
+      ++n;
+      sh->progress.fetch_add(1);
+    }
+    io.report("flip " + std::to_string(n) + " " + std::to_string(changed) + " " +
+              std::to_string(on_ball) + " " + std::to_string(on_fb));
+    return (changed > 0 && on_ball > 0 && on_fb > 0) ? 0 : 2;
+  }));
+
+  constexpr int kReloads = 30;
+  for (int r = 0; r < kReloads; ++r) {
+    // Let every client make progress under the current config first (polled, bounded).
+    const uint64_t p0 = sh->progress.load();
+    ASSERT_TRUE(eventually([&] { return sh->progress.load() >= p0 + 60; }, 20000))
+        << "clients stalled before reload " << r << "\n" << d.log();
+    const bool to_b = r % 2 == 0;
+    d.write_config("nnd.yaml",
+                   ball_yaml(to_b ? "    math: fast\n" : "    math: exact\n") +
+                       (to_b ? flip_b : flip_a),
+                   dextra);
+    ASSERT_TRUE(d.reload()) << "reload " << r << " did not finish\n" << d.log();
+  }
+  const uint64_t p0 = sh->progress.load();
+  ASSERT_TRUE(eventually([&] { return sh->progress.load() >= p0 + 60; }, 20000));
+  sh->stop.store(true);
+  for (auto& k : kids) {
+    const ChildResult r = collect(k, 30000);
+    EXPECT_TRUE(r.exited && r.code == 0) << r.text;
+    std::printf("[ info ] %s\n", r.text.c_str());
+  }
+  ::munmap(sh, sizeof(Shared));
+  EXPECT_TRUE(d.alive());
+  EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. A hostile client scribbling random bytes over its shared memory (raw hand-shake, the segment
+// mapped as libnnclient maps it) cannot crash or stall the daemon or another client.
+
+TEST(Integration, HostileClientCannotHurtOthers) {
+  const Expected ball = compute_expected(model_path("ball_patch.h5"), nnd::EngineKind::kJit, 32, 7);
+  Daemon d("hostile");
+  const auto cfg = d.write_config("nnd.yaml", ball_yaml(), "  workers: 2\n");
+  ASSERT_TRUE(d.start(cfg)) << d.log();
+  Shared* sh = make_shared_block();
+  ASSERT_NE(sh, nullptr);
+  Child good = fork_child([&](const ChildIo& io) {
+    std::string why;
+    nnclient_t* c = open_or_report(d.socket_path(), &why);
+    if (!c) return io.report(why), 1;
+    nnclient_model_info_t info{};
+    if (nnclient_model_info(c, "ball", &info) != NNCLIENT_OK) return io.report("info"), 1;
+    uint64_t n = 0;
+    while (!sh->stop.load()) {
+      const int64_t t0 = now_us();
+      const std::string err = check_infer(c, info, ball, n, 1 + n % 8, nullptr, 10'000'000);
+      if (!err.empty()) return io.report("good client request " + std::to_string(n) + ": " + err), 1;
+      const uint64_t lat = static_cast<uint64_t>(now_us() - t0);
+      uint64_t m = sh->max_latency_us.load();
+      while (lat > m && !sh->max_latency_us.compare_exchange_weak(m, lat)) {
+      }
+      ++n;
+      sh->progress.fetch_add(1);
+    }
+    io.report("good client ran " + std::to_string(n) + " requests");
+    return 0;
+  });
+  ASSERT_TRUE(eventually([&] { return sh->progress.load() > 10; }, 20000));
+
+  std::mt19937_64 rng(42);
+  int sessions = 0;
+  const int64_t end = now_us() + 2'000'000;
+  uint64_t before = sh->progress.load();
+  while (now_us() < end) {
+    nnd::test::RawClient h;
+    const int w = h.connect_and_hello(d.socket_path(), 8, "hostile");
+    ASSERT_TRUE(w == NND_IPC_OK || w == NND_IPC_E_OVERLOADED) << w;
+    if (w != NND_IPC_OK) continue;
+    ++sessions;
+    for (int round = 0; round < 100 && now_us() < end; ++round) {
+      uint64_t* p = reinterpret_cast<uint64_t*>(h.base());
+      const size_t words = h.bytes() / 8;
+      for (int i = 0; i < 256; ++i) p[rng() % words] = rng();
+      if (round % 3 == 0) {  // sometimes a plausible request, so validation past the ring runs
+        h.submit(static_cast<uint32_t>(rng() % 8), (rng() & 1) ? "ball" : "bal",
+                 (rng() & 1) ? 0 : rng(), static_cast<uint32_t>(rng() % 80),
+                 (rng() & 1) ? 4096 * (rng() % 10) : rng());
+      }
+      h.poke();
+      ::usleep(100);
+    }
+    // The good client keeps being served while this session is being scribbled on.
+    ASSERT_TRUE(eventually([&] { return sh->progress.load() > before; }, 5000))
+        << "good client stalled\n" << d.log();
+    before = sh->progress.load();
+    ASSERT_TRUE(d.alive()) << d.log();
+  }
+  EXPECT_GT(sessions, 0);
+  sh->stop.store(true);
+  const ChildResult r = collect(good, 20000);
+  EXPECT_TRUE(r.exited && r.code == 0) << r.text;
+  EXPECT_LT(sh->max_latency_us.load(), 1'000'000u) << "a good request waited over 1 s";
+  std::printf("[ info ] %d hostile sessions; %s; worst good latency %.2f ms\n", sessions,
+              r.text.c_str(), sh->max_latency_us.load() / 1000.0);
+  ::munmap(sh, sizeof(Shared));
+  // Afterwards a new client is served correctly.
+  std::string why;
+  nnclient_t* c = open_or_report(d.socket_path(), &why);
+  ASSERT_NE(c, nullptr) << why;
+  nnclient_model_info_t info{};
+  ASSERT_EQ(nnclient_model_info(c, "ball", &info), NNCLIENT_OK);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(check_infer(c, info, ball, i, 1 + i), "");
+  nnclient_close(c);
+  EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. A user outside the configured user/group is refused; a member of the group is admitted; no
+// segment has a name anyone could open (memfds: /dev/shm holds nothing of nnd's).
+
+// In a child: switch to uid/gid (no supplementary groups) and try nnclient_open + model info.
+// Exit code: the nnclient_open status (0 when admitted and model info worked).
+int open_as(const std::string& path, uid_t uid, gid_t gid, const ChildIo& io) {
+  if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) {
+    io.report("cannot drop privileges");
+    return 100;
+  }
+  nnclient_status st = NNCLIENT_OK;
+  nnclient_t* c = nnclient_open(path.c_str(), &st);
+  if (!c) {
+    io.report(nnclient_last_error(nullptr));
+    return st;
+  }
+  nnclient_model_info_t info{};
+  const nnclient_status s2 = nnclient_model_info(c, "ball", &info);
+  nnclient_close(c);
+  return s2 == NNCLIENT_OK ? 0 : 101;
+}
+
+TEST(Integration, OutsideUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (to run a child as another uid)";
+  if (!::getgrgid(65534)) GTEST_SKIP() << "no group 65534 on this system";
+  constexpr uid_t kStranger = 12345;
+  // Socket open to everyone (0666): the daemon's peer-credential check alone must refuse.
+  {
+    Daemon d("access");
+    fs::permissions(d.dir(), fs::perms::all);  // let the stranger reach the socket
+    fs::permissions(d.dir() / "run", fs::perms::all);
+    const auto cfg = d.write_config("nnd.yaml", ball_yaml(), "  socket_mode: 0666\n");
+    ASSERT_TRUE(d.start(cfg)) << d.log();
+    Child c = fork_child([&](const ChildIo& io) { return open_as(d.socket_path(), kStranger, kStranger, io); });
+    ChildResult r = collect(c, 20000);
+    EXPECT_EQ(r.code, NNCLIENT_E_ACCESS) << r.text;
+    EXPECT_TRUE(eventually([&] { return d.log().find("access denied") != std::string::npos; }, 5000))
+        << d.log();
+    // The daemon's own user (root) still gets in.
+    std::string why;
+    nnclient_t* h = open_or_report(d.socket_path(), &why);
+    EXPECT_NE(h, nullptr) << why;
+    nnclient_close(h);
+    EXPECT_EQ(d.stop(), 0);
+  }
+  // Default mode 0660 with group 65534: a stranger outside it is refused (by the file mode or by
+  // the daemon), a member of the group is admitted.
+  {
+    Daemon d("group");
+    fs::permissions(d.dir(), fs::perms::all);
+    fs::permissions(d.dir() / "run", fs::perms::all);
+    const auto cfg = d.write_config("nnd.yaml", ball_yaml(), "  group: \"65534\"\n");
+    ASSERT_TRUE(d.start(cfg)) << d.log();
+    // A connected client, whose segment a stranger must not be able to reach by name.
+    std::string why;
+    nnclient_t* h = open_or_report(d.socket_path(), &why);
+    ASSERT_NE(h, nullptr) << why;
+    Child c = fork_child([&](const ChildIo& io) { return open_as(d.socket_path(), kStranger, kStranger, io); });
+    ChildResult r = collect(c, 20000);
+    EXPECT_TRUE(r.code == NNCLIENT_E_ACCESS || r.code == NNCLIENT_E_DAEMON_NOT_RUNNING)
+        << r.code << " " << r.text;
+    Child m = fork_child([&](const ChildIo& io) { return open_as(d.socket_path(), kStranger, 65534, io); });
+    r = collect(m, 20000);
+    EXPECT_EQ(r.code, 0) << "group member refused: " << r.text << "\n" << d.log();
+    for (const auto& e : fs::directory_iterator("/dev/shm")) {
+      EXPECT_EQ(e.path().filename().string().find("nnd"), std::string::npos)
+          << "named shared memory: " << e.path();
+    }
+    nnclient_close(h);
+    EXPECT_EQ(d.stop(), 0);
+  }
 }
 
 }  // namespace
