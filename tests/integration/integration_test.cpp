@@ -723,6 +723,33 @@ TEST(Integration, OutsideUserIsRefused) {
     Child m = fork_child([&](const ChildIo& io) { return open_as(d.socket_path(), kStranger, 65534, io); });
     r = collect(m, 20000);
     EXPECT_EQ(r.code, 0) << "group member refused: " << r.text << "\n" << d.log();
+    // Nor through /proc/<pid>/fd: the memfds held by the daemon and by this (root) client.
+    std::vector<std::string> memfds;
+    for (pid_t pid : {d.pid(), ::getpid()}) {
+      for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+        std::error_code ec;
+        const auto target = fs::read_symlink(e.path(), ec);
+        if (!ec && target.string().find("memfd:") != std::string::npos) {
+          memfds.push_back(e.path().string());
+        }
+      }
+    }
+    EXPECT_FALSE(memfds.empty());
+    Child peek = fork_child([&](const ChildIo& io) {
+      if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(kStranger) != 0) return 100;
+      int opened = 0;
+      for (const auto& f : memfds) {
+        const int fd = ::open(f.c_str(), O_RDONLY);
+        if (fd >= 0) {
+          io.report("opened " + f + "; ");
+          ++opened;
+          ::close(fd);
+        }
+      }
+      return opened;
+    });
+    r = collect(peek, 20000);
+    EXPECT_EQ(r.code, 0) << r.text;
     for (const auto& e : fs::directory_iterator("/dev/shm")) {
       EXPECT_EQ(e.path().filename().string().find("nnd"), std::string::npos)
           << "named shared memory: " << e.path();
