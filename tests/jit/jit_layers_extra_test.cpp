@@ -31,6 +31,7 @@ std::string dims_str(const Dims& d) {
 
 TEST_P(JitLayersExtra, ConvTranspose) {
   Rng r(41);
+  int ran = 0;
   for (int i = 0; i < 20; ++i) {
     ConvTransposeParams p;
     p.rank = i % 4 == 3 ? 1 : 2;
@@ -62,6 +63,7 @@ TEST_P(JitLayersExtra, ConvTranspose) {
     } catch (const std::exception&) {
       continue;  // geometry rejected by shape inference (Keras rejects it too)
     }
+    ++ran;
     check(g, r.range(1, 9), 4100 + i,
           "Conv" + std::to_string(p.rank) + "DTranspose in " + dims_str(in) + " f=" + std::to_string(p.filters) +
               " k=" + std::to_string(w.kernel_h) + "x" + std::to_string(w.kernel_w) + " s=" +
@@ -69,6 +71,7 @@ TEST_P(JitLayersExtra, ConvTranspose) {
               "," + std::to_string(w.dilation_w) + " op=" + std::to_string(p.output_padding_h) + "," +
               std::to_string(p.output_padding_w) + (w.padding == Padding::kSame ? " same" : " valid"));
   }
+  EXPECT_GE(ran, 15) << "too many random geometries rejected: the property test lost its coverage";
 }
 
 TEST_P(JitLayersExtra, LayerNormalization) {
