@@ -188,7 +188,8 @@ class Daemon {
     const fs::path tmp = dir_ / (name + ".tmp");
     {
       std::ofstream f(tmp);
-      f << "daemon:\n  endpoint: " << endpoint_ << "\n  log_level: debug\n"
+      f << "daemon:\n  endpoint: " << endpoint_ << "\n"
+        << (daemon_extra.find("log_level:") == std::string::npos ? "  log_level: debug\n" : "")
         << daemon_extra << "models:\n"
         << models_yaml;
     }
@@ -216,8 +217,10 @@ class Daemon {
     for (auto& s : envs) envp.push_back(s.data());
     envp.push_back(nullptr);
     const std::string cfg = config.string();
-    std::vector<char*> argv{const_cast<char*>(kNnd.c_str()), const_cast<char*>("--config"),
-                            const_cast<char*>(cfg.c_str()), nullptr};
+    std::vector<char*> argv{const_cast<char*>(exe_.c_str()), const_cast<char*>("--config"),
+                            const_cast<char*>(cfg.c_str())};
+    for (auto& a : extra_args_) argv.push_back(a.data());
+    argv.push_back(nullptr);
     const std::string err = (dir_ / "nnd.err").string();
     start_us_ = now_us();
     pid_ = ::fork();
@@ -225,7 +228,7 @@ class Daemon {
       const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       ::dup2(e, 1);
       ::dup2(e, 2);
-      ::execve(kNnd.c_str(), argv.data(), envp.data());
+      ::execve(exe_.c_str(), argv.data(), envp.data());
       ::_exit(127);
     }
     return !wait_for("READY=1", timeout_ms).empty();
@@ -294,6 +297,11 @@ class Daemon {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   }
 
+  // Which nnd to start (default: the one of this build).
+  void set_exe(const std::string& exe) { exe_ = exe; }
+  // Extra arguments after `--config FILE` (e.g. --endpoint).
+  void set_extra_args(std::vector<std::string> a) { extra_args_ = std::move(a); }
+
   std::string log() const { return read_text(dir_ / "nnd.err"); }
   const std::string& socket_path() const { return socket_path_; }
   const std::string& endpoint() const { return endpoint_; }
@@ -305,6 +313,8 @@ class Daemon {
 
  private:
   fs::path dir_, config_;
+  std::string exe_ = kNnd;
+  std::vector<std::string> extra_args_;
   std::string endpoint_, socket_path_, notify_path_, last_reload_;
   int notify_fd_ = -1;
   bool bind_ok_ = false;
