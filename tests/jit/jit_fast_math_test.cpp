@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
+
+#include "core/io/keras_hdf5.h"
 
 #include "tests/jit/jit_test_util.h"
 
@@ -12,7 +15,7 @@ namespace {
 
 std::vector<float> sweep(bool huge) {
   std::vector<float> x;
-  for (int i = -300000; i <= 300000; ++i) x.push_back(static_cast<float>(i) * 1e-4f);
+  for (int i = -60000; i <= 60000; ++i) x.push_back(static_cast<float>(i) * 5e-4f + 1.234e-5f);  // off-grid
   for (float e : {0.0f, -0.0f, 1e-30f, 1e-20f, 1e-7f, 1e-4f, 0.3f, 0.625f, 1.0f, 7.9f, 8.0f, 9.0f, 30.0f, 50.0f,
                   80.0f, 87.0f, 87.5f, 88.0f}) {
     x.push_back(e);
@@ -134,6 +137,50 @@ TEST_P(JitFastMath, SoftmaxRows) {
   }
   std::printf("[ fast math ] %-8s %-12s max relative error %.3g\n", isa_id(GetParam()), "softmax", worst);
   EXPECT_LE(worst, 5e-6);
+}
+
+// Whole networks in fast mode: the real robot networks (where present) against the reference,
+// scaled error |jit - ref| / max(1, |ref|) within 1e-4.
+TEST_P(JitFastMath, RealNetworksWithinFastTolerance) {
+  const std::filesystem::path dir = NND_SHARED_MODELS_DIR;
+  int ran = 0;
+  for (const char* m : {"bop.h5", "ball-penalty-multihead.h5", "field-boundary.h5", "referee-gesture.h5"}) {
+    if (!std::filesystem::exists(dir / m)) continue;
+    const Graph g = load_keras_h5((dir / m).string());
+    Rng r(5);
+    std::vector<std::vector<float>> in;
+    std::vector<InputView> views;
+    for (ValueId v : g.inputs) in.push_back(r.vec(count_of(g.values[v].shape), 0.0f, 1.0f));
+    for (auto& x : in) views.push_back({DType::kFloat32, x.data()});
+    auto ref = make_reference_engine(g);
+    EngineOptions o;
+    o.engine = EngineKind::kJit;
+    o.isa = choice_of(GetParam());
+    o.math = MathMode::kFast;
+    auto jit = make_jit_engine(g, o);
+    std::vector<std::vector<float>> a, b;
+    std::vector<float*> pa, pb;
+    for (ValueId v : g.outputs) {
+      a.emplace_back(static_cast<size_t>(count_of(g.values[v].shape)));
+      b.emplace_back(a.back().size());
+    }
+    for (size_t i = 0; i < a.size(); ++i) {
+      pa.push_back(a[i].data());
+      pb.push_back(b[i].data());
+    }
+    ref->run(1, views, pa);
+    jit->run(1, views, pb);
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      for (size_t k = 0; k < a[i].size(); ++k) {
+        worst = std::max(worst, std::fabs(static_cast<double>(b[i][k]) - a[i][k]) / std::max(1.0, std::fabs(double{a[i][k]})));
+      }
+    }
+    std::printf("[ fast math ] %-8s %-26s scaled error vs reference %.3g\n", isa_id(GetParam()), m, worst);
+    EXPECT_LE(worst, 1e-4) << m;
+    ++ran;
+  }
+  if (ran == 0) GTEST_SKIP() << "../shared/models absent";
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, JitFastMath, ::testing::ValuesIn(all_isas()),
