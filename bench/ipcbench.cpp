@@ -8,7 +8,7 @@
 //   * 64 ball patches as one batched request versus 64 single requests;
 //   * idle daemon CPU with clients connected (/proc/<pid>/stat utime+stime);
 //   * time from process start to READY=1 for the default config (config/nnd.yaml).
-// Usage: nnd_ipcbench [--seconds S] [--idle-seconds S] [--model PATH] [--nnd PATH]
+// Usage: nnd_ipcbench [--seconds S] [--idle-seconds S] [--model PATH] [--workers N] [--nnd PATH]
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -193,10 +193,12 @@ struct SharedCounters {
   std::atomic<uint64_t> requests{0};
   std::atomic<int> ready{0};
   std::atomic<bool> go{false}, stop{false};
+  std::atomic<int64_t> p50_ns{0}, p99_ns{0};  // latency seen by client 0 of a throughput run
 };
 
 // `n` client processes each looping nnclient_infer for `seconds`; returns requests per second.
-double throughput(const std::string& path, const char* model, int n, double seconds) {
+double throughput(const std::string& path, const char* model, int n, double seconds,
+                  double* p50_us, double* p99_us) {
   void* mem = ::mmap(nullptr, sizeof(SharedCounters), PROT_READ | PROT_WRITE,
                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   auto* sh = new (mem) SharedCounters();
@@ -211,9 +213,18 @@ double throughput(const std::string& path, const char* model, int n, double seco
       sh->ready.fetch_add(1);
       while (!sh->go.load()) ::usleep(100);
       uint64_t k = 0;
+      std::vector<int64_t> lat;
+      lat.reserve(1 << 20);
       while (!sh->stop.load()) {
+        const int64_t t0 = now_ns();
         if (nnclient_infer(c, &info, io.inp.data(), 1, io.outp.data(), 5'000'000) != NNCLIENT_OK) break;
+        if (lat.size() < lat.capacity()) lat.push_back(now_ns() - t0);
         ++k;
+      }
+      if (i == 0) {
+        const Lat l = summarize(std::move(lat));
+        sh->p50_ns.store(int64_t(l.p50_us * 1000));
+        sh->p99_ns.store(int64_t(l.p99_us * 1000));
       }
       sh->requests.fetch_add(k);
       nnclient_close(c);
@@ -229,6 +240,8 @@ double throughput(const std::string& path, const char* model, int n, double seco
   for (pid_t p : kids) ::waitpid(p, nullptr, 0);
   const double dt = (now_ns() - t0) / 1e9;
   const double rps = double(sh->requests.load()) / dt;
+  *p50_us = sh->p50_ns.load() / 1000.0;
+  *p99_us = sh->p99_ns.load() / 1000.0;
   ::munmap(mem, sizeof(SharedCounters));
   return rps;
 }
@@ -237,6 +250,7 @@ double throughput(const std::string& path, const char* model, int n, double seco
 
 int main(int argc, char** argv) {
   double seconds = 2.0, idle_seconds = 10.0;
+  int workers = 2;
   std::string model = (kSource / "tests" / "data" / "fixtures" / "softmax_axis.k3.h5").string();
   std::string nnd_exe = kNnd;
   for (int i = 1; i < argc; ++i) {
@@ -252,13 +266,15 @@ int main(int argc, char** argv) {
     else if (a == "--idle-seconds") idle_seconds = std::atof(next().c_str());
     else if (a == "--model") model = fs::absolute(next()).string();
     else if (a == "--nnd") nnd_exe = next();
+    else if (a == "--workers") workers = std::atoi(next().c_str());
     else {
       std::fprintf(stderr,
-                   "usage: nnd_ipcbench [--seconds S] [--idle-seconds S] [--model PATH] [--nnd PATH]\n"
+                   "usage: nnd_ipcbench [--seconds S] [--idle-seconds S] [--model PATH] [--workers N] [--nnd PATH]\n"
                    "  --seconds S       measuring time of each latency/throughput figure (default 2)\n"
                    "  --idle-seconds S  idle CPU window (default 10)\n"
                    "  --model PATH      tiny .h5 model for the latency figures (default the\n"
-                   "                    softmax_axis fixture)\n");
+                   "                    softmax_axis fixture)\n"
+                   "  --workers N       daemon worker threads of the measured daemon (default 2)\n");
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
@@ -285,7 +301,7 @@ int main(int argc, char** argv) {
       "  - name: tiny\n    path: " + model + "\n    engine: jit\n    max_batch: 64\n" +
           "  - name: ball\n    path: " + model_path("ball_patch.h5") +
           "\n    engine: jit\n    max_batch: 64\n",
-      "  workers: 2\n  log_level: info\n");
+      "  workers: " + std::to_string(workers) + "\n  log_level: info\n");
   if (!d.start(cfg)) {
     std::fprintf(stderr, "nnd_ipcbench: nnd did not get READY:\n%s", d.log().c_str());
     return 1;
@@ -294,8 +310,8 @@ int main(int argc, char** argv) {
   nnclient_t* c = open_client(d.socket_path(), "tiny", &info);
   Io io(info, 1);
   std::printf("nnd_ipcbench: model %s (engine %s, %zu input bytes, %zu output bytes per sample), "
-              "%ld CPUs online\n",
-              model.c_str(), info.engine, io.in_bytes(info), io.out_bytes(info),
+              "%d daemon workers, %ld CPUs online\n",
+              model.c_str(), info.engine, io.in_bytes(info), io.out_bytes(info), workers,
               ::sysconf(_SC_NPROCESSORS_ONLN));
 
   // (b) the same engine in-process.
@@ -366,8 +382,11 @@ int main(int argc, char** argv) {
 
   std::printf("\nthroughput (batch 1, tiny model, closed loop):\n");
   for (int n : {1, 2, 4}) {
-    const double rps = throughput(d.socket_path(), "tiny", n, seconds);
-    std::printf("  %d client process%s %12.0f requests/s\n", n, n == 1 ? ": " : "es:", rps);
+    double p50 = 0, p99 = 0;
+    const double rps = throughput(d.socket_path(), "tiny", n, seconds, &p50, &p99);
+    std::printf("  %d client process%s %12.0f requests/s  (latency seen by one of them: p50 %.2f "
+                "us, p99 %.2f us)\n",
+                n, n == 1 ? ": " : "es:", rps, p50, p99);
   }
 
   // 64 ball patches: one batched request versus 64 single requests.
