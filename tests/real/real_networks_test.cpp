@@ -21,21 +21,27 @@ namespace fs = std::filesystem;
 const fs::path kData = fs::path(NND_TEST_DATA_DIR) / "real";
 const fs::path kModels = NND_SHARED_MODELS_DIR;
 
-std::vector<nlohmann::json> load_cases() {
-  std::vector<nlohmann::json> cases;
+// One manifest entry; a struct of our own so PrintTo keeps ctest's test list readable.
+struct RealCase {
+  nlohmann::json spec;
+};
+void PrintTo(const RealCase& c, std::ostream* os) { *os << c.spec.value("model", "?"); }
+
+std::vector<RealCase> load_cases() {
+  std::vector<RealCase> cases;
   std::ifstream in(kData / "manifest.json");
   if (!in) return cases;
   const nlohmann::json manifest = nlohmann::json::parse(in);  // named: the loop must not
-  for (const auto& c : manifest.at("cases")) cases.push_back(c);  // iterate a dead temporary
+  for (const auto& c : manifest.at("cases")) cases.push_back({c});  // iterate a dead temporary
   return cases;
 }
 
-class RealNetwork : public ::testing::TestWithParam<nlohmann::json> {};
+class RealNetwork : public ::testing::TestWithParam<RealCase> {};
 
 TEST(RealNetworks, ManifestListsFourNetworks) { EXPECT_EQ(load_cases().size(), 4u); }
 
 TEST_P(RealNetwork, ReferenceEngineAgreesWithOnnxRuntime) {
-  const nlohmann::json& spec = GetParam();
+  const nlohmann::json& spec = GetParam().spec;
   const fs::path model = kModels / spec.at("model").get<std::string>();
   if (!fs::exists(model)) {
     GTEST_SKIP() << "real network " << model << " not found: ../shared/models is absent here, "
@@ -71,8 +77,8 @@ TEST_P(RealNetwork, ReferenceEngineAgreesWithOnnxRuntime) {
   }
 }
 
-std::string case_name(const ::testing::TestParamInfo<nlohmann::json>& info) {
-  std::string s = info.param.at("model").get<std::string>();
+std::string case_name(const ::testing::TestParamInfo<RealCase>& info) {
+  std::string s = info.param.spec.at("model").get<std::string>();
   s = s.substr(0, s.find('.'));
   for (char& c : s) {
     if (!isalnum(static_cast<unsigned char>(c))) c = '_';
