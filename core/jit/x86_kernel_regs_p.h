@@ -2,7 +2,12 @@
 // VecEmitter hooks. The frame (KernelModule) saves rbx, rbp, r12-r15 and reserves kStackBytes.
 #pragma once
 
+#include <cstdint>
+#include <limits>
+#include <string>
+
 #include "core/jit/x86_vec_emitter.h"
+#include "core/util/error.h"
 
 namespace nnd::jit::regs {
 
@@ -29,5 +34,23 @@ inline constexpr int kResDelta = 72;
 inline constexpr int kStackBytes = 88;  // keeps rsp 16-byte aligned after the 6 saved registers
 
 inline x86::Mem slot(int off) { return x86::qword_ptr(x86::rsp, off); }
+
+// A byte offset as an x86 32-bit displacement/immediate; nnd::Error when it does not fit (a
+// tensor too large for the addressing the kernels use), never a silently truncated address.
+inline int32_t i32(int64_t v) {
+  if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
+    throw Error("JIT: an address offset of " + std::to_string(v) +
+                " bytes does not fit the x86 32-bit displacement");
+  }
+  return static_cast<int32_t>(v);
+}
+
+// [base + disp], checked.
+inline x86::Mem at(const x86::Gp& base, int64_t disp) { return x86::ptr(base, i32(disp)); }
+
+// r += v (nothing emitted for 0), checked.
+inline void add_imm(x86::Assembler& a, const x86::Gp& r, int64_t v) {
+  if (v != 0) a.add(r, i32(v));
+}
 
 }  // namespace nnd::jit::regs

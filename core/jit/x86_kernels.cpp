@@ -16,20 +16,6 @@ using asmjit::Label;
 
 namespace {
 
-int32_t i32(int64_t v) {
-  if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
-    throw Error("JIT: an address offset of " + std::to_string(v) + " bytes does not fit the x86 displacement");
-  }
-  return static_cast<int32_t>(v);
-}
-
-x86::Mem at(const x86::Gp& base, int64_t disp) { return x86::ptr(base, i32(disp)); }
-
-void add_imm(x86::Assembler& a, const x86::Gp& r, int64_t v) {
-  if (v == 0) return;
-  a.add(r, i32(v));
-}
-
 void add_slot(x86::Assembler& a, int off, int64_t v) {
   if (v == 0) return;
   a.add(slot(off), i32(v));

@@ -17,19 +17,6 @@ using asmjit::Label;
 
 namespace {
 
-int32_t i32(int64_t v) {
-  if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
-    throw Error("JIT: an offset of " + std::to_string(v) + " does not fit 32 bits");
-  }
-  return static_cast<int32_t>(v);
-}
-
-x86::Mem at(const x86::Gp& base, int64_t disp) { return x86::ptr(base, i32(disp)); }
-
-void add_imm(x86::Assembler& a, const x86::Gp& r, int64_t v) {
-  if (v != 0) a.add(r, i32(v));
-}
-
 void load_lanes(VecEmitter& ve, int v, const x86::Mem& m, int lanes) {
   if (lanes >= ve.width()) ve.load(v, m);
   else ve.load_tail(v, m, lanes);
