@@ -15,6 +15,7 @@ packages=(
   libyaml-cpp-dev                     # the daemon's config
   libsystemd-dev                      # sd_notify (READY/RELOADING/STOPPING/WATCHDOG)
   systemd                             # systemd-analyze verify of systemd/nnd.service (test)
+  qemu-user                           # tests/jit: the robot's CPU (qemu-x86_64 -cpu Denverton, no AVX)
 )
 
 missing=()
