@@ -1,5 +1,6 @@
 // See jit_lower_extra.h. Index maps are computed here at compile time; the kernels only follow
 // tables (x86_kernels_shape.cpp) or reuse the conv generator (transposed convolution).
+#include "core/ir/broadcast.h"
 #include "core/jit/jit_lower_extra.h"
 
 #include <algorithm>
@@ -29,27 +30,6 @@ struct Hwc3 {
 Hwc3 hwc(int rank, const Dims& s) {
   if (rank == 1) return {1, s[0], s[1]};
   return {s[0], s[1], s[2]};
-}
-
-// out index -> in index when `in` broadcasts to `out` (dims equal or 1, aligned at the end).
-std::vector<int64_t> broadcast_map(const Dims& out, const Dims& in) {
-  const int64_t size = count_of(out);
-  std::vector<int64_t> map(static_cast<size_t>(size));
-  const size_t off = out.size() - in.size();
-  for (int64_t i = 0; i < size; ++i) {
-    int64_t rem = i, src = 0, mul = 1;
-    for (size_t a = out.size(); a-- > 0;) {
-      const int64_t idx = rem % out[a];
-      rem /= out[a];
-      if (a >= off) {
-        const int64_t d = in[a - off];
-        if (d != 1) src += idx * mul;
-        mul *= d;
-      }
-    }
-    map[static_cast<size_t>(i)] = src;
-  }
-  return map;
 }
 
 // Output axis a reads input axis perm[a] (0-based).

@@ -3,34 +3,12 @@
 #include <cmath>
 #include <vector>
 
+#include "core/ir/broadcast.h"
 #include "core/ref/activation_math.h"
 #include "core/ref/ref_ops.h"
 
 namespace nnd::ref {
 namespace {
-
-// For every flat index of a sample of shape `out`, the flat index of the element of `in` it reads
-// under right-aligned broadcasting (dims of `in` equal to the output's or 1).
-std::vector<int64_t> broadcast_map(const Dims& out, const Dims& in) {
-  int64_t size = 1;
-  for (int64_t d : out) size *= d;
-  std::vector<int64_t> map(size);
-  const size_t off = out.size() - in.size();
-  for (int64_t i = 0; i < size; ++i) {
-    int64_t rem = i, src = 0, mul = 1;
-    for (size_t a = out.size(); a-- > 0;) {
-      const int64_t idx = rem % out[a];
-      rem /= out[a];
-      if (a >= off) {
-        const int64_t d = in[a - off];
-        if (d != 1) src += idx * mul;
-        mul *= d;
-      }
-    }
-    map[i] = src;
-  }
-  return map;
-}
 
 template <typename F>
 Tensor map_elements(const Tensor& x, F f) {
