@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -387,21 +388,35 @@ TEST(IpcServer, HostileScribblerCannotHurtOthers) {
 }
 
 TEST(IpcServer, KilledClientSlotReclaimed) {
-  ServerFixture f("kill", {make_model("tiny", 1, 8, 0, 300)});  // 300 ms per run
+  // max_batch 1 and 300 ms per run: of two requests the daemon sees at once, one runs while the
+  // other waits in the queue.
+  ServerFixture f("kill", {make_model("tiny", 1, 1, 0, 300)});
   const std::string path = f.server->socket_path();
   int pipefd[2];
   ASSERT_EQ(pipe(pipefd), 0);
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a failed test (it would stall ctest)
     RawClient c;
     if (c.connect_and_hello(path, 4, "victim") != NND_IPC_OK) _exit(1);
-    for (uint32_t s = 0; s < 2; ++s) c.submit(s, "tiny", 0x5157, 1, 12);  // one runs, one queued
+    for (uint32_t s = 0; s < 2; ++s) c.prepare(s, "tiny", 0x5157, 1, 12);
+    c.push_raw_many({0, 1});  // both in one ring update: one runs, one is queued
     char x = 1;
     (void)!write(pipefd[1], &x, 1);
     for (;;) pause();
   }
   close(pipefd[1]);
+  // Whatever assertion fails below, the victim is killed and reaped.
+  struct Reaper {
+    pid_t pid;
+    ~Reaper() {
+      if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+      }
+    }
+  } reaper{pid};
   char x;
   ASSERT_EQ(read(pipefd[0], &x, 1), 1);
   close(pipefd[0]);
@@ -411,6 +426,7 @@ TEST(IpcServer, KilledClientSlotReclaimed) {
   kill(pid, SIGKILL);
   int ws;
   waitpid(pid, &ws, 0);
+  reaper.pid = -1;
   ASSERT_TRUE(eventually([&] { return f.server->counters().sessions == 0; }));
   EXPECT_LT(now_ns() - t_kill, 100'000'000) << "dead client not noticed within 100 ms";
   // The running request finishes and is dropped, the queued one is dropped without running.

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,12 @@ class RawClient {
   // Fills the request fields of slot `s` (the data area is the caller's) and pushes it.
   void submit(uint32_t s, const char* model, uint64_t signature, uint32_t batch, uint64_t input_bytes,
               int64_t deadline_ns = 0, uint32_t seq = 0) {
+    prepare(s, model, signature, batch, input_bytes, deadline_ns, seq);
+    push_raw(s);
+  }
+  // Writes a slot's request fields without submitting it.
+  void prepare(uint32_t s, const char* model, uint64_t signature, uint32_t batch,
+               uint64_t input_bytes, int64_t deadline_ns = 0, uint32_t seq = 0) {
     nnd_ipc_slot* sl = slot(s);
     std::memset(sl->model, 0, sizeof(sl->model));
     std::strncpy(sl->model, model, sizeof(sl->model) - 1);
@@ -108,12 +115,15 @@ class RawClient {
     sl->deadline_ns = deadline_ns;
     sl->input_bytes = input_bytes;
     sl->status = -1;
-    push_raw(s);
   }
-  void push_raw(uint32_t s) {
+  void push_raw(uint32_t s) { push_raw_many({s}); }
+  // Pushes several slot indices with one head update: the daemon sees them all at once.
+  void push_raw_many(std::initializer_list<uint32_t> slots) {
     nnd_ipc_header* h = header();
-    h->submit.entries[head_ % NND_IPC_MAX_SLOTS] = s;
-    ++head_;
+    for (uint32_t s : slots) {
+      h->submit.entries[head_ % NND_IPC_MAX_SLOTS] = s;
+      ++head_;
+    }
     nnd_ipc_store_release(&h->submit.head, head_);
     nnd_ipc_fence_seq_cst();
     if (nnd_ipc_load_relaxed(&h->daemon_sleeping)) {

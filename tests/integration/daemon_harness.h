@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -86,6 +87,9 @@ inline Child fork_child(const std::function<int(const ChildIo&)>& fn) {
   if (::pipe2(rep, O_CLOEXEC) != 0 || ::pipe2(syn, O_CLOEXEC) != 0) return {};
   const pid_t pid = ::fork();
   if (pid == 0) {
+    // A child must never outlive a test that failed before killing it: it would hold ctest's
+    // output pipe open and stall the whole run until the ctest timeout.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::close(rep[0]);
     ::close(syn[0]);
     int rc = 1;
