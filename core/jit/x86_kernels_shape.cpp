@@ -26,34 +26,6 @@ void store_lanes(VecEmitter& ve, const x86::Mem& m, int v, int lanes) {
   else ve.store_tail(m, v, lanes);
 }
 
-// Walks `count` floats in vector chunks: body(byte offset, lanes) against pointers the caller
-// advances in `advance(bytes)`. Short spans are unrolled; long ones loop with kKh as the counter.
-void chunks(VecEmitter& ve, int64_t count, const std::function<void(int64_t, int)>& body,
-            const std::function<void(int64_t)>& advance) {
-  x86::Assembler& a = ve.as();
-  const int W = ve.width();
-  const int64_t full = count / W;
-  const int tail = static_cast<int>(count % W);
-  int64_t done = 0;
-  if (full > 8) {
-    const int64_t unroll = 4, loops = full / unroll;
-    Label l = a.newLabel();
-    a.mov(kKh, i32(loops));
-    a.bind(l);
-    for (int64_t u = 0; u < unroll; ++u) body(u * W * 4, W);
-    advance(unroll * W * 4);
-    a.dec(kKh);
-    a.jnz(l);
-    const int64_t rest = full - loops * unroll;
-    for (int64_t u = 0; u < rest; ++u) body(u * W * 4, W);
-    if (tail > 0) body(rest * W * 4, tail);
-    advance(-(loops * unroll * W * 4));  // restore the pointers
-    return;
-  }
-  for (; done < full; ++done) body(done * W * 4, W);
-  if (tail > 0) body(full * W * 4, tail);
-}
-
 }  // namespace
 
 void gather_from_map(const std::vector<int64_t>& map, int64_t in_count, GatherSpec& s, std::vector<float>& table) {
@@ -109,7 +81,7 @@ void emit_gather(VecEmitter& ve, const GatherSpec& s) {
   if (s.zero_fill) {
     ve.zero(0);
     a.mov(kCol, kOut);
-    chunks(ve, s.out_count, [&](int64_t off, int lanes) { store_lanes(ve, at(kCol, off), 0, lanes); },
+    chunks(ve, s.out_count, 4, [&](int64_t off, int lanes) { store_lanes(ve, at(kCol, off), 0, lanes); },
            [&](int64_t b) { add_imm(a, kCol, b); });
   }
   if (s.runs > 0) {
@@ -128,7 +100,7 @@ void emit_gather(VecEmitter& ve, const GatherSpec& s) {
       for (int t = 0; t < T; ++t) ve.broadcast(4 + t, x86::dword_ptr(kWk, (T + 1 + t) * 4));
     }
     chunks(
-        ve, s.len,
+        ve, s.len, 4,
         [&](int64_t off, int lanes) {
           load_lanes(ve, 0, at(src[0], off), lanes);
           if (T > 1) {
@@ -167,7 +139,7 @@ void emit_param_elt(VecEmitter& ve, const ParamEltSpec& s) {
   a.lea(kWk, at(kW, s.a_off * 4));
   a.lea(kPix, at(kW, s.b_off * 4));
   chunks(
-      ve, s.count,
+      ve, s.count, 4,
       [&](int64_t off, int lanes) {
         load_lanes(ve, 0, at(kIn, off), lanes);
         load_lanes(ve, 1, at(kWk, off), lanes);
@@ -230,7 +202,7 @@ void emit_layernorm(VecEmitter& ve, const LayerNormSpec& s) {
   a.mov(kRow, kIn);
   ve.zero(0);
   chunks(
-      ve, M,
+      ve, M, 4,
       [&](int64_t off, int lanes) {
         load_lanes(ve, 1, at(kRow, off), lanes);
         ve.add(0, 0, 1);
@@ -243,7 +215,7 @@ void emit_layernorm(VecEmitter& ve, const LayerNormSpec& s) {
   a.mov(kRow, kIn);
   ve.zero(2);
   chunks(
-      ve, M,
+      ve, M, 4,
       [&](int64_t off, int lanes) {
         if (lanes < ve.width()) {
           ve.zero(3);
@@ -273,7 +245,7 @@ void emit_layernorm(VecEmitter& ve, const LayerNormSpec& s) {
   a.lea(kWk, at(kW, std::max<int64_t>(s.gamma_off, 0) * 4));
   a.lea(kPix, at(kW, std::max<int64_t>(s.beta_off, 0) * 4));
   chunks(
-      ve, M,
+      ve, M, 4,
       [&](int64_t off, int lanes) {
         load_lanes(ve, 1, at(kRow, off), lanes);
         ve.sub(1, 1, 0);

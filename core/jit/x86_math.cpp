@@ -74,32 +74,6 @@ void elu(VecEmitter& ve, int d, int x, float alpha, const int* t) {  // t[0..5]
   ve.add(d, t[5], t[4]);
 }
 
-// Walks `count` floats in vector chunks (see x86_kernels_shape.cpp): body(byte offset, lanes).
-void chunks(VecEmitter& ve, int64_t count, const std::function<void(int64_t, int)>& body,
-            const std::function<void(int64_t)>& advance) {
-  x86::Assembler& a = ve.as();
-  const int W = ve.width();
-  const int64_t full = count / W;
-  const int tail = static_cast<int>(count % W);
-  if (full > 8) {
-    const int64_t unroll = 2, loops = full / unroll;
-    Label l = a.newLabel();
-    a.mov(kKh, i32(loops));
-    a.bind(l);
-    for (int64_t u = 0; u < unroll; ++u) body(u * W * 4, W);
-    advance(unroll * W * 4);
-    a.dec(kKh);
-    a.jnz(l);
-    const int64_t rest = full - loops * unroll;
-    for (int64_t u = 0; u < rest; ++u) body(u * W * 4, W);
-    if (tail > 0) body(rest * W * 4, tail);
-    advance(-(loops * unroll * W * 4));
-    return;
-  }
-  for (int64_t i = 0; i < full; ++i) body(i * W * 4, W);
-  if (tail > 0) body(full * W * 4, tail);
-}
-
 // Horizontal max/sum of v into all lanes via [rsp, rsp + 64); t free.
 void hreduce(VecEmitter& ve, int v, int t, bool is_max) {
   const x86::Mem st = x86::ptr(x86::rsp);
@@ -314,7 +288,7 @@ void emit_fast_softmax(VecEmitter& ve, int64_t rows_per_sample, int64_t len) {
   a.mov(kRow, kIn);
   a.mov(kCol, kOut);
   ve.load_const(1, ninf);
-  chunks(ve, len, [&](int64_t off, int lanes) {
+  chunks(ve, len, 2, [&](int64_t off, int lanes) {
     if (lanes < W) {
       ve.load_tail(2, at(kRow, off), lanes);
       pad_lanes(ve, 2, lanes, ninf, 3);
@@ -328,7 +302,7 @@ void emit_fast_softmax(VecEmitter& ve, int64_t rows_per_sample, int64_t len) {
   a.mov(kRow, kIn);
   a.mov(kCol, kOut);
   ve.zero(9);
-  chunks(ve, len, [&](int64_t off, int lanes) {
+  chunks(ve, len, 2, [&](int64_t off, int lanes) {
     if (lanes < W) ve.load_tail(0, at(kRow, off), lanes);
     else ve.load(0, at(kRow, off));
     ve.sub(0, 0, 1);
@@ -345,7 +319,7 @@ void emit_fast_softmax(VecEmitter& ve, int64_t rows_per_sample, int64_t len) {
   ve.load_const(2, 1.0f);
   ve.div(9, 2, 9);
   a.mov(kCol, kOut);
-  chunks(ve, len, [&](int64_t off, int lanes) {
+  chunks(ve, len, 2, [&](int64_t off, int lanes) {
     if (lanes < W) ve.load_tail(0, at(kCol, off), lanes);
     else ve.load(0, at(kCol, off));
     ve.mul(0, 0, 9);
