@@ -841,8 +841,10 @@ void attach_weights(MappedLayer& m, std::vector<std::pair<std::string, Weights>>
                     const LayerCtx& ctx) {
   std::map<std::string, Weights*> found;
   for (auto& [file_role, w] : weights) {
-    auto spec = std::find_if(m.weights.begin(), m.weights.end(), [&](const WeightSpec& s) {
-      return s.role == file_role || (!s.alias.empty() && s.alias == file_role);
+    // clang 14 cannot capture a structured binding in a lambda: capture a plain reference.
+    const std::string& fr = file_role;
+    auto spec = std::find_if(m.weights.begin(), m.weights.end(), [&fr](const WeightSpec& s) {
+      return s.role == fr || (!s.alias.empty() && s.alias == fr);
     });
     const std::string& role = spec == m.weights.end() ? file_role : spec->role;
     if (spec == m.weights.end()) {

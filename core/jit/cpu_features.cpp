@@ -74,7 +74,8 @@ CpuFeatures detect_cpu_features() {
     f.avx512 = f.avx2 && f512 && dq && bw && vl && os_zmm;
   }
   char brand[49] = {};
-  if (__get_cpuid_max(0x80000000u, nullptr) >= 0x80000004u) {
+  // Cast: gcc's cpuid.h returns unsigned, clang's returns int.
+  if (static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr)) >= 0x80000004u) {
     for (unsigned i = 0; i < 3; ++i) {
       __cpuid(0x80000002u + i, a, b, c, d);
       std::memcpy(brand + 16 * i, &a, 4);
