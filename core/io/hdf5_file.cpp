@@ -112,6 +112,30 @@ File::File(const std::string& path, const std::string& display_name) : name_(dis
   file_ = Handle(id);
 }
 
+File::File(const void* image, size_t size, const std::string& display_name) : name_(display_name) {
+  silence_errors();
+  // H5Fis_hdf5 has no image variant: look for the signature at offset 0, 512, 1024, ... as it does.
+  static const unsigned char kSig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  bool found = false;
+  for (size_t off = 0; off + sizeof kSig <= size && !found; off = off == 0 ? 512 : off * 2) {
+    found = std::memcmp(static_cast<const unsigned char*>(image) + off, kSig, sizeof kSig) == 0;
+  }
+  if (!found) throw Error(name_ + ": not an HDF5 file (no HDF5 signature)");
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), 64 * 1024, 0) < 0 ||
+      H5Pset_file_image(fapl.get(), const_cast<void*>(image), size) < 0 ||
+      H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) < 0) {
+    fail("cannot set up an in-memory HDF5 file");
+  }
+  hid_t id = H5Fopen(name_.c_str(), H5F_ACC_RDONLY, fapl.get());
+  if (id < 0) {
+    std::string detail = last_error();
+    throw Error(name_ + ": cannot open HDF5 file (corrupt or truncated)" +
+                (detail.empty() ? "" : ": " + detail));
+  }
+  file_ = Handle(id);
+}
+
 void File::fail(const std::string& what) const {
   std::string detail = last_error();
   throw Error(name_ + ": " + what + (detail.empty() ? "" : " (HDF5: " + detail + ")"));

@@ -689,8 +689,8 @@ Graph build_graph(const std::string& config_text, const std::string& keras_versi
 
 }  // namespace
 
-Graph load_keras_h5(const std::string& path) {
-  h5::File file(path, path);
+// The body of load_keras_h5 and load_keras_h5_image: `path` is the name messages start with.
+static Graph load_keras_file(const h5::File& file, const std::string& path) {
   const hid_t root = file.root();
   if (!file.has_attr(root, "model_config")) {
     throw Error(path + ": missing root attribute 'model_config' (not a Keras model file, or a "
@@ -731,6 +731,16 @@ Graph load_keras_h5(const std::string& path) {
     return out;
   };
   return build_graph(config, keras_version, path, reader);
+}
+
+Graph load_keras_h5(const std::string& path) {
+  h5::File file(path, path);
+  return load_keras_file(file, path);
+}
+
+Graph load_keras_h5_image(const void* data, size_t size, const std::string& name) {
+  h5::File file(data, size, name);
+  return load_keras_file(file, name);
 }
 
 Graph load_keras_json(const std::string& model_config_json, const std::string& keras_version,

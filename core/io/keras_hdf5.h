@@ -24,6 +24,11 @@ namespace nnd {
 // not by position. Nested models used as layers are rejected, not flattened.
 Graph load_keras_h5(const std::string& path);
 
+// Same for the bytes of an .h5 file already in memory (the fuzz target; nothing is written to
+// disk); `name` starts messages and must not be an existing file's path (HDF5's core driver
+// refuses to open an image under the name of a file that exists).
+Graph load_keras_h5_image(const void* data, size_t size, const std::string& name);
+
 // Builds a graph from a `model_config` JSON text alone, every weight zero-filled in the shape its
 // layer's config implies (nothing is read from HDF5). `keras_version` selects version-dependent
 // meanings ("2.6.0", "3.4.1"); `source_name` prefixes messages. For the fuzz target and for tests
