@@ -5,7 +5,9 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <vector>
 
+#include "core/jit/conv_tiling.h"
 #include "core/jit/x86_kernel_regs_p.h"
 #include "core/util/error.h"
 
@@ -44,14 +46,15 @@ void load_residual_delta(VecEmitter& ve) {
 }
 
 // Fused residual epilogue: acc(r, v) += residual at the same place as the store to
-// [kOb + r * ps_out + v * W * 4]; uses kPix (free in the epilogue) and vector register tmp.
-void add_residual(VecEmitter& ve, int R, int V, int lanes_last, int64_t ps_out, int tmp) {
+// [kOb + out_disp[r] + v * W * 4]; uses kPix (free in the epilogue) and vector register tmp.
+void add_residual(VecEmitter& ve, const std::vector<int64_t>& out_disp, int V, int lanes_last, int tmp) {
   x86::Assembler& a = ve.as();
   const int W = ve.width();
+  const int R = static_cast<int>(out_disp.size());
   a.mov(kPix, slot(kResDelta));
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
-      const x86::Mem m = x86::ptr(kOb, kPix, 0, static_cast<int32_t>(r * ps_out + v * W * 4));
+      const x86::Mem m = x86::ptr(kOb, kPix, 0, i32(out_disp[static_cast<size_t>(r)] + v * W * 4));
       if ((v == V - 1 ? lanes_last : W) >= W) ve.load(tmp, m);
       else ve.load_tail(tmp, m, lanes_last);
       ve.add(r * V + v, r * V + v, tmp);
@@ -74,17 +77,14 @@ void load_lanes(VecEmitter& ve, int v, const x86::Mem& m, int lanes) {
 struct SpatialGeometry {
   int64_t out_h, out_w;
   int64_t in_row_step, in_pix_step, out_row_step, out_pix_step, in_sample, out_sample;
-  int64_t in_off = 0, out_off = 0;  // bytes added to the buffer bases
 };
 
 void spatial_loops(VecEmitter& ve, const SpatialGeometry& g, int R, const std::function<void(int)>& tile_row) {
   x86::Assembler& a = ve.as();
   a.mov(kIn, x86::qword_ptr(kArgs, 0));
   a.mov(kIn, x86::qword_ptr(kIn, 0));
-  add_imm(a, kIn, g.in_off);
   a.mov(slot(kInN), kIn);
   a.mov(kOut, x86::qword_ptr(kArgs, 8));
-  add_imm(a, kOut, g.out_off);
   a.mov(slot(kOutN), kOut);
   a.mov(kN, x86::qword_ptr(kArgs, 24));
   Label ln = a.newLabel(), loh = a.newLabel();
@@ -151,9 +151,39 @@ void rows_loops(VecEmitter& ve, int64_t rows_per_sample, int R, int64_t ps_in, i
 
 // ---- conv / GEMM ----------------------------------------------------------------------------
 
-void conv_tile(VecEmitter& ve, const ConvSpec& s, int R, int V, int lanes_last, int64_t ps_in, int64_t ps_out) {
+// Byte displacements of a tile's positions from its first input pixel (in) and output pixel (out).
+struct TileLayout {
+  std::vector<int64_t> in, out;
+};
+
+// Positions samples x rows x cols, columns fastest.
+TileLayout tile_layout(const ConvTile& t, const ConvTileProblem& p) {
+  TileLayout l;
+  for (int n = 0; n < t.samples; ++n) {
+    for (int h = 0; h < t.rows; ++h) {
+      for (int w = 0; w < t.cols; ++w) {
+        l.in.push_back(n * p.in_sample + h * p.in_row + w * p.in_col);
+        l.out.push_back(n * p.out_sample + h * p.out_row + w * p.out_col);
+      }
+    }
+  }
+  return l;
+}
+
+// R consecutive positions ps_in / ps_out bytes apart (GEMM rows, one output row of pixels).
+TileLayout strided_layout(int R, int64_t ps_in, int64_t ps_out) {
+  TileLayout l;
+  for (int r = 0; r < R; ++r) {
+    l.in.push_back(r * ps_in);
+    l.out.push_back(r * ps_out);
+  }
+  return l;
+}
+
+void conv_tile(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, int lanes_last) {
   x86::Assembler& a = ve.as();
   const int W = ve.width();
+  const int R = static_cast<int>(t.in.size());
   auto acc = [&](int r, int v) { return r * V + v; };
   const int wreg = R * V, xb = R * V + V;
   for (int v = 0; v < V; ++v) {
@@ -179,7 +209,7 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, int R, int V, int lanes_last, 
   auto body = [&](int u) {
     for (int v = 0; v < V; ++v) ve.load(wreg + v, at(kWk, u * wstep + v * W * 4));
     for (int r = 0; r < R; ++r) {
-      ve.broadcast(xb, at(kPix, u * 4 + r * ps_in));
+      ve.broadcast(xb, at(kPix, u * 4 + t.in[static_cast<size_t>(r)]));
       for (int v = 0; v < V; ++v) ve.fmadd(acc(r, v), xb, wreg + v);
     }
   };
@@ -205,16 +235,16 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, int R, int V, int lanes_last, 
     a.dec(kKh);
     a.jnz(lkh);
   }
-  if (s.residual) add_residual(ve, R, V, lanes_last, ps_out, xb);
+  if (s.residual) add_residual(ve, t.out, V, lanes_last, xb);
   emit_fused_act(ve, s.act, 0, R * V, xb);
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
-      store_lanes(ve, at(kOb, r * ps_out + v * W * 4), acc(r, v), v == V - 1 ? lanes_last : W);
+      store_lanes(ve, at(kOb, t.out[static_cast<size_t>(r)] + v * W * 4), acc(r, v), v == V - 1 ? lanes_last : W);
     }
   }
 }
 
-void conv_blocks(VecEmitter& ve, const ConvSpec& s, int R, int64_t ps_in, int64_t ps_out) {
+void conv_blocks(VecEmitter& ve, const ConvSpec& s, const TileLayout& t) {
   x86::Assembler& a = ve.as();
   const int W = ve.width(), vmax = s.blocking.vmax;
   const int64_t cw = int64_t{vmax} * W, nb = ceil_div(s.cout_g, cw);
@@ -228,14 +258,110 @@ void conv_blocks(VecEmitter& ve, const ConvSpec& s, int R, int64_t ps_in, int64_
     Label l = a.newLabel();
     a.mov(slot(kOcbCnt), i32(nb - 1));
     a.bind(l);
-    conv_tile(ve, s, R, vmax, W, ps_in, ps_out);
+    conv_tile(ve, s, t, vmax, W);
     add_imm(a, kOb, cw * 4);
     add_imm(a, kW, s.kh * s.kw * s.cin_g * cw * 4);
     add_imm(a, kBias, cw * 4);
     a.dec(slot(kOcbCnt));
     a.jnz(l);
   }
-  conv_tile(ve, s, R, vl, lanes_last, ps_in, ps_out);
+  conv_tile(ve, s, t, vl, lanes_last);
+}
+
+ConvTileProblem tile_problem(const ConvSpec& s) {
+  ConvTileProblem p;
+  p.out_h = s.out_h;
+  p.out_w = s.out_w;
+  p.taps = s.kh * s.kw * s.cin_g;
+  p.vectors = s.blocking.vmax;
+  p.max_tile = s.blocking.rows;
+  p.in_sample = s.in_h * s.in_w * s.in_c * 4;
+  p.out_sample = s.out_h * s.out_w * s.out_c * 4;
+  p.in_row = s.sh * s.in_w * s.in_c * 4;
+  p.out_row = s.out_w * s.out_c * 4;
+  p.in_col = s.sw * s.in_c * 4;
+  p.out_col = s.out_c * 4;
+  return p;
+}
+
+// One loop nest of the spatial conv over the samples that start at slots kInN/kOutN: output rows
+// in steps of t.rows, each with tiles of t.cols columns and one narrower tile for the rest.
+void conv_nest(VecEmitter& ve, const ConvSpec& s, const ConvTileProblem& p, const ConvTile& t) {
+  x86::Assembler& a = ve.as();
+  a.mov(x86::rax, slot(kInN));
+  a.mov(slot(kInRow), x86::rax);
+  a.mov(x86::rax, slot(kOutN));
+  a.mov(slot(kOutRow), x86::rax);
+  a.mov(slot(kOhCnt), i32(p.out_h / t.rows));
+  Label loh = a.newLabel();
+  a.bind(loh);
+  a.mov(kIn, slot(kInRow));
+  a.mov(kOut, slot(kOutRow));
+  const int64_t full = p.out_w / t.cols, rem = p.out_w % t.cols;
+  const TileLayout tile = tile_layout(t, p);
+  if (full == 1) {
+    conv_blocks(ve, s, tile);
+  } else if (full > 1) {
+    Label low = a.newLabel();
+    a.mov(slot(kOwtCnt), i32(full));
+    a.bind(low);
+    conv_blocks(ve, s, tile);
+    add_imm(a, kIn, t.cols * p.in_col);
+    add_imm(a, kOut, t.cols * p.out_col);
+    a.dec(slot(kOwtCnt));
+    a.jnz(low);
+  }
+  if (rem > 0) {
+    if (full == 1) {
+      add_imm(a, kIn, t.cols * p.in_col);
+      add_imm(a, kOut, t.cols * p.out_col);
+    }
+    conv_blocks(ve, s, tile_layout(ConvTile{t.samples, t.rows, static_cast<int>(rem)}, p));
+  }
+  add_slot(a, kInRow, t.rows * p.in_row);
+  add_slot(a, kOutRow, t.rows * p.out_row);
+  a.dec(slot(kOhCnt));
+  a.jnz(loh);
+}
+
+// Spatial conv of one group: groups of plan.batched.samples samples through the batched nest
+// while enough remain, then one sample at a time (a batch-1 call runs only that nest).
+void conv_spatial(VecEmitter& ve, const ConvSpec& s, int64_t g) {
+  x86::Assembler& a = ve.as();
+  const ConvTileProblem p = tile_problem(s);
+  const ConvTilePlan plan = plan_conv_tiles(p);
+  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kIn, 0));
+  add_imm(a, kIn, g * s.cin_g * 4);
+  a.mov(slot(kInN), kIn);
+  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  add_imm(a, kOut, g * s.cout_g * 4);
+  a.mov(slot(kOutN), kOut);
+  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  Label ldone = a.newLabel();
+  if (plan.batched.samples > 1) {
+    const int S = plan.batched.samples;
+    Label lgroup = a.newLabel(), lrest = a.newLabel();
+    a.bind(lgroup);
+    a.cmp(kN, S);
+    a.jb(lrest);
+    conv_nest(ve, s, p, plan.batched);
+    add_slot(a, kInN, S * p.in_sample);
+    add_slot(a, kOutN, S * p.out_sample);
+    a.sub(kN, S);
+    a.jmp(lgroup);
+    a.bind(lrest);
+    a.test(kN, kN);
+    a.jz(ldone);
+  }
+  Label lone = a.newLabel();
+  a.bind(lone);
+  conv_nest(ve, s, p, plan.single);
+  add_slot(a, kInN, p.in_sample);
+  add_slot(a, kOutN, p.out_sample);
+  a.dec(kN);
+  a.jnz(lone);
+  a.bind(ldone);
 }
 
 void set_weight_slots(VecEmitter& ve, int64_t w_off, int64_t b_off) {
@@ -299,7 +425,7 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
     ve.load_const(xr, s.scale);
     for (int i = 0; i < R * V; ++i) ve.mul(i, i, xr);
   }
-  if (s.residual) add_residual(ve, R, V, lanes_last, ps_out, xr);
+  if (s.residual) add_residual(ve, strided_layout(R, ps_in, ps_out).out, V, lanes_last, xr);
   emit_fused_act(ve, s.act, 0, R * V, xr);
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
@@ -525,15 +651,10 @@ void emit_conv(VecEmitter& ve, const ConvSpec& s) {
     set_weight_slots(ve, s.group_weight_off[static_cast<size_t>(g)], s.group_bias_off[static_cast<size_t>(g)]);
     if (s.rows_mode) {
       const int64_t ps_in = s.in_c * 4, ps_out = s.out_c * 4;
-      rows_loops(ve, s.out_h * s.out_w, R, ps_in, ps_out, [&](int r) { conv_blocks(ve, s, r, ps_in, ps_out); });
+      rows_loops(ve, s.out_h * s.out_w, R, ps_in, ps_out,
+                 [&](int r) { conv_blocks(ve, s, strided_layout(r, ps_in, ps_out)); });
     } else {
-      SpatialGeometry geo{s.out_h, s.out_w,
-                          s.sh * s.in_w * s.in_c * 4, s.sw * s.in_c * 4,
-                          s.out_w * s.out_c * 4, s.out_c * 4,
-                          s.in_h * s.in_w * s.in_c * 4, s.out_h * s.out_w * s.out_c * 4,
-                          g * s.cin_g * 4, g * s.cout_g * 4};
-      const int64_t ps_in = s.sw * s.in_c * 4, ps_out = s.out_c * 4;
-      spatial_loops(ve, geo, R, [&](int r) { conv_blocks(ve, s, r, ps_in, ps_out); });
+      conv_spatial(ve, s, g);
     }
   }
 }
