@@ -159,6 +159,10 @@ static nnclient_status from_ipc(int32_t s) {
     case NND_IPC_E_INTERNAL: return NNCLIENT_E_INTERNAL;
     case NND_IPC_E_SHUTTING_DOWN: return NNCLIENT_E_SHUTTING_DOWN;
     case NND_IPC_E_ACCESS: return NNCLIENT_E_ACCESS;
+    case NND_IPC_E_TOO_MANY_CLIENTS: return NNCLIENT_E_TOO_MANY_CLIENTS;
+    case NND_IPC_E_TOO_MANY_REQUESTS: return NNCLIENT_E_TOO_MANY_REQUESTS;
+    case NND_IPC_E_REQUEST_TOO_LARGE: return NNCLIENT_E_REQUEST_TOO_LARGE;
+    case NND_IPC_E_MEMORY_LIMIT: return NNCLIENT_E_MEMORY_LIMIT;
     default: return NNCLIENT_E_PROTOCOL;
   }
 }
@@ -183,6 +187,10 @@ NNC_EXPORT const char* nnclient_strerror(nnclient_status s) {
     case NNCLIENT_E_ACCESS: return "access refused by the daemon";
     case NNCLIENT_E_NO_SLOT: return "all request slots are in flight";
     case NNCLIENT_E_SYSTEM: return "system call failed";
+    case NNCLIENT_E_TOO_MANY_CLIENTS: return "the daemon serves its maximum number of clients";
+    case NNCLIENT_E_TOO_MANY_REQUESTS: return "too many requests of this client in the daemon";
+    case NNCLIENT_E_REQUEST_TOO_LARGE: return "request input larger than the daemon allows";
+    case NNCLIENT_E_MEMORY_LIMIT: return "the daemon's shared-memory limit is reached";
   }
   return "unknown status";
 }
@@ -205,6 +213,10 @@ NNC_EXPORT const char* nnclient_status_name(nnclient_status s) {
     case NNCLIENT_E_ACCESS: return "NNCLIENT_E_ACCESS";
     case NNCLIENT_E_NO_SLOT: return "NNCLIENT_E_NO_SLOT";
     case NNCLIENT_E_SYSTEM: return "NNCLIENT_E_SYSTEM";
+    case NNCLIENT_E_TOO_MANY_CLIENTS: return "NNCLIENT_E_TOO_MANY_CLIENTS";
+    case NNCLIENT_E_TOO_MANY_REQUESTS: return "NNCLIENT_E_TOO_MANY_REQUESTS";
+    case NNCLIENT_E_REQUEST_TOO_LARGE: return "NNCLIENT_E_REQUEST_TOO_LARGE";
+    case NNCLIENT_E_MEMORY_LIMIT: return "NNCLIENT_E_MEMORY_LIMIT";
   }
   return "NNCLIENT_E_UNKNOWN_STATUS";
 }

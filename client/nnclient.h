@@ -53,12 +53,20 @@ typedef enum nnclient_status {
   NNCLIENT_E_DAEMON_RESTARTED = 7,   /* the daemon went away during the call; retry */
   NNCLIENT_E_INVALID_ARGUMENT = 8,   /* NULL pointer, batch 0, bad handle use */
   NNCLIENT_E_PROTOCOL = 9,           /* the daemon speaks another protocol version */
-  NNCLIENT_E_OVERLOADED = 10,        /* a daemon limit was hit (in-flight requests, queue) */
+  NNCLIENT_E_OVERLOADED = 10,        /* the daemon's queue for the model is full, or its listen
+                                        queue is (too many connections at once) */
   NNCLIENT_E_INTERNAL = 11,          /* the daemon failed running the model (see its log) */
   NNCLIENT_E_SHUTTING_DOWN = 12,     /* the daemon is stopping */
   NNCLIENT_E_ACCESS = 13,            /* the daemon refused this user/group */
   NNCLIENT_E_NO_SLOT = 14,           /* all of this handle's request slots are in flight */
-  NNCLIENT_E_SYSTEM = 15             /* a system call failed (errno text in nnclient_last_error) */
+  NNCLIENT_E_SYSTEM = 15,            /* a system call failed (errno text in nnclient_last_error) */
+  /* One code per daemon resource limit (config keys in the daemon's SCHEMA.md): */
+  NNCLIENT_E_TOO_MANY_CLIENTS = 16,  /* open: the daemon serves max_clients clients already */
+  NNCLIENT_E_TOO_MANY_REQUESTS = 17, /* this handle has max_inflight_per_client requests queued
+                                        in the daemon; collect some results first */
+  NNCLIENT_E_REQUEST_TOO_LARGE = 18, /* the request's input bytes exceed max_request_bytes */
+  NNCLIENT_E_MEMORY_LIMIT = 19       /* open: this client's shared memory would exceed the
+                                        daemon's max_shared_memory_bytes */
 } nnclient_status;
 
 typedef struct nnclient_handle nnclient_t;   /* opaque connection handle (the tag is not

@@ -360,6 +360,10 @@ class Daemon {
     if (n.max_inflight_per_client != o.max_inflight_per_client) warn("max_inflight_per_client");
     if (n.slots_per_client != o.slots_per_client) warn("slots_per_client");
     if (n.spin_us != o.spin_us) warn("spin_us");
+    if (n.max_request_bytes != o.max_request_bytes) warn("max_request_bytes");
+    if (n.max_shared_memory_bytes != o.max_shared_memory_bytes) warn("max_shared_memory_bytes");
+    if (n.handshake_timeout_ms != o.handshake_timeout_ms) warn("handshake_timeout_ms");
+    if (n.max_pending_connections != o.max_pending_connections) warn("max_pending_connections");
   }
 
 #ifdef NND_HAVE_IPC_SERVER
@@ -407,6 +411,10 @@ bool Daemon::start_server() {
   o.max_inflight_per_client = d.max_inflight_per_client;
   o.slots_per_client = d.slots_per_client;
   o.spin_us = d.spin_us;
+  o.max_request_bytes = d.max_request_bytes;
+  o.max_shared_memory_bytes = d.max_shared_memory_bytes;
+  o.handshake_timeout_ms = d.handshake_timeout_ms;
+  o.max_pending_connections = d.max_pending_connections;
   server_ = std::make_unique<Server>(o, registry_, [](int level, const std::string& m) {
     log(static_cast<LogLevel>(std::clamp(level, 3, 7)), m);
   });

@@ -68,10 +68,17 @@ enum nnd_ipc_status {
   NND_IPC_E_SHAPE = 4,             /* batch or byte counts do not fit the model or the slot */
   NND_IPC_E_DEADLINE = 6,          /* the deadline passed before the request could run */
   NND_IPC_E_BAD_REQUEST = 9,       /* malformed slot contents (bad slot, name not terminated) */
-  NND_IPC_E_OVERLOADED = 10,       /* a limit (in-flight requests, queue) was hit */
+  NND_IPC_E_OVERLOADED = 10,       /* the model's queue is full (all clients together) */
   NND_IPC_E_INTERNAL = 11,         /* the engine failed; the daemon logged why */
   NND_IPC_E_SHUTTING_DOWN = 12,    /* the daemon is stopping */
-  NND_IPC_E_ACCESS = 13            /* peer credentials refused (hand-shake only) */
+  NND_IPC_E_ACCESS = 13,           /* peer credentials refused (hand-shake only) */
+  /* 14 and 15 are client-side codes of nnclient.h (NO_SLOT, SYSTEM): never sent. Each resource
+   * limit of the daemon has its own code, so a client can tell which one it hit. */
+  NND_IPC_E_TOO_MANY_CLIENTS = 16, /* max_clients sessions exist (hand-shake only) */
+  NND_IPC_E_TOO_MANY_REQUESTS = 17,/* the client has max_inflight_per_client requests queued */
+  NND_IPC_E_REQUEST_TOO_LARGE = 18,/* the request's input bytes exceed max_request_bytes */
+  NND_IPC_E_MEMORY_LIMIT = 19      /* this client's segment would take the daemon's shared
+                                      memory over max_shared_memory_bytes (hand-shake only) */
 };
 
 /* ---- shared-memory segment ------------------------------------------------------------- */

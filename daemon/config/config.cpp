@@ -210,6 +210,49 @@ class Parser {
     return true;
   }
 
+  static constexpr uint64_t kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024, kTiB = kGiB * 1024;
+
+  // A byte count: an integer with an optional binary suffix K, M, G or T (so `256M` is 256 MiB).
+  bool byte_size(const YAML::Node& v, const std::string& key, uint64_t lo, uint64_t hi,
+                 uint64_t& out) {
+    std::string s;
+    if (!scalar(v, key, "a byte count", s)) return false;
+    uint64_t unit = 1;
+    std::string digits = s;
+    if (!digits.empty()) {
+      switch (digits.back()) {
+        case 'K': case 'k': unit = kKiB; break;
+        case 'M': case 'm': unit = kMiB; break;
+        case 'G': case 'g': unit = kGiB; break;
+        case 'T': case 't': unit = kTiB; break;
+        default: break;
+      }
+      if (unit != 1) digits.pop_back();
+    }
+    auto show = [](uint64_t n) {
+      for (auto [u, suffix] : {std::pair{kTiB, "T"}, {kGiB, "G"}, {kMiB, "M"}, {kKiB, "K"}}) {
+        if (n % u == 0) return std::to_string(n / u) + suffix;
+      }
+      return std::to_string(n);
+    };
+    uint64_t x = 0;
+    const char* b = digits.data();
+    const char* e = digits.data() + digits.size();
+    const auto [p, ec] = std::from_chars(b, e, x);
+    if (b == e || p != e || (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+      issue(v, key, "expected a byte count (an integer, optionally with K, M, G or T), got '" + s + "'");
+      return false;
+    }
+    uint64_t bytes = 0;
+    if (ec == std::errc::result_out_of_range || __builtin_mul_overflow(x, unit, &bytes) ||
+        bytes < lo || bytes > hi) {
+      issue(v, key, "must be " + show(lo) + ".." + show(hi) + " bytes, got " + s);
+      return false;
+    }
+    out = bytes;
+    return true;
+  }
+
   bool boolean(const YAML::Node& v, const std::string& key, bool& out) {
     std::string s;
     if (!scalar(v, key, "true or false", s)) return false;
@@ -254,7 +297,8 @@ class Parser {
     static const std::vector<std::string> known = {
         "endpoint", "user", "group", "socket_mode", "workers", "cpu_affinity",
         "realtime_priority", "log_level", "watchdog", "max_clients", "max_inflight_per_client",
-        "slots_per_client", "spin_us"};
+        "slots_per_client", "spin_us", "max_request_bytes", "max_shared_memory_bytes",
+        "handshake_timeout_ms", "max_pending_connections"};
     for_each_key(d, "daemon", known, [&](const std::string& k, const YAML::Node& v,
                                          const std::string& key) {
       if (k == "endpoint") {
@@ -293,7 +337,19 @@ class Parser {
           issue(v, key, "unknown group '" + g + "'");
         }
       } else if (k == "socket_mode") {
-        integer(v, key, 0, 0777, s.socket_mode, 8);
+        uint32_t mode = 0;
+        if (!integer(v, key, 0, 0777, mode, 8)) return;
+        // Owner and group only: others are never let near the socket (the peer-credential check
+        // would refuse them anyway, but the file mode keeps them from even connecting), and a
+        // socket has no use for execute bits.
+        if ((mode & ~0660u) != 0) {
+          std::ostringstream os;
+          os << "must be 0660 or tighter (read/write for owner and group only), got 0" << std::oct
+             << mode;
+          issue(v, key, os.str());
+          return;
+        }
+        s.socket_mode = mode;
       } else if (k == "workers") {
         integer(v, key, 1, 64, s.workers);
       } else if (k == "cpu_affinity") {
@@ -329,6 +385,14 @@ class Parser {
         integer(v, key, 1, 64, s.slots_per_client);
       } else if (k == "spin_us") {
         integer(v, key, 0, 100000, s.spin_us);
+      } else if (k == "max_request_bytes") {
+        byte_size(v, key, 1, kTiB, s.max_request_bytes);
+      } else if (k == "max_shared_memory_bytes") {
+        byte_size(v, key, kMiB, kTiB, s.max_shared_memory_bytes);
+      } else if (k == "handshake_timeout_ms") {
+        integer(v, key, 100, 60000, s.handshake_timeout_ms);
+      } else if (k == "max_pending_connections") {
+        integer(v, key, 1, 1024, s.max_pending_connections);
       }
     });
   }

@@ -39,6 +39,10 @@ struct DaemonSettings {
   uint32_t max_inflight_per_client = 16;
   uint32_t slots_per_client = 16;
   uint32_t spin_us = 50;               // bounded spin before a waiting side sleeps
+  uint64_t max_request_bytes = 16ull << 20;        // input bytes of one request
+  uint64_t max_shared_memory_bytes = 256ull << 20; // sum of all clients' segments
+  uint32_t handshake_timeout_ms = 2000;  // a connection without a hello is closed after this
+  uint32_t max_pending_connections = 16; // connections accepted but without a hello yet
 };
 
 struct Config {

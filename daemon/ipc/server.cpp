@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -25,6 +26,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "daemon/ipc/request_validation.h"
 #include "daemon/ipc/segment.h"
 #include "ipc/nnd_ipc.h"
 
@@ -94,6 +96,7 @@ struct Request {
 struct Session {
   uint64_t id = 0;
   int sock = -1;
+  int64_t accepted_ns = 0;
   pid_t pid = 0;
   uid_t uid = 0;
   gid_t gid = 0;
@@ -112,7 +115,14 @@ struct Session {
   std::atomic<bool> dead{false};
   std::atomic<bool> corrupt{false};
 
+  // The segment's bytes are counted against max_shared_memory_bytes from the welcome until the
+  // last reference (a request in flight may hold one) unmaps it.
+  std::shared_ptr<std::atomic<uint64_t>> shm_total;
+  uint64_t shm_bytes = 0;
+
   ~Session() {
+    seg.reset();
+    if (shm_total) shm_total->fetch_sub(shm_bytes);
     if (sock >= 0) close(sock);
   }
 };
@@ -123,6 +133,7 @@ struct ModelEntry {
   sched::Queue* queue = nullptr;
   sched::ModelStats* stats = nullptr;
 };
+
 
 struct Server::Impl {
   ServerOptions opt;
@@ -157,6 +168,7 @@ struct Server::Impl {
   sched::Scheduler scheduler;
   std::shared_ptr<const ModelSet> cached_set;
   std::vector<ModelEntry> entries;
+  std::vector<ipc::ModelView> views;  // entries[i] as request validation sees it
   bool poller_active = false;
   bool poller_sleeping = false;  // the poller is (about to be) asleep in epoll
   bool models_checked = false;   // registry snapshot compared during this ingest round
@@ -171,10 +183,18 @@ struct Server::Impl {
 
   // Counters.
   std::atomic<uint64_t> c_sessions{0}, c_total{0}, c_refused{0}, c_corrupt{0}, c_inflight{0}, c_dropped{0};
+  std::atomic<uint64_t> c_timeouts{0}, c_pending{0};
+  // Bytes of all live segments (shared with the sessions, which may outlive a stop()).
+  std::shared_ptr<std::atomic<uint64_t>> shm_total = std::make_shared<std::atomic<uint64_t>>(0);
   uint64_t next_session_id = 1;
 
   // Control thread only.
   std::unordered_map<uint64_t, std::shared_ptr<Session>> conns;
+  // Connections without a hello yet, in accept order (so deadlines are in order too): closed
+  // when their hand-shake deadline passes. Ids of connections already gone are skipped.
+  std::deque<std::pair<int64_t, uint64_t>> handshake_deadlines;
+  size_t pending = 0;          // entries of conns not welcomed yet
+  bool accepting = true;       // listen_fd is in io_epfd
 
   Impl(ServerOptions o, ModelRegistry& r, ServerLogger l)
       : opt(std::move(o)), registry(r), logger(std::move(l)), scheduler(opt.policy) {}
@@ -199,6 +219,8 @@ struct Server::Impl {
   // ---- control thread ----
   void io_main();
   void accept_clients();
+  void set_accepting(bool on);
+  int64_t expire_handshakes(int64_t now);
   void handle_control(const std::shared_ptr<Session>& s);
   void handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc_hello& h, size_t n);
   void end_connection(uint64_t id, const char* why);
@@ -212,7 +234,6 @@ struct Server::Impl {
   // ---- data path ----
   void worker_main(unsigned w);
   void refresh_models_locked();
-  const ModelEntry* find_entry(const char* name, size_t len) const;
   bool ingest_locked(int64_t now);
   void ingest_request(Session& s, uint32_t slot, int64_t now);
   void mark_corrupt(Session& s, const char* why);
@@ -259,7 +280,8 @@ void Server::Impl::bind_socket() {
   if (opt.allowed_gid && chown(path.c_str(), static_cast<uid_t>(-1), *opt.allowed_gid) != 0) {
     log(kWarn, errno_text(("chown group of " + path).c_str()));
   }
-  if (chmod(path.c_str(), opt.socket_mode & 07777) != 0) {
+  // Never wider than 0660 (config/SCHEMA.md): others get no access to the socket file.
+  if (chmod(path.c_str(), opt.socket_mode & 0660) != 0) {
     throw std::runtime_error(errno_text(("chmod " + path).c_str()));
   }
   if (listen(listen_fd, 64) != 0) throw std::runtime_error(errno_text("listen"));
@@ -274,7 +296,10 @@ constexpr uint64_t kListenTag = 0, kWakeTag = ~uint64_t{0};
 void Server::Impl::io_main() {
   std::array<epoll_event, 32> ev;
   while (!io_stop.load()) {
-    const int n = epoll_wait(io_epfd, ev.data(), static_cast<int>(ev.size()), -1);
+    // Sleeps until a control message, a new connection or the next hand-shake deadline.
+    const int64_t wait_ns = expire_handshakes(mono_ns());
+    const int timeout_ms = wait_ns < 0 ? -1 : static_cast<int>(std::min<int64_t>((wait_ns + 999'999) / 1'000'000, INT32_MAX));
+    const int n = epoll_wait(io_epfd, ev.data(), static_cast<int>(ev.size()), timeout_ms);
     if (n < 0) {
       if (errno == EINTR) continue;
       log(kErr, errno_text("control epoll_wait"));
@@ -306,8 +331,44 @@ void Server::Impl::io_main() {
   for (uint64_t id : ids) end_connection(id, nullptr);
 }
 
+// Connections that never say hello must not pile up: each gets handshake_timeout_ms, and at most
+// max_pending_connections are accepted at once. Beyond that the listen socket leaves the epoll set
+// and further connections wait in the kernel's listen backlog (bounded by listen()'s 64; a connect
+// beyond it fails at once with EAGAIN, which nnclient reports as NNCLIENT_E_OVERLOADED), so the
+// daemon's memory and file descriptors stay bounded and a legitimate client is served as soon as
+// a silent one times out.
+void Server::Impl::set_accepting(bool on) {
+  if (on == accepting || listen_fd < 0) return;
+  epoll_event e{};
+  e.events = EPOLLIN;
+  e.data.u64 = kListenTag;
+  if (epoll_ctl(io_epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, listen_fd, &e) == 0) accepting = on;
+}
+
+int64_t Server::Impl::expire_handshakes(int64_t now) {
+  while (!handshake_deadlines.empty()) {
+    const auto [deadline, id] = handshake_deadlines.front();
+    auto it = conns.find(id);
+    if (it == conns.end() || it->second->welcomed) {
+      handshake_deadlines.pop_front();
+      continue;
+    }
+    if (deadline > now) return deadline - now;
+    handshake_deadlines.pop_front();
+    c_timeouts.fetch_add(1);
+    log(kWarn, it->second->name + ": no hello within " + std::to_string(opt.handshake_timeout_ms) +
+                   " ms, closing the connection");
+    end_connection(id, nullptr);
+  }
+  return -1;
+}
+
 void Server::Impl::accept_clients() {
   for (;;) {
+    if (pending >= opt.max_pending_connections) {
+      set_accepting(false);
+      return;
+    }
     const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       if (errno == EINTR) continue;
@@ -317,6 +378,7 @@ void Server::Impl::accept_clients() {
     auto s = std::make_shared<Session>();
     s->id = next_session_id++;
     s->sock = fd;
+    s->accepted_ns = mono_ns();
     ucred cred{};
     socklen_t len = sizeof(cred);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
@@ -335,6 +397,9 @@ void Server::Impl::accept_clients() {
       log(kWarn, errno_text("epoll_ctl add client"));
       continue;  // ~Session closes fd
     }
+    handshake_deadlines.emplace_back(s->accepted_ns + int64_t{opt.handshake_timeout_ms} * 1'000'000, s->id);
+    ++pending;
+    c_pending.store(pending);
     conns.emplace(s->id, std::move(s));
   }
 }
@@ -411,12 +476,29 @@ void Server::Impl::handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc
   if (!peer_allowed(*s, &why)) return refuse(NND_IPC_E_ACCESS, "access denied: " + why);
   if (io_stop.load()) return refuse(NND_IPC_E_SHUTTING_DOWN, "daemon is stopping");
   if (c_sessions.load() >= opt.max_clients) {
-    return refuse(NND_IPC_E_OVERLOADED, "too many clients (max " + std::to_string(opt.max_clients) + ")");
+    return refuse(NND_IPC_E_TOO_MANY_CLIENTS, "too many clients (max_clients " + std::to_string(opt.max_clients) + ")");
   }
+  // A hello chooses only the number of slots, clamped to 1..NND_IPC_MAX_SLOTS; the slot size is
+  // the daemon's (the largest request of any model), so one segment is bounded, and the sum of
+  // all segments is bounded by max_shared_memory_bytes.
   uint32_t slots = h.requested_slots ? h.requested_slots : opt.slots_per_client;
   slots = std::clamp<uint32_t>(slots, 1, NND_IPC_MAX_SLOTS);
   const auto set = registry.current();
   const ipc::SegmentLayout layout = ipc::plan_segment(slots, slot_data_bytes_for(*set));
+  // Reserve the bytes before creating the segment (only this thread adds; sessions subtract).
+  const uint64_t before = shm_total->fetch_add(layout.segment_bytes);
+  if (before + layout.segment_bytes > opt.max_shared_memory_bytes) {
+    shm_total->fetch_sub(layout.segment_bytes);
+    const uint64_t one_slot = ipc::plan_segment(1, layout.slot_data_bytes).segment_bytes;
+    return refuse(NND_IPC_E_MEMORY_LIMIT,
+                  "shared memory limit: " + std::to_string(layout.slots) + " slots need " +
+                      std::to_string(layout.segment_bytes) + " bytes, " +
+                      std::to_string(opt.max_shared_memory_bytes > before ? opt.max_shared_memory_bytes - before : 0) +
+                      " of max_shared_memory_bytes " + std::to_string(opt.max_shared_memory_bytes) +
+                      " are free (one slot needs " + std::to_string(one_slot) + ")");
+  }
+  s->shm_total = shm_total;
+  s->shm_bytes = layout.segment_bytes;
   std::string err;
   s->seg = Segment::create(layout, "nnd-client", &err);
   if (!s->seg) return refuse(NND_IPC_E_INTERNAL, "cannot create the shared memory: " + err);
@@ -446,6 +528,9 @@ void Server::Impl::handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc
     return;
   }
   s->welcomed = true;
+  --pending;
+  c_pending.store(pending);
+  if (pending < opt.max_pending_connections) set_accepting(true);
   {
     std::lock_guard lk(mu);
     epoll_event e{};
@@ -635,6 +720,9 @@ void Server::Impl::end_connection(uint64_t id, const char* why) {
     c_sessions.fetch_sub(1);
   } else {
     s->dead.store(true);
+    --pending;
+    c_pending.store(pending);
+    if (pending < opt.max_pending_connections && !io_stop.load()) set_accepting(true);
   }
   if (why && s->welcomed) {
     const uint32_t n = s->inflight.load();
@@ -652,6 +740,7 @@ void Server::Impl::refresh_models_locked() {
   if (set == cached_set) return;
   cached_set = set;
   entries.clear();
+  views.clear();
   scheduler.retire_empty([&](const void* key) {
     for (const auto& m : set->models) {
       if (m.get() == key) return true;
@@ -675,16 +764,17 @@ void Server::Impl::refresh_models_locked() {
     p.priority = m->settings.priority;
     e.queue = scheduler.queue_for(m.get(), p, queue_capacity);
     e.stats = stats_for(m->settings.name);
+    ipc::ModelView v;
+    v.name = m->settings.name;
+    v.signature = m->signature;
+    v.max_batch = p.max_batch;
+    v.input_sample_bytes = m->input_sample_bytes.data();
+    v.num_inputs = ni;
+    v.output_sample_bytes = m->output_sample_bytes.data();
+    v.num_outputs = no;
     entries.push_back(std::move(e));
+    views.push_back(v);
   }
-}
-
-const ModelEntry* Server::Impl::find_entry(const char* name, size_t len) const {
-  for (const auto& e : entries) {
-    const std::string& n = e.model->settings.name;
-    if (n.size() == len && std::memcmp(n.data(), name, len) == 0) return &e;
-  }
-  return nullptr;
 }
 
 void Server::Impl::mark_corrupt(Session& s, const char* why) {
@@ -722,41 +812,28 @@ void Server::Impl::ingest_request(Session& s, uint32_t slot, int64_t now) {
     mark_corrupt(s, "a slot was submitted again while in flight");
     return;
   }
-  const nnd_ipc_slot* ss = s.seg->slot(slot);
-  // Copy, then check: the client may change the slot at any time.
-  char name[NND_IPC_MAX_NAME];
-  std::memcpy(name, ss->model, sizeof(name));
-  const uint64_t signature = ipc::shm_load(&ss->signature);
-  const uint32_t batch = ipc::shm_load(&ss->batch);
-  const int64_t deadline = ipc::shm_load(&ss->deadline_ns);
-  const uint64_t input_bytes = ipc::shm_load(&ss->input_bytes);
-
+  // Copy once, then check only the copy: the client may change the slot at any time.
+  const ipc::RequestFields fields = ipc::read_request_fields(s.seg->slot(slot));
   if (draining) return answer_now(s, slot, NND_IPC_E_SHUTTING_DOWN, nullptr);
-  const size_t len = strnlen(name, sizeof(name));
-  if (len == sizeof(name)) return answer_now(s, slot, NND_IPC_E_BAD_REQUEST, nullptr);
   if (!models_checked) {
     refresh_models_locked();
     models_checked = true;
   }
-  const ModelEntry* e = find_entry(name, len);
-  if (!e) return answer_now(s, slot, NND_IPC_E_UNKNOWN_MODEL, nullptr);
-  const ServedModel& m = *e->model;
-  if (signature != m.signature) return answer_now(s, slot, NND_IPC_E_MODEL_CHANGED, e->stats);
-  if (batch < 1 || batch > e->queue->params().max_batch) return answer_now(s, slot, NND_IPC_E_SHAPE, e->stats);
-  Request& r = s.reqs[slot];
-  if (!ipc::compute_layout(m.input_sample_bytes.data(), m.input_sample_bytes.size(), m.output_sample_bytes.data(),
-                           m.output_sample_bytes.size(), batch, &r.layout)) {
-    return answer_now(s, slot, NND_IPC_E_SHAPE, e->stats);
-  }
-  // input_bytes: end of the last input, with or without the final alignment padding.
-  if ((input_bytes != r.layout.inputs_end && input_bytes != nnd_ipc_align(r.layout.inputs_end)) ||
-      r.layout.total > s.seg->layout().slot_data_bytes) {
-    return answer_now(s, slot, NND_IPC_E_SHAPE, e->stats);
-  }
-  if (deadline != 0 && deadline <= now) return answer_now(s, slot, NND_IPC_E_DEADLINE, e->stats);
+  ipc::RequestLimits limits;
+  limits.slot_data_bytes = s.seg->layout().slot_data_bytes;
+  limits.max_request_bytes = opt.max_request_bytes;
+  ipc::ValidatedRequest v;
+  size_t mi = SIZE_MAX;
+  const int32_t status = ipc::validate_request(fields, views, limits, now, &v, &mi);
+  const ModelEntry* e = mi < entries.size() ? &entries[mi] : nullptr;
+  if (status != NND_IPC_OK) return answer_now(s, slot, status, e ? e->stats : nullptr);
   if (s.inflight.load(std::memory_order_relaxed) >= opt.max_inflight_per_client) {
-    return answer_now(s, slot, NND_IPC_E_OVERLOADED, e->stats);
+    return answer_now(s, slot, NND_IPC_E_TOO_MANY_REQUESTS, e->stats);
   }
+  const uint32_t batch = v.batch;
+  const int64_t deadline = v.deadline_ns;
+  Request& r = s.reqs[slot];
+  r.layout = v.layout;
   r.item = sched::Item{};
   r.item.enqueue_ns = now;
   r.item.deadline_ns = deadline;
@@ -1075,6 +1152,7 @@ void Server::start() {
   if (d.opt.workers < 1) d.opt.workers = 1;
   d.opt.max_clients = std::max<uint32_t>(1, d.opt.max_clients);
   d.opt.max_inflight_per_client = std::max<uint32_t>(1, d.opt.max_inflight_per_client);
+  d.opt.max_pending_connections = std::max<uint32_t>(1, d.opt.max_pending_connections);
   d.queue_capacity = size_t{d.opt.max_clients} * NND_IPC_MAX_SLOTS;
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
@@ -1166,6 +1244,9 @@ ServerCounters Server::counters() const {
   c.sessions_corrupt = d.c_corrupt.load();
   c.requests_in_flight = d.c_inflight.load();
   c.requests_dropped = d.c_dropped.load();
+  c.handshake_timeouts = d.c_timeouts.load();
+  c.pending_connections = d.c_pending.load();
+  c.shared_memory_bytes = d.shm_total->load();
   return c;
 }
 

@@ -64,10 +64,21 @@ struct ServerOptions {
   std::vector<int> cpu_affinity;        // worker w pinned to cpu_affinity[w % n]; empty = no pinning
   int realtime_priority = 0;            // 1..99: SCHED_FIFO for the workers (warning if refused)
 
-  uint32_t max_clients = 32;            // sessions; a client over it gets NND_IPC_E_OVERLOADED
+  // Resource limits: each one a client hits gets its own status code, and together they bound
+  // the daemon's memory and file descriptors whatever clients do.
+  uint32_t max_clients = 32;            // sessions; a hello over it gets NND_IPC_E_TOO_MANY_CLIENTS
   uint32_t max_inflight_per_client = 16;  // queued + running requests of one client; over it a
-                                          // request gets NND_IPC_E_OVERLOADED at once
-  uint32_t slots_per_client = 16;       // default when the hello asks for 0 (max 64)
+                                          // request gets NND_IPC_E_TOO_MANY_REQUESTS at once
+  uint32_t slots_per_client = 16;       // default when the hello asks for 0 (a hello may ask 1..64)
+  uint64_t max_request_bytes = 16ull << 20;  // input bytes of one request; over it
+                                             // NND_IPC_E_REQUEST_TOO_LARGE (0: no limit)
+  uint64_t max_shared_memory_bytes = 256ull << 20;  // sum of all client segments; a hello whose
+                                                  // segment would exceed it gets
+                                                  // NND_IPC_E_MEMORY_LIMIT
+  uint32_t handshake_timeout_ms = 2000;  // a connection without a hello is closed after this
+  uint32_t max_pending_connections = 16; // connections accepted but not yet welcomed; beyond it
+                                         // the daemon stops accepting until one is settled (new
+                                         // ones wait in the listen backlog)
   uint32_t spin_us = 50;                // bounded spin before the poller sleeps
   uint32_t drain_timeout_ms = 5000;     // stop(): how long to wait for queued/running requests
   sched::Policy policy;                 // scheduler aging / implicit deadline
@@ -89,7 +100,10 @@ using ReloadCallback = std::function<ReloadResult()>;
 struct ServerCounters {
   uint64_t sessions = 0;            // clients connected now (hand-shake done)
   uint64_t sessions_total = 0;      // hand-shakes accepted since start
-  uint64_t sessions_refused = 0;    // hand-shakes refused (access, overload, bad hello)
+  uint64_t sessions_refused = 0;    // hand-shakes refused (access, limits, bad hello)
+  uint64_t handshake_timeouts = 0;  // connections closed because no hello came in time
+  uint64_t pending_connections = 0; // accepted, no hello yet
+  uint64_t shared_memory_bytes = 0; // sum of the segments of live sessions
   uint64_t sessions_corrupt = 0;    // sessions ended because their segment was corrupted
   uint64_t requests_in_flight = 0;  // queued + running over all clients
   uint64_t requests_dropped = 0;    // requests of dead clients dropped without an answer

@@ -20,6 +20,7 @@
 #include "client/nnclient.h"
 #include "client/nnclient_private.h"
 #include "fake_daemon.h"
+#include "ipc/nnd_ipc.h"
 
 namespace nnd::test {
 namespace {
@@ -60,7 +61,7 @@ class ScopedEnv {
 
 TEST(Status, EveryCodeHasTextAndName) {
   std::set<std::string> texts, names;
-  for (int s = NNCLIENT_OK; s <= NNCLIENT_E_SYSTEM; ++s) {
+  for (int s = NNCLIENT_OK; s <= NNCLIENT_E_MEMORY_LIMIT; ++s) {
     const auto st = static_cast<nnclient_status>(s);
     ASSERT_NE(nnclient_strerror(st), nullptr);
     ASSERT_NE(nnclient_status_name(st), nullptr);
@@ -69,8 +70,13 @@ TEST(Status, EveryCodeHasTextAndName) {
     texts.insert(nnclient_strerror(st));
     names.insert(nnclient_status_name(st));
   }
-  EXPECT_EQ(texts.size(), 16u);  // distinct
-  EXPECT_EQ(names.size(), 16u);
+  EXPECT_EQ(texts.size(), 20u);  // distinct
+  EXPECT_EQ(names.size(), 20u);
+  // The daemon's status codes and the API's share their numbers (nnclient re-exports them).
+  EXPECT_EQ(int{NNCLIENT_E_TOO_MANY_CLIENTS}, int{NND_IPC_E_TOO_MANY_CLIENTS});
+  EXPECT_EQ(int{NNCLIENT_E_TOO_MANY_REQUESTS}, int{NND_IPC_E_TOO_MANY_REQUESTS});
+  EXPECT_EQ(int{NNCLIENT_E_REQUEST_TOO_LARGE}, int{NND_IPC_E_REQUEST_TOO_LARGE});
+  EXPECT_EQ(int{NNCLIENT_E_MEMORY_LIMIT}, int{NND_IPC_E_MEMORY_LIMIT});
   EXPECT_STREQ(nnclient_status_name(NNCLIENT_E_TIMEOUT), "NNCLIENT_E_TIMEOUT");
   EXPECT_STREQ(nnclient_status_name(NNCLIENT_E_DAEMON_RESTARTED), "NNCLIENT_E_DAEMON_RESTARTED");
   EXPECT_STREQ(nnclient_strerror(NNCLIENT_E_DAEMON_NOT_RUNNING), "daemon not running");

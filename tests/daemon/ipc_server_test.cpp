@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include "core/ir/graph.h"
 #include "core/ir/shape_inference.h"
 #include "core/ref/reference_engine.h"
+#include "daemon/ipc/segment.h"
 #include "daemon/ipc/server.h"
 #include "ipc_test_client.h"
 
@@ -331,7 +333,7 @@ TEST(IpcServer, BatchesRequestsOfSeveralClients) {
   EXPECT_LT(now_ns() - t1, 15'000'000);
 }
 
-TEST(IpcServer, InflightLimitAnswersOverloaded) {
+TEST(IpcServer, InflightLimitAnswersTooManyRequests) {
   ServerOptions o;
   o.max_inflight_per_client = 2;
   ServerFixture f("inflight", {make_model("tiny", 1, 8, 200'000)}, o);  // held 200 ms for batching
@@ -346,7 +348,117 @@ TEST(IpcServer, InflightLimitAnswersOverloaded) {
   }
   EXPECT_EQ(statuses[0], NND_IPC_OK);
   EXPECT_EQ(statuses[1], NND_IPC_OK);
-  EXPECT_EQ(statuses[2], NND_IPC_E_OVERLOADED);
+  EXPECT_EQ(statuses[2], NND_IPC_E_TOO_MANY_REQUESTS);
+}
+
+// ---- resource limits: each has its own status, and the daemon keeps serving the others --------
+
+TEST(IpcServer, MaxClientsAnswersTooManyClients) {
+  ServerOptions o;
+  o.max_clients = 2;
+  ServerFixture f("maxclients", {make_model("tiny", 1)}, o);
+  RawClient a, b, c;
+  ASSERT_EQ(a.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
+  ASSERT_EQ(b.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
+  EXPECT_EQ(c.connect_and_hello(f.server->socket_path(), 2), NND_IPC_E_TOO_MANY_CLIENTS);
+  EXPECT_NE(std::string(c.welcome.message).find("max_clients 2"), std::string::npos) << c.welcome.message;
+  EXPECT_EQ(run_tiny(a, 0, 2, 1.0f), NND_IPC_OK);
+  b.close_all();
+  ASSERT_TRUE(eventually([&] { return f.server->counters().sessions == 1; }));
+  RawClient d;
+  EXPECT_EQ(d.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
+  EXPECT_EQ(run_tiny(d, 1, 1, 3.0f), NND_IPC_OK);
+}
+
+TEST(IpcServer, SharedMemoryBudgetAnswersMemoryLimit) {
+  // With max_batch 512 a slot of the tiny model holds 512*12 input and 512*8 output bytes; a
+  // segment is its header pages plus the slots' data.
+  const uint64_t slot = nnd_ipc_align(512 * 12) + nnd_ipc_align(512 * 8);
+  const uint64_t seg4 = daemon::ipc::plan_segment(4, slot).segment_bytes;
+  const uint64_t seg64 = daemon::ipc::plan_segment(64, slot).segment_bytes;
+  ASSERT_LT(seg4 * 2, seg64);
+  ServerOptions o;
+  o.max_shared_memory_bytes = seg4 * 2;
+  ServerFixture f("shmbudget", {make_model("tiny", 1, 512)}, o);
+  RawClient big, a, b, c;
+  EXPECT_EQ(big.connect_and_hello(f.server->socket_path(), 64), NND_IPC_E_MEMORY_LIMIT);
+  EXPECT_NE(std::string(big.welcome.message).find("max_shared_memory_bytes"), std::string::npos);
+  ASSERT_EQ(a.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
+  ASSERT_EQ(b.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
+  EXPECT_EQ(a.welcome.slot_data_bytes, slot);
+  EXPECT_EQ(f.server->counters().shared_memory_bytes, seg4 * 2);
+  EXPECT_EQ(c.connect_and_hello(f.server->socket_path(), 1), NND_IPC_E_MEMORY_LIMIT);
+  EXPECT_EQ(run_tiny(a, 3, 2, 1.0f), NND_IPC_OK);
+  // The bytes return to the budget when a session ends.
+  b.close_all();
+  ASSERT_TRUE(eventually([&] { return f.server->counters().shared_memory_bytes == seg4; }));
+  RawClient d;
+  EXPECT_EQ(d.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
+  EXPECT_EQ(run_tiny(d, 0, 1, 2.0f), NND_IPC_OK);
+  EXPECT_EQ(f.server->counters().sessions_refused, 2u);
+}
+
+TEST(IpcServer, MaxRequestBytesAnswersRequestTooLarge) {
+  ServerOptions o;
+  o.max_request_bytes = 2 * 3 * sizeof(float);  // two samples of the tiny model
+  ServerFixture f("maxrequest", {make_model("tiny", 1)}, o);
+  RawClient c;
+  ASSERT_EQ(c.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
+  EXPECT_EQ(run_tiny(c, 0, 3, 1.0f), NND_IPC_E_REQUEST_TOO_LARGE);
+  EXPECT_EQ(run_tiny(c, 1, 2, 1.0f), NND_IPC_OK);
+  const auto st = f.server->stats();
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_EQ(st[0].errors, 1u);  // counted against the model
+}
+
+TEST(IpcServer, SilentConnectionsAreDroppedAndBounded) {
+  ServerOptions o;
+  o.handshake_timeout_ms = 150;
+  o.max_pending_connections = 3;
+  ServerFixture f("silent", {make_model("tiny", 1)}, o);
+  // Eight connections that never say hello: at most three are accepted at a time, each closed
+  // after the timeout; the rest wait in the listen backlog.
+  std::vector<int> silent;
+  for (int i = 0; i < 8; ++i) {
+    const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, f.server->socket_path().c_str(), sizeof(a.sun_path) - 1);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    silent.push_back(fd);
+  }
+  int64_t max_pending = 0;
+  const int64_t t0 = now_ns();
+  ASSERT_TRUE(eventually([&] {
+    max_pending = std::max<int64_t>(max_pending, static_cast<int64_t>(f.server->counters().pending_connections));
+    return f.server->counters().handshake_timeouts == 8;
+  }, 5000)) << f.server->counters().handshake_timeouts;
+  const double took_ms = (now_ns() - t0) / 1e6;
+  EXPECT_LE(max_pending, 3);
+  EXPECT_GE(took_ms, 2 * 150.0);  // three rounds of at most three
+  EXPECT_TRUE(f.log_contains("no hello within 150 ms"));
+  char buf[8];
+  for (int fd : silent) {
+    EXPECT_EQ(recv(fd, buf, sizeof(buf), MSG_DONTWAIT), 0) << "still open";
+    close(fd);
+  }
+  EXPECT_EQ(f.server->counters().pending_connections, 0u);
+  // A client queued behind silent ones is served once they time out (its hello is read at accept).
+  std::vector<int> more;
+  for (int i = 0; i < 3; ++i) {
+    const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, f.server->socket_path().c_str(), sizeof(a.sun_path) - 1);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    more.push_back(fd);
+  }
+  RawClient c;
+  const int64_t t1 = now_ns();
+  ASSERT_EQ(c.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
+  EXPECT_LT((now_ns() - t1) / 1e6, 2000.0);
+  EXPECT_EQ(run_tiny(c, 0, 1, 1.0f), NND_IPC_OK);
+  for (int fd : more) close(fd);
 }
 
 TEST(IpcServer, HostileScribblerCannotHurtOthers) {
