@@ -1,6 +1,7 @@
 // ISA-neutral kernel generators (see x86_kernels.h). Written only against VecEmitter hooks.
 #include "core/jit/x86_kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -209,7 +210,12 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
   auto body = [&](int u) {
     for (int v = 0; v < V; ++v) ve.load(wreg + v, at(kWk, u * wstep + v * W * 4));
     for (int r = 0; r < R; ++r) {
-      ve.broadcast(xb, at(kPix, u * 4 + t.in[static_cast<size_t>(r)]));
+      const x86::Mem x = at(kPix, u * 4 + t.in[static_cast<size_t>(r)]);
+      if (V == 1) {
+        ve.fmadd_bcast(acc(r, 0), wreg, x, xb);  // one input, one FMA: broadcast in the FMA where the ISA can
+        continue;
+      }
+      ve.broadcast(xb, x);
       for (int v = 0; v < V; ++v) ve.fmadd(acc(r, v), xb, wreg + v);
     }
   };
@@ -268,13 +274,15 @@ void conv_blocks(VecEmitter& ve, const ConvSpec& s, const TileLayout& t) {
   conv_tile(ve, s, t, vl, lanes_last);
 }
 
-ConvTileProblem tile_problem(const ConvSpec& s) {
+// Spatial tiles may hold more positions than ConvBlocking::rows (which also sizes GEMM row tiles):
+// every vector register not needed for the V weights and the broadcast input, up to 16.
+ConvTileProblem tile_problem(const VecEmitter& ve, const ConvSpec& s) {
   ConvTileProblem p;
   p.out_h = s.out_h;
   p.out_w = s.out_w;
   p.taps = s.kh * s.kw * s.cin_g;
   p.vectors = s.blocking.vmax;
-  p.max_tile = s.blocking.rows;
+  p.max_tile = std::clamp((ve.usable_regs() - s.blocking.vmax - 1) / s.blocking.vmax, 1, 16);
   p.in_sample = s.in_h * s.in_w * s.in_c * 4;
   p.out_sample = s.out_h * s.out_w * s.out_c * 4;
   p.in_row = s.sh * s.in_w * s.in_c * 4;
@@ -328,7 +336,7 @@ void conv_nest(VecEmitter& ve, const ConvSpec& s, const ConvTileProblem& p, cons
 // while enough remain, then one sample at a time (a batch-1 call runs only that nest).
 void conv_spatial(VecEmitter& ve, const ConvSpec& s, int64_t g) {
   x86::Assembler& a = ve.as();
-  const ConvTileProblem p = tile_problem(s);
+  const ConvTileProblem p = tile_problem(ve, s);
   const ConvTilePlan plan = plan_conv_tiles(p);
   a.mov(kIn, x86::qword_ptr(kArgs, 0));
   a.mov(kIn, x86::qword_ptr(kIn, 0));

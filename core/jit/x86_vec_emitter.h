@@ -62,6 +62,13 @@ class VecEmitter {
   virtual void max(int d, int a, int b) = 0;
   virtual void min(int d, int a, int b) = 0;
   virtual void fmadd(int acc, int a, int b) = 0;  // acc += a * b (fused where the ISA has FMA)
+  // acc += a * (the float at m in every lane). `tmp` may receive the broadcast; ISAs that can take
+  // a broadcast memory operand in the FMA itself (AVX-512 {1to16}) leave it untouched and spend
+  // one instruction instead of two.
+  virtual void fmadd_bcast(int acc, int a, const x86::Mem& m, int tmp) {
+    broadcast(tmp, m);
+    fmadd(acc, tmp, a);
+  }
   virtual void sqrt(int d, int a) = 0;
   // Bitwise and int32-lane forms (normalisation and the polynomial math of x86_math.cpp).
   virtual void and_(int d, int a, int b) = 0;
