@@ -216,8 +216,8 @@ int main(int argc, char** argv) {
       const double flops = static_cast<double>(nnd::flops_per_sample(g));
       std::printf("\n%s: %.2f MFLOP per sample, load %.2f ms\n", fs::path(path).filename().c_str(), flops / 1e6,
                   load_ms);
-      std::printf("  %-9s %9s %10s %10s %9s %9s %9s %11s %8s %7s\n", "engine", "compile", "code B", "arena B",
-                  "min us", "med us", "p99 us", "b16 us/smp", "GFLOP/s", "% peak");
+      std::printf("  %-9s %9s %10s %10s %9s %9s %9s %11s %11s %8s %7s\n", "engine", "compile", "code B", "arena B",
+                  "min us", "med us", "p99 us", "b16 min/smp", "b16 med/smp", "GFLOP/s", "% peak");
       std::vector<double> jit_min;
       for (size_t k = 0; k < isas.size(); ++k) {
         nnd::EngineOptions o;
@@ -232,27 +232,27 @@ int main(int argc, char** argv) {
         const Stats s16 = stats(time_runs(*jit, 16, std::max(1, repeat / 4)));
         const double gflops = flops / (s1.min * 1e3);
         jit_min.push_back(s1.min);
-        std::printf("  %-9s %7.2fms %10zu %10lld %9.1f %9.1f %9.1f %11.1f %8.1f %6.0f%%\n", jit->name().c_str(),
-                    compile_ms, jit->code().code_bytes(),
+        std::printf("  %-9s %7.2fms %10zu %10lld %9.1f %9.1f %9.1f %11.2f %11.2f %8.1f %6.0f%%\n",
+                    jit->name().c_str(), compile_ms, jit->code().code_bytes(),
                     static_cast<long long>(jit->arena_floats_per_sample() * 4), s1.min, s1.median, s1.p99,
-                    s16.median / 16, gflops, 100 * gflops / peak[k]);
+                    s16.min / 16, s16.median / 16, gflops, 100 * gflops / peak[k]);
       }
       {
         t0 = Clock::now();
         auto ref = nnd::make_reference_engine(g);
         const double setup_ms = us_since(t0) / 1e3;
         const Stats s = stats(time_runs(*ref, 1, std::max(1, repeat / 20)));
-        std::printf("  %-9s %7.2fms %10s %10s %9.1f %9.1f %9.1f %11s %8.2f %7s\n", "reference", setup_ms, "-", "-",
-                    s.min, s.median, s.p99, "-", flops / (s.min * 1e3), "-");
+        std::printf("  %-9s %7.2fms %10s %10s %9.1f %9.1f %9.1f %11s %11s %8.2f %7s\n", "reference", setup_ms, "-",
+                    "-", s.min, s.median, s.p99, "-", "-", flops / (s.min * 1e3), "-");
       }
       fs::path onnx = path;
       onnx.replace_extension(".onnx");
       double omin = 0, omed = 0;
       std::string why;
       if (ort_bench(onnx, repeat, &omin, &omed, &why)) {
-        std::printf("  %-9s %9s %10s %10s %9.1f %9.1f %9s %11s %8.1f %7s  (onnxruntime-node, 1 thread, batch 1; "
+        std::printf("  %-9s %9s %10s %10s %9.1f %9.1f %9s %11s %11s %8.1f %7s  (onnxruntime-node, 1 thread, batch 1; "
                     "includes ~10 us of JS binding per call)\n",
-                    "ort", "-", "-", "-", omin, omed, "-", "-", flops / (omin * 1e3), "-");
+                    "ort", "-", "-", "-", omin, omed, "-", "-", "-", flops / (omin * 1e3), "-");
         std::printf("  ort min / jit min:");
         for (size_t k = 0; k < isas.size(); ++k) std::printf(" %s %.2fx", nnd::jit::isa_id(isas[k]), omin / jit_min[k]);
         std::printf("\n");
