@@ -1,5 +1,7 @@
 #include "soak_report.h"
 
+#include <algorithm>
+
 #include "client/nnclient.h"
 
 namespace nnd::soak {
@@ -31,6 +33,37 @@ uint64_t Totals::unexpected_errors() const {
   uint64_t n = info_unexpected;
   for (uint64_t v : err_unexpected) n += v;
   return n;
+}
+
+std::optional<Drift> rss_drift(const Incarnation& in) {
+  const auto& v = in.settled;
+  if (v.size() < 2 || v.back().first <= v.front().first) return std::nullopt;
+  Drift d;
+  d.from_us = v.front().first;
+  d.to_us = v.back().first;
+  d.samples = static_cast<int>(v.size());
+  const int64_t window = std::min<int64_t>(60'000'000, (d.to_us - d.from_us) / 4);
+  auto median = [](std::vector<int64_t> x) {
+    std::sort(x.begin(), x.end());
+    return x[x.size() / 2];
+  };
+  std::vector<int64_t> first, last;
+  d.min_kib = d.max_kib = v.front().second.private_kib();
+  double st = 0, sy = 0, stt = 0, sty = 0;
+  for (const auto& [at, s] : v) {
+    const int64_t kib = s.private_kib();
+    if (at <= d.from_us + window) first.push_back(kib);
+    if (at >= d.to_us - window) last.push_back(kib);
+    d.min_kib = std::min(d.min_kib, kib);
+    d.max_kib = std::max(d.max_kib, kib);
+    const double x = static_cast<double>(at - d.from_us) / 60e6, y = static_cast<double>(kib);
+    st += x, sy += y, stt += x * x, sty += x * y;
+  }
+  d.base_kib = median(first);
+  d.end_kib = median(last);
+  const double n = static_cast<double>(v.size()), den = n * stt - st * st;
+  d.slope_kib_per_min = den > 0 ? (n * sty - st * sy) / den : 0;
+  return d;
 }
 
 std::string status_table(const uint64_t (&counts)[kNumStatus]) {

@@ -219,12 +219,7 @@ class Soak {
     const bool settled = sh_->cfg_live.load() == kConfigA && !(sh_->cfg_seq.load() & 1) &&
                          now - last_reload_end_us_ >= 1'000'000;
     if (settled && now - in.start_us >= static_cast<int64_t>(o_.warmup_s * 1e6)) {
-      if (!in.base) {
-        in.base = s;
-        in.base_at_us = now;
-      }
-      in.end = s;
-      in.end_at_us = now;
+      in.settled.emplace_back(now, *s);
     }
     // More segments than clients that could hold one: live ones plus one killed in the last
     // second (its session is dropped within 100 ms of its death).
@@ -313,7 +308,14 @@ int Soak::run() {
   shm_before_ = list_dir("/dev/shm");
   write_config(kConfigA);
   if (!start_daemon()) return 1;
-  if (const auto s = sample_process(d_.pid())) idle_fds_start_ = s->fds;
+  // The idle descriptor count: the smallest over the first 0.5 s, as a start-up thread may
+  // still be closing a file when READY=1 arrives.
+  for (int i = 0; i < 10; ++i) {
+    if (const auto s = sample_process(d_.pid())) {
+      idle_fds_start_ = idle_fds_start_ < 0 ? s->fds : std::min(idle_fds_start_, s->fds);
+    }
+    ::usleep(50000);
+  }
   t0_ = now_us();
   for (int i = 0; i < o_.clients; ++i) spawn(i);
   auto every = [](double s) { return s > 0 ? static_cast<int64_t>(s * 1e6) : INT64_MAX / 4; };
@@ -405,6 +407,10 @@ int Soak::report(int64_t run_end) {
   failed_if(T.lost > 0, format("%llu lost requests", static_cast<unsigned long long>(T.lost)));
   failed_if(T.unexpected_errors() > 0,
             format("%llu unexpected errors", static_cast<unsigned long long>(T.unexpected_errors())));
+  failed_if(T.stale_version > 0,
+            format("%llu ball answers from the previous config's engine after its reload had "
+                   "finished (DESIGN: the switch is atomic)",
+                   static_cast<unsigned long long>(T.stale_version)));
   failed_if(T.done == 0, "no request was answered");
   failed_if(T.submitted < T.done + T.wrong + T.lost + T.interrupted, "request accounting broken");
   failed_if(o_.reload_every_s > 0 && ev_.reloads > 1 && (T.served_a == 0 || T.served_b == 0),
@@ -415,23 +421,24 @@ int Soak::report(int64_t run_end) {
               "segments):\n");
   for (size_t i = 0; i < inc_.size(); ++i) {
     const Incarnation& in = inc_[i];
-    std::printf("  incarnation %zu (from %.1f s, %s): max memfds %d", i + 1, t(in.start_us),
+    std::printf("  incarnation %zu (from %.1f s, %s): max memfds %d", i + 1,
+                std::max(0.0, t(in.start_us)),
                 in.ended.empty() ? "running" : in.ended.c_str(), in.max_memfds);
     if (in.first && in.last) {
       std::printf("; VmRSS %.1f -> %.1f MiB, fds %d -> %d", mib(in.first->vm_rss_kib),
                   mib(in.last->vm_rss_kib), in.first->fds, in.last->fds);
     }
-    if (in.base && in.end && in.end_at_us > in.base_at_us) {
-      const int64_t drift = in.end->private_kib() - in.base->private_kib();
-      std::printf("\n    after warm-up (config A, %.1f s .. %.1f s): private %lld -> %lld KiB "
-                  "(drift %+lld KiB), VmRSS %lld -> %lld KiB",
-                  t(in.base_at_us), t(in.end_at_us), static_cast<long long>(in.base->private_kib()),
-                  static_cast<long long>(in.end->private_kib()), static_cast<long long>(drift),
-                  static_cast<long long>(in.base->vm_rss_kib),
-                  static_cast<long long>(in.end->vm_rss_kib));
-      failed_if(o_.rss_check && drift > o_.max_rss_drift_kib,
+    if (const auto d = rss_drift(in)) {
+      std::printf("\n    after warm-up (config A, %d samples %.1f s .. %.1f s): private KiB "
+                  "median %lld -> %lld, range %lld .. %lld; trend %+.1f KiB/min = drift %+lld KiB",
+                  d->samples, t(d->from_us), t(d->to_us), static_cast<long long>(d->base_kib),
+                  static_cast<long long>(d->end_kib), static_cast<long long>(d->min_kib),
+                  static_cast<long long>(d->max_kib), d->slope_kib_per_min,
+                  static_cast<long long>(d->drift_kib()));
+      failed_if(o_.rss_check && d->drift_kib() > o_.max_rss_drift_kib,
                 format("incarnation %zu: RSS drift %lld KiB > %lld KiB", i + 1,
-                       static_cast<long long>(drift), static_cast<long long>(o_.max_rss_drift_kib)));
+                       static_cast<long long>(d->drift_kib()),
+                       static_cast<long long>(o_.max_rss_drift_kib)));
     } else {
       std::printf(" (too short for a drift figure after %.0f s warm-up)", o_.warmup_s);
     }
@@ -439,7 +446,7 @@ int Soak::report(int64_t run_end) {
   }
   std::printf("idle daemon (no client): fds %d at start, %d at end; memfd segments at end %d\n",
               idle_fds_start_, idle_fds_end_, memfds_end_);
-  failed_if(idle_fds_end_ != idle_fds_start_,
+  failed_if(idle_fds_end_ > idle_fds_start_,
             format("descriptor leak: idle fds %d at start, %d at end", idle_fds_start_, idle_fds_end_));
   failed_if(memfds_end_ != 0, format("%d memfd segments still held with no client", memfds_end_));
   failed_if(memfd_excess_samples_ > 0,

@@ -30,7 +30,7 @@ struct ClientCounters {
   std::atomic<uint64_t> err_unexpected[kNumStatus]{};  // all other errors
   std::atomic<uint64_t> served_a{0}, served_b{0};      // ball answers of config A's / B's engine
   std::atomic<uint64_t> stale_version{0};   // ball answered by the other config's engine although
-                                            // no reload overlapped the request (informational)
+                                            // no reload overlapped the request (also in done)
   std::atomic<uint64_t> info_errors_expected{0};    // failed nnclient_open / model_info, expected
   std::atomic<uint64_t> info_errors_unexpected{0};  // ... unexpected
   std::atomic<uint32_t> note_len{0};        // first problem's description (wrong / unexpected)
