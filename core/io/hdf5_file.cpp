@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/io/hdf5_heap_check.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
 
@@ -121,6 +122,9 @@ File::File(const void* image, size_t size, const std::string& display_name) : na
     found = std::memcmp(static_cast<const unsigned char*>(image) + off, kSig, sizeof kSig) == 0;
   }
   if (!found) throw Error(name_ + ": not an HDF5 file (no HDF5 signature)");
+  // Before libhdf5 decodes them: a broken global heap hangs or over-reads inside H5Aread.
+  const std::string bad = check_global_heaps(static_cast<const uint8_t*>(image), size);
+  if (!bad.empty()) throw Error(name_ + ": corrupt HDF5 file: " + bad);
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
   if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), 64 * 1024, 0) < 0 ||
       H5Pset_file_image(fapl.get(), const_cast<void*>(image), size) < 0 ||
