@@ -56,6 +56,8 @@ class Client {
       : p_(p), w_(w), sh_(sh), cnt_(sh->clients[p.slot]), rng_(p.seed) {}
 
   int run() {
+    // Restarts before this client existed explain none of its errors.
+    daemon_seen_ = sh_->daemon_seq.load() & ~uint64_t{1};
     if (!open()) return 0;  // stopped before the daemon could be reached
     const int64_t step_us = static_cast<int64_t>(1e6 / std::max(1.0, p_.rate));
     int64_t next = now_us();

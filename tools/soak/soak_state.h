@@ -11,7 +11,7 @@
 namespace nnd::soak {
 
 inline constexpr int kMaxClients = 32;
-inline constexpr int kNumStatus = 16;   // nnclient_status values 0..15
+inline constexpr int kNumStatus = 32;   // room for every nnclient_status value (0..19 today)
 inline constexpr size_t kNoteBytes = 240;
 
 // Which generated config is (or is becoming) live.
