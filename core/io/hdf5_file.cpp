@@ -5,6 +5,13 @@
 #include <cstring>
 #include <new>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+
 #include "core/io/hdf5_heap_check.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
@@ -17,6 +24,57 @@ constexpr hssize_t kMaxListEntries = 1 << 20;         // strings in one list att
 constexpr size_t kMaxStringBytes = size_t{64} << 20;  // bytes in one (fixed-length) attribute
 constexpr int64_t kMaxWeightElements = int64_t{1} << 28;  // floats in one weight dataset (1 GiB)
 constexpr int kMaxRank = 8;
+// Files up to this size are mapped into memory whole at open (see File::File).
+constexpr uint64_t kMaxInMemoryFileBytes = uint64_t{256} << 20;
+// Growth step of the core driver's buffer; irrelevant for read-only files, which never grow.
+constexpr size_t kCoreIncrement = size_t{1} << 20;
+
+// H5Fis_hdf5's rule: the signature sits at offset 0, 512, 1024, 2048, ...
+bool has_hdf5_signature(const void* image, size_t size) {
+  static const unsigned char kSig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  for (size_t off = 0; off + sizeof kSig <= size; off = off == 0 ? 512 : off * 2) {
+    if (std::memcmp(static_cast<const unsigned char*>(image) + off, kSig, sizeof kSig) == 0) return true;
+  }
+  return false;
+}
+
+// File-image callbacks that make the core driver use a mapped file in place: every "allocation"
+// of the image returns the mapping itself (passed as udata), copies onto itself are no-ops, and
+// nothing is freed. Anything else (a copy elsewhere, growing) fails, which cannot happen for a
+// file opened read-only.
+void* image_in_place(size_t, H5FD_file_image_op_t, void* udata) { return udata; }
+void* image_no_copy(void* dest, const void* src, size_t, H5FD_file_image_op_t, void*) {
+  return dest == src ? dest : nullptr;
+}
+void* image_no_realloc(void*, size_t, H5FD_file_image_op_t, void*) { return nullptr; }
+herr_t image_no_free(void*, H5FD_file_image_op_t, void*) { return 0; }
+void* udata_same(void* udata) { return udata; }
+herr_t udata_keep(void*) { return 0; }
+
+// The core driver refuses an image whose name is an existing file, and treats two open images
+// of the same name as one file. Nothing can exist below /dev/null, and the counter keeps
+// concurrent loads apart.
+std::string unique_image_name() {
+  static std::atomic<uint64_t> counter{0};
+  return "/dev/null/nnd-h5-image-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+}
+
+// Maps `path` read-only with its pages populated up front (one system call instead of a page
+// fault per 4 KiB; faults are expensive, especially in virtual machines). An empty MappedBytes
+// when the file is not a regular file of a size we map, or cannot be mapped.
+MappedBytes map_file(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  struct stat st {};
+  void* addr = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      static_cast<uint64_t>(st.st_size) <= kMaxInMemoryFileBytes) {
+    addr = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  }
+  close(fd);
+  if (addr == MAP_FAILED) return {};
+  return MappedBytes(addr, static_cast<size_t>(st.st_size));
+}
 
 herr_t walk_first(unsigned n, const H5E_error2_t* err, void* data) {
   auto* out = static_cast<std::string*>(data);
@@ -40,26 +98,34 @@ std::vector<std::string> split_path(const std::string& path) {
   return parts;
 }
 
-// True when every component of `path` below `parent` exists as a link (H5Lexists fails rather
-// than returning false when an intermediate component is missing, so walk them one by one).
-bool path_exists(hid_t parent, const std::string& path) {
-  std::string prefix;
+// The object at a path: `exists` is false when a component is missing or is not a hard link;
+// `object` is invalid (with the HDF5 error stack kept for the message) when it exists but cannot
+// be opened, which means a damaged object header.
+struct Lookup {
+  bool exists = false;
+  Handle object;
+};
+
+// Opens the object at `path` below `parent`, one component at a time, following hard links only:
+// a soft or external link in an untrusted file could point anywhere, including into other files
+// on disk. Each step looks up one name in one group (H5Lget_info, then H5Oopen); handing HDF5 the
+// whole path instead made it walk the prefix again for every component and for every later call,
+// which was most of the loader's time on files with a hundred weights.
+Lookup open_hard_path(hid_t parent, const std::string& path) {
+  Lookup out;
   for (const std::string& part : split_path(path)) {
-    prefix += prefix.empty() ? part : "/" + part;
-    htri_t e = H5Lexists(parent, prefix.c_str(), H5P_DEFAULT);
-    if (e <= 0) {
-      H5Eclear2(H5E_DEFAULT);
-      return false;
-    }
-    // Follow hard links only: a soft or external link in an untrusted file could point anywhere,
-    // including into other files on disk.
+    const hid_t at = out.object.valid() ? out.object.get() : parent;
     H5L_info_t li;
-    if (H5Lget_info(parent, prefix.c_str(), &li, H5P_DEFAULT) < 0 || li.type != H5L_TYPE_HARD) {
+    if (H5Lget_info(at, part.c_str(), &li, H5P_DEFAULT) < 0 || li.type != H5L_TYPE_HARD) {
       H5Eclear2(H5E_DEFAULT);
-      return false;
+      return Lookup{};
     }
+    Handle next(H5Oopen(at, part.c_str(), H5P_DEFAULT));
+    if (!next.valid()) return Lookup{true, Handle()};
+    out.object = std::move(next);
+    out.exists = true;
   }
-  return !prefix.empty();
+  return out;
 }
 
 }  // namespace
@@ -88,8 +154,29 @@ std::string last_error() {
   return msg;
 }
 
-File::File(const std::string& path, const std::string& display_name) : name_(display_name) {
+void MappedBytes::reset() {
+  if (addr_ != nullptr) munmap(addr_, size_);
+  addr_ = nullptr;
+  size_ = 0;
+}
+
+File::File(const std::string& path, const std::string& display_name)
+    : name_(display_name), map_(map_file(path)) {
   silence_errors();
+  // The fast path: the whole file mapped and read by the core driver in place, rather than the
+  // default driver's pread per metadata block and per dataset (over 500 system calls for a
+  // 100-weight model) or the core driver's own read into a fresh buffer (a page fault per 4 KiB).
+  if (map_.data() != nullptr) {
+    if (!has_hdf5_signature(map_.data(), map_.size())) {
+      throw Error(name_ + ": not an HDF5 file (no HDF5 signature)");
+    }
+    // Before libhdf5 decodes them: a broken global heap hangs or over-reads inside H5Aread.
+    const std::string bad = check_global_heaps(static_cast<const uint8_t*>(map_.data()), map_.size());
+    if (!bad.empty()) throw Error(name_ + ": corrupt HDF5 file: " + bad);
+    if (open_mapped()) return;
+    map_ = MappedBytes();
+  }
+  // Files we cannot map (missing, special, empty or huge): HDF5 reads them from disk.
   htri_t is = H5Fis_hdf5(path.c_str());
   if (is < 0) {
     std::string detail = last_error();
@@ -113,15 +200,32 @@ File::File(const std::string& path, const std::string& display_name) : name_(dis
   file_ = Handle(id);
 }
 
+bool File::open_mapped() {
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  H5FD_file_image_callbacks_t cb = {image_in_place, image_no_copy, image_no_realloc, image_no_free,
+                                    udata_same,     udata_keep,    map_.data()};
+  // Callbacks first: H5Pset_file_image already "copies" the image through them.
+  if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), kCoreIncrement, /*backing_store=*/0) < 0 ||
+      H5Pset_file_image_callbacks(fapl.get(), &cb) < 0 ||
+      H5Pset_file_image(fapl.get(), map_.data(), map_.size()) < 0 ||
+      H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return false;
+  }
+  hid_t id = H5Fopen(unique_image_name().c_str(), H5F_ACC_RDONLY, fapl.get());
+  if (id < 0) {
+    std::string detail = last_error();
+    throw Error(name_ + ": cannot open HDF5 file (corrupt or truncated)" +
+                (detail.empty() ? "" : ": " + detail));
+  }
+  file_ = Handle(id);
+  return true;
+}
+
 File::File(const void* image, size_t size, const std::string& display_name) : name_(display_name) {
   silence_errors();
-  // H5Fis_hdf5 has no image variant: look for the signature at offset 0, 512, 1024, ... as it does.
-  static const unsigned char kSig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-  bool found = false;
-  for (size_t off = 0; off + sizeof kSig <= size && !found; off = off == 0 ? 512 : off * 2) {
-    found = std::memcmp(static_cast<const unsigned char*>(image) + off, kSig, sizeof kSig) == 0;
-  }
-  if (!found) throw Error(name_ + ": not an HDF5 file (no HDF5 signature)");
+  // H5Fis_hdf5 has no image variant: look for the signature as it does.
+  if (!has_hdf5_signature(image, size)) throw Error(name_ + ": not an HDF5 file (no HDF5 signature)");
   // Before libhdf5 decodes them: a broken global heap hangs or over-reads inside H5Aread.
   const std::string bad = check_global_heaps(static_cast<const uint8_t*>(image), size);
   if (!bad.empty()) throw Error(name_ + ": corrupt HDF5 file: " + bad);
@@ -146,18 +250,11 @@ void File::fail(const std::string& what) const {
 }
 
 std::optional<Handle> File::open_group(hid_t parent, const std::string& path) const {
-  if (!path_exists(parent, path)) return std::nullopt;
-  H5O_info_t info;
-#if H5_VERSION_GE(1, 12, 0)
-  herr_t st = H5Oget_info_by_name3(parent, path.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT);
-#else
-  herr_t st = H5Oget_info_by_name2(parent, path.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT);
-#endif
-  if (st < 0) fail("cannot inspect '" + path + "'");
-  if (info.type != H5O_TYPE_GROUP) return std::nullopt;
-  Handle g(H5Gopen2(parent, path.c_str(), H5P_DEFAULT));
-  if (!g.valid()) fail("cannot open group '" + path + "'");
-  return g;
+  Lookup l = open_hard_path(parent, path);
+  if (!l.exists) return std::nullopt;
+  if (!l.object.valid()) fail("cannot open '" + path + "'");
+  if (H5Iget_type(l.object.get()) != H5I_GROUP) return std::nullopt;
+  return std::move(l.object);
 }
 
 bool File::has_attr(hid_t obj, const std::string& attr) const {
@@ -259,17 +356,29 @@ std::optional<std::vector<std::string>> File::read_string_list_attr(
 
 std::optional<Weights> File::read_float_dataset(hid_t parent, const std::string& path,
                                                 const std::string& what) const {
-  if (!path_exists(parent, path)) return std::nullopt;
-  H5O_info_t info;
-#if H5_VERSION_GE(1, 12, 0)
-  herr_t st = H5Oget_info_by_name3(parent, path.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT);
-#else
-  herr_t st = H5Oget_info_by_name2(parent, path.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT);
-#endif
-  if (st < 0) fail(what + ": cannot inspect '" + path + "'");
-  if (info.type != H5O_TYPE_DATASET) return std::nullopt;
-  Handle ds(H5Dopen2(parent, path.c_str(), H5P_DEFAULT));
-  if (!ds.valid()) fail(what + ": cannot open dataset '" + path + "'");
+  // Keras names weights "<layer>/<weight>:0" inside the layer's group, so consecutive calls share
+  // the directory part: keep the last one open instead of looking it up again for every weight.
+  const size_t slash = path.find_last_of('/');
+  hid_t dir = parent;
+  std::string leaf = path;
+  if (slash != std::string::npos) {
+    const std::string dir_path = path.substr(0, slash);
+    leaf = path.substr(slash + 1);
+    if (!dir_cache_.group.valid() || dir_cache_.parent != parent || dir_cache_.path != dir_path) {
+      dir_cache_ = DirCache{};
+      Lookup d = open_hard_path(parent, dir_path);
+      if (!d.exists) return std::nullopt;
+      if (!d.object.valid()) fail(what + ": cannot open '" + dir_path + "'");
+      if (H5Iget_type(d.object.get()) != H5I_GROUP) return std::nullopt;
+      dir_cache_ = DirCache{parent, dir_path, std::move(d.object)};
+    }
+    dir = dir_cache_.group.get();
+  }
+  Lookup l = open_hard_path(dir, leaf);
+  if (!l.exists) return std::nullopt;
+  if (!l.object.valid()) fail(what + ": cannot open '" + path + "'");
+  if (H5Iget_type(l.object.get()) != H5I_DATASET) return std::nullopt;
+  const Handle ds = std::move(l.object);
   Handle type(H5Dget_type(ds.get()));
   Handle space(H5Dget_space(ds.get()));
   if (!type.valid() || !space.valid()) fail(what + ": cannot read the dataset's type or shape");
