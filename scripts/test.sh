@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Quick start, command 2: installs what is missing, builds nnd and runs the whole test suite,
-# first as a Release build, then built with AddressSanitizer + UndefinedBehaviorSanitizer.
-# ctest prints a summary line for each. Set NND_TEST_SANITIZE=0 to skip the sanitizer pass.
+# first as a Release build, then built with AddressSanitizer + UndefinedBehaviorSanitizer, then
+# the daemon/client/integration (concurrency) tests built with ThreadSanitizer.
+# ctest prints a summary line for each. NND_TEST_SANITIZE=0 skips the ASan+UBSan pass,
+# NND_TEST_TSAN=0 the ThreadSanitizer pass.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
@@ -20,4 +22,16 @@ if [ "${NND_TEST_SANITIZE:-1}" != 0 ]; then
   echo "=== AddressSanitizer + UndefinedBehaviorSanitizer build: tests"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_suite "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNND_SANITIZE=ON
+fi
+if [ "${NND_TEST_TSAN:-1}" != 0 ]; then
+  # Only what the concurrency tests need; the installed-consumer test is left out (it builds
+  # projects against the installed library with the host compiler flags, not TSan's).
+  echo "=== ThreadSanitizer build: daemon, client and integration tests"
+  cmake -S "$root" -B "$root/build-tsan" -DNND_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DNND_TSAN=ON >/dev/null
+  cmake --build "$root/build-tsan" -j"$jobs" --target nnd nnctl nnd_fake_daemon nnd_test_daemon \
+    nnd_test_client nnd_test_integration
+  (cd "$root/build-tsan" &&
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 NND_TEST_TIMEOUT_SCALE=4 \
+      ctest --output-on-failure -j"$jobs" --timeout 900 -L 'daemon|client|integration' -LE install)
 fi

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -53,9 +54,21 @@ inline std::string model_path(const char* file) {
   return (kSource / "examples" / "models" / file).string();
 }
 
-// Polls `cond` every 2 ms until it holds or `timeout_ms` passes.
+// Bounded waits are multiplied by NND_TEST_TIMEOUT_SCALE (default 1): the ThreadSanitizer pass
+// of scripts/test.sh runs everything 5-15x slower and sets it, so a wait that only guards against
+// a hang does not turn slowness into a failure.
+inline int64_t scaled_timeout_ms(int64_t timeout_ms) {
+  static const int64_t scale = [] {
+    const char* v = std::getenv("NND_TEST_TIMEOUT_SCALE");
+    const long s = v ? std::strtol(v, nullptr, 10) : 1;
+    return s >= 1 && s <= 100 ? int64_t{s} : int64_t{1};
+  }();
+  return timeout_ms * scale;
+}
+
+// Polls `cond` every 2 ms until it holds or `timeout_ms` (scaled) passes.
 inline bool eventually(const std::function<bool()>& cond, int timeout_ms) {
-  const int64_t end = now_us() + int64_t{timeout_ms} * 1000;
+  const int64_t end = now_us() + scaled_timeout_ms(timeout_ms) * 1000;
   for (;;) {
     if (cond()) return true;
     if (now_us() > end) return false;
@@ -108,7 +121,7 @@ inline Child fork_child(const std::function<int(const ChildIo&)>& fn) {
 // Waits for one byte from the child's ready pipe (false after timeout_ms or if it exited).
 inline bool wait_ready(const Child& c, int timeout_ms) {
   pollfd p{c.sync_fd, POLLIN, 0};
-  if (::poll(&p, 1, timeout_ms) <= 0) return false;
+  if (::poll(&p, 1, static_cast<int>(scaled_timeout_ms(timeout_ms))) <= 0) return false;
   char x;
   return ::read(c.sync_fd, &x, 1) == 1;
 }
@@ -123,7 +136,7 @@ struct ChildResult {
 // Waits up to timeout_ms for the child; SIGKILLs it after that (exited=false, text says so).
 inline ChildResult collect(Child& c, int timeout_ms) {
   ChildResult r;
-  const int64_t end = now_us() + int64_t{timeout_ms} * 1000;
+  const int64_t end = now_us() + scaled_timeout_ms(timeout_ms) * 1000;
   int st = 0;
   pid_t w = 0;
   while ((w = ::waitpid(c.pid, &st, WNOHANG)) == 0 && now_us() < end) ::usleep(2000);
@@ -240,7 +253,7 @@ class Daemon {
 
   // Reads notifications until one contains `what` ("" after timeout_ms or if nnd exited).
   std::string wait_for(const std::string& what, int timeout_ms) {
-    const int64_t end = now_us() + int64_t{timeout_ms} * 1000;
+    const int64_t end = now_us() + scaled_timeout_ms(timeout_ms) * 1000;
     for (;;) {
       const int64_t left_ms = (end - now_us()) / 1000;
       if (left_ms <= 0 || !alive()) return "";
@@ -289,7 +302,7 @@ class Daemon {
   int stop(int timeout_ms = 20000) {
     if (pid_ <= 0) return -1;
     ::kill(pid_, SIGTERM);
-    const int64_t end = now_us() + int64_t{timeout_ms} * 1000;
+    const int64_t end = now_us() + scaled_timeout_ms(timeout_ms) * 1000;
     int st = 0;
     pid_t w = 0;
     while ((w = ::waitpid(pid_, &st, WNOHANG)) == 0 && now_us() < end) ::usleep(2000);
