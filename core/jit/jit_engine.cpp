@@ -88,6 +88,8 @@ class Arena {
   std::vector<float> storage;
   std::vector<float*> buf;
   std::vector<const void*> in_ptrs;  // all steps' input pointer arrays, back to back
+  std::vector<InputView> chunk_in;   // the current chunk's inputs and outputs (run_chunk)
+  std::vector<float*> chunk_out;
   int64_t capacity_batch = 0;
 };
 
@@ -117,6 +119,7 @@ class JitEngineImpl final : public JitEngine {
     usable_ = (isa_ == Isa::kAvx512 ? 32 : 16) - 1;
     lower();
     plan_memory();
+    plan_chunks(config.chunk_bytes);
     if (!dump_dir_.empty()) write_plan();
   }
 
@@ -139,44 +142,62 @@ class JitEngineImpl final : public JitEngine {
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (!outputs[i]) throw Error("jit engine: output " + std::to_string(i) + " is null");
     }
-    checked_mul(batch, arena_floats_ + 16, "jit engine: arena size for the batch");
-
+    // Chunks of chunk_samples_ samples: each runs layer by layer over its samples, so the
+    // activations of a chunk stay in cache (plan_chunks).
+    const int64_t chunk = std::min(batch, chunk_samples_);
+    checked_mul(chunk, arena_floats_ + 16, "jit engine: arena size for the batch");
     std::unique_ptr<Arena> arena = acquire();
-    if (arena->capacity_batch < batch) {
-      arena->storage.assign(static_cast<size_t>(arena_floats_ * batch + 16), 0.0f);
-      arena->capacity_batch = batch;
+    if (arena->capacity_batch < chunk) {
+      arena->storage.assign(static_cast<size_t>(arena_floats_ * chunk + 16), 0.0f);
+      arena->capacity_batch = chunk;
     }
-    float* base = arena->storage.data();
+    for (int64_t first = 0; first < batch; first += chunk) {
+      const int64_t n = std::min(chunk, batch - first);
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const int64_t bytes = inputs[i].dtype == DType::kUInt8 ? 1 : 4;
+        arena->chunk_in[i] = {inputs[i].dtype, static_cast<const char*>(inputs[i].data) +
+                                                   first * in_count_[i] * bytes};
+      }
+      for (size_t i = 0; i < outputs.size(); ++i) arena->chunk_out[i] = outputs[i] + first * out_count_[i];
+      run_chunk(*arena, n);
+    }
+    release(std::move(arena));
+  }
+
+  // Runs `batch` samples (at most the arena's capacity) from arena.chunk_in into arena.chunk_out.
+  void run_chunk(Arena& arena, int64_t batch) const {
+    const std::vector<InputView>& inputs = arena.chunk_in;
+    const std::vector<float*>& outputs = arena.chunk_out;
+    float* base = arena.storage.data();
     base += (16 - (reinterpret_cast<uintptr_t>(base) / 4) % 16) % 16;  // 64-byte alignment
     for (size_t b = 0; b < buffers_.size(); ++b) {
       const Buffer& bf = buffers_[b];
-      if (bf.kind == Buffer::kArena) arena->buf[b] = base + bf.offset * batch;
-      else if (bf.kind == Buffer::kOutput) arena->buf[b] = outputs[static_cast<size_t>(bf.index)];
-      else arena->buf[b] = const_cast<float*>(static_cast<const float*>(inputs[static_cast<size_t>(bf.index)].data));
+      if (bf.kind == Buffer::kArena) arena.buf[b] = base + bf.offset * batch;
+      else if (bf.kind == Buffer::kOutput) arena.buf[b] = outputs[static_cast<size_t>(bf.index)];
+      else arena.buf[b] = const_cast<float*>(static_cast<const float*>(inputs[static_cast<size_t>(bf.index)].data));
     }
     // uint8 inputs: convert into their arena buffers, then read from there.
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (inputs[i].dtype != DType::kUInt8) continue;
       const int conv_buf = input_u8_buf_[i];
       const void* src = inputs[i].data;
-      KernelArgs args{&src, arena->buf[static_cast<size_t>(conv_buf)], weights_.data(), batch, helper_table()};
+      KernelArgs args{&src, arena.buf[static_cast<size_t>(conv_buf)], weights_.data(), batch, helper_table()};
       input_u8_fn_[i](&args);
-      arena->buf[static_cast<size_t>(input_buf_[i])] = arena->buf[static_cast<size_t>(conv_buf)];
+      arena.buf[static_cast<size_t>(input_buf_[i])] = arena.buf[static_cast<size_t>(conv_buf)];
     }
     size_t k = 0;
     for (const Step& st : steps_) {
-      const void** ins = arena->in_ptrs.data() + k;
-      for (size_t j = 0; j < st.in.size(); ++j) ins[j] = arena->buf[static_cast<size_t>(st.in[j])];
-      KernelArgs args{ins, arena->buf[static_cast<size_t>(st.out)], weights_.data(), batch, helper_table()};
+      const void** ins = arena.in_ptrs.data() + k;
+      for (size_t j = 0; j < st.in.size(); ++j) ins[j] = arena.buf[static_cast<size_t>(st.in[j])];
+      KernelArgs args{ins, arena.buf[static_cast<size_t>(st.out)], weights_.data(), batch, helper_table()};
       st.fn(&args);
       k += st.in.size();
     }
     // Outputs that are not written by a kernel: graph inputs or repeated output values.
     for (const auto& [slot, buf, floats] : output_copies_) {
-      std::memcpy(outputs[static_cast<size_t>(slot)], arena->buf[static_cast<size_t>(buf)],
+      std::memcpy(outputs[static_cast<size_t>(slot)], arena.buf[static_cast<size_t>(buf)],
                   static_cast<size_t>(floats * batch) * sizeof(float));
     }
-    release(std::move(arena));
   }
 
   const Graph& graph() const override { return g_; }
@@ -185,6 +206,7 @@ class JitEngineImpl final : public JitEngine {
   const KernelModule& code() const override { return module_; }
   uint64_t code_hash() const override { return module_.code_hash(); }
   int64_t arena_floats_per_sample() const override { return arena_floats_; }
+  int64_t chunk_samples() const override { return chunk_samples_; }
 
  private:
   // ---- buffers and steps ----
@@ -688,7 +710,7 @@ class JitEngineImpl final : public JitEngine {
   void write_plan() const {
     std::ofstream out(std::filesystem::path(dump_dir_) / "plan.txt");
     out << "engine " << name() << " for " << g_.source << "\ncode hash " << std::hex << module_.code_hash() << std::dec
-        << ", code bytes " << module_.code_bytes() << ", arena floats per sample " << arena_floats_ << "\n";
+        << ", code bytes " << module_.code_bytes() << ", arena floats per sample " << arena_floats_ << ", samples per chunk " << chunk_samples_ << "\n";
     for (size_t b = 0; b < buffers_.size(); ++b) {
       const Buffer& bf = buffers_[b];
       out << "buffer " << b << " '" << bf.name << "' "
@@ -700,6 +722,20 @@ class JitEngineImpl final : public JitEngine {
       for (int b : steps_[s].in) out << " " << b;
       out << " out " << steps_[s].out << "\n";
     }
+  }
+
+  // Samples per chunk: as many as keep the arena and the chunk's inputs and outputs within
+  // `budget` bytes (at least one). A batch of small samples runs as one chunk, so its conv and
+  // GEMM kernels reuse each weight across samples; large samples (a whole camera image) run
+  // nearly one at a time, because a layer over the whole batch would stream every activation
+  // through memory instead of the cache (bop at batch 16: several times slower per sample).
+  void plan_chunks(int64_t budget) {
+    int64_t per_sample = arena_floats_ * 4;
+    for (ValueId v : g_.inputs) in_count_.push_back(element_count(g_.values[v].shape, g_.values[v].name));
+    for (ValueId v : g_.outputs) out_count_.push_back(element_count(g_.values[v].shape, g_.values[v].name));
+    for (int64_t c : in_count_) per_sample += c * 4;
+    for (int64_t c : out_count_) per_sample += c * 4;
+    chunk_samples_ = std::max<int64_t>(1, budget / std::max<int64_t>(1, per_sample));
   }
 
   // ---- arena pool: one arena per concurrent call; no allocation once warm ----
@@ -715,6 +751,8 @@ class JitEngineImpl final : public JitEngine {
     auto a = std::make_unique<Arena>();
     a->buf.assign(buffers_.size(), nullptr);
     a->in_ptrs.assign(in_ptr_count_ + 1, nullptr);
+    a->chunk_in.assign(g_.inputs.size(), InputView{});
+    a->chunk_out.assign(g_.outputs.size(), nullptr);
     return a;
   }
   void release(std::unique_ptr<Arena> a) {
@@ -738,6 +776,8 @@ class JitEngineImpl final : public JitEngine {
   std::vector<float> weights_;
   int64_t arena_floats_ = 0;
   size_t in_ptr_count_ = 0;
+  std::vector<int64_t> in_count_, out_count_;  // elements per sample of each input / output
+  int64_t chunk_samples_ = 1;
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<Arena>> pool_;
 };

@@ -26,6 +26,9 @@ struct JitConfig {
   bool keep_listing = false;            // keep each kernel's AsmJit listing in memory
   bool run_passes = true;               // graph passes before code generation (core/passes);
                                         // env NND_JIT_PASSES=0 also turns them off
+  // A call's batch runs in chunks whose activations, inputs and outputs fit this many bytes (a
+  // typical per-core L2; the NAO's Atom shares 1 MiB between two cores), see plan_chunks().
+  int64_t chunk_bytes = int64_t{1} << 20;
 };
 
 class JitEngine : public Engine {
@@ -34,6 +37,7 @@ class JitEngine : public Engine {
   virtual const KernelModule& code() const = 0;
   virtual uint64_t code_hash() const = 0;
   virtual int64_t arena_floats_per_sample() const = 0;
+  virtual int64_t chunk_samples() const = 0;  // samples per chunk of a call (JitConfig::chunk_bytes)
 };
 
 // Throws nnd::Error naming the first layer the JIT cannot compile ("file: layer 'x' (Class): not
