@@ -6,6 +6,7 @@
 // on the ONNX twins when tools/onnx_reference/node_modules exists.
 //
 //   nnbench [MODEL.h5...] [--isa all|sse4.1|avx2|avx512[,...]] [--repeat N]
+//   nnbench [MODEL.h5...] --load-time [--runs N]    load + compile only, cold and warm (load_time.h)
 // Without models: the four real networks in ../shared/models (skipped with a message if absent).
 #include <asmjit/x86.h>
 
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/load_time.h"
 #include "core/engine/engine_options.h"
 #include "core/ir/cost.h"
 #include "core/io/keras_hdf5.h"
@@ -168,12 +170,19 @@ int main(int argc, char** argv) {
   std::vector<std::string> models;
   std::string isa_arg = "all";
   int repeat = 200;
+  bool load_time = false;
+  int runs = 10;
+  // A cold load-time run: this process exists only to load one model first thing.
+  if (argc == 3 && std::string(argv[1]) == "--load-child") return nnbench::load_time_child(argv[2]);
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--isa" && i + 1 < argc) isa_arg = argv[++i];
+    else if (a == "--load-time") load_time = true;
+    else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: nnbench [MODEL.h5...] [--isa all|sse4.1|avx2|avx512[,...]] [--repeat N]\n");
+      std::printf("usage: nnbench [MODEL.h5...] [--isa all|sse4.1|avx2|avx512[,...]] [--repeat N]\n"
+                  "       nnbench [MODEL.h5...] --load-time [--runs N]   (load + compile only, cold and warm)\n");
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "nnbench: unknown option %s\n", a.c_str());
@@ -189,6 +198,7 @@ int main(int argc, char** argv) {
       else std::printf("skip %s: not found in %s\n", m, dir.lexically_normal().c_str());
     }
   }
+  if (load_time) return nnbench::report_load_time(models, runs) == 0 ? 0 : 1;
   using nnd::jit::Isa;
   const nnd::jit::CpuFeatures host = nnd::jit::detect_cpu_features();
   std::vector<Isa> isas;
