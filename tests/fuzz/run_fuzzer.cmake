@@ -4,8 +4,9 @@
 #   -DFUZZER=exe -DSEEDS=dir -DWORK=dir [-DEXTRA="-dict=file"] [-DKNOWN_CRASH_MODULE=libhdf5]
 # With KNOWN_CRASH_MODULE the run continues past crashes (-fork=1 -ignore_crashes=1) and then
 # replays each crash input: one whose crashing frame (#0, or #1 under an intercepted memcpy/
-# memmove/memset) lies in that library is reported as a known crash of that library
-# (docs/fuzzing.md) and does not fail the test; any other crash, timeout, leak or OOM does.
+# memmove/memset) lies in that library, or a malloc over -malloc_limit_mb called from it, is
+# reported as a known crash of that library (docs/fuzzing.md) and does not fail the test; any
+# other crash, timeout, leak or OOM does.
 set(seconds 20)
 if(DEFINED ENV{NND_FUZZ_SECONDS} AND NOT "$ENV{NND_FUZZ_SECONDS}" STREQUAL "")
   set(seconds $ENV{NND_FUZZ_SECONDS})
@@ -35,8 +36,9 @@ foreach(f ${findings})
                   RESULT_VARIABLE replay_rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
   if(replay_rc EQUAL 0)
     message(STATUS "finding ${f} no longer reproduces")
-  elseif(out MATCHES "\n *#0 0x[0-9a-f]+ in [^\n]*\\(/[^\n]*${KNOWN_CRASH_MODULE}" OR
-         out MATCHES "\n *#0 0x[0-9a-f]+ in (__interceptor_|__asan_)?(memcpy|memmove|memset)[^\n]*\n *#1 0x[0-9a-f]+ in [^\n]*\\(/[^\n]*${KNOWN_CRASH_MODULE}")
+  elseif(out MATCHES "\n *#0 0x[0-9a-f]+ [^\n]*\\(/[^\n]*${KNOWN_CRASH_MODULE}" OR
+         out MATCHES "\n *#0 0x[0-9a-f]+ in (__interceptor_|__asan_)?(memcpy|memmove|memset)[^\n]*\n *#1 0x[0-9a-f]+ [^\n]*\\(/[^\n]*${KNOWN_CRASH_MODULE}" OR
+         out MATCHES "out-of-memory \\(malloc\\([0-9]+\\)\\).*\n *#[0-9]+ 0x[0-9a-f]+ in malloc [^\n]*\n *#[0-9]+ 0x[0-9a-f]+ [^\n]*\\(/[^\n]*${KNOWN_CRASH_MODULE}")
     message(STATUS "known ${KNOWN_CRASH_MODULE} crash (docs/fuzzing.md): ${f}")
   else()
     message(SEND_ERROR "finding ${f}:\n${out}")
