@@ -2,9 +2,9 @@
 //
 // A tile is a block of output positions computed together: every weight vector loaded in the
 // channel loop is multiplied into each position of the tile, so a bigger tile reuses each weight
-// load more often. Today's NHWC buffers hold the whole batch back to back, so the input window of
-// "the same pixel one sample later" is a constant byte distance away, exactly like the next pixel
-// or the next output row. A tile may therefore span samples x output rows x output columns with
+// load more often. The engine's NHWC buffers hold a chunk's samples back to back, so the input
+// window of "the same pixel one sample later" is a constant byte distance away, exactly like the
+// next pixel or the next output row. A tile may therefore span samples x output rows x output columns with
 // constant displacements. That matters for late layers whose rows are narrower than the register
 // budget (a 4x4 map with 8 accumulators per block): one row alone leaves registers idle, while
 // two rows, or the same pixels of several samples, fill them.
