@@ -16,6 +16,7 @@ packages=(
   libsystemd-dev                      # sd_notify (READY/RELOADING/STOPPING/WATCHDOG)
   systemd                             # systemd-analyze verify of systemd/nnd.service (test)
   qemu-user                           # tests/jit: the robot's CPU (qemu-x86_64 -cpu Denverton, no AVX)
+  valgrind                            # tests/memcheck: memcheck runs (label memcheck)
 )
 
 missing=()
