@@ -17,6 +17,7 @@ packages=(
   systemd                             # systemd-analyze verify of systemd/nnd.service (test)
   qemu-user                           # tests/jit: the robot's CPU (qemu-x86_64 -cpu Denverton, no AVX)
   valgrind                            # tests/memcheck: memcheck runs (label memcheck)
+  clang libclang-rt-14-dev            # tests/fuzz: libFuzzer + sanitizer runtimes (label fuzz)
 )
 
 missing=()

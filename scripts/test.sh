@@ -2,8 +2,10 @@
 # Quick start, command 2: installs what is missing, builds nnd and runs the whole test suite,
 # first as a Release build, then built with AddressSanitizer + UndefinedBehaviorSanitizer, then
 # the daemon/client/integration (concurrency) tests built with ThreadSanitizer.
+# then the libFuzzer targets (clang) for a short run each plus their regression inputs.
 # ctest prints a summary line for each. NND_TEST_SANITIZE=0 skips the ASan+UBSan pass,
-# NND_TEST_TSAN=0 the ThreadSanitizer pass.
+# NND_TEST_TSAN=0 the ThreadSanitizer pass, NND_TEST_FUZZ=0 the fuzz pass;
+# NND_FUZZ_SECONDS (default 20) is each target's fuzzing time.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
@@ -34,4 +36,11 @@ if [ "${NND_TEST_TSAN:-1}" != 0 ]; then
   (cd "$root/build-tsan" &&
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 NND_TEST_TIMEOUT_SCALE=4 \
       ctest --output-on-failure -j"$jobs" --timeout 900 -L 'daemon|client|integration' -LE install)
+fi
+if [ "${NND_TEST_FUZZ:-1}" != 0 ]; then
+  echo "=== libFuzzer build (clang): ${NND_FUZZ_SECONDS:-20} s per fuzz target + regression inputs"
+  CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=Release \
+    -DNND_WERROR=ON -DNND_FUZZ=ON -DNND_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$root/build-fuzz" -j"$jobs" --target nnd_fuzz
+  (cd "$root/build-fuzz" && ctest -L fuzz --output-on-failure -j"$jobs")
 fi
