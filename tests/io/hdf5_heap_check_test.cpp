@@ -14,15 +14,19 @@ namespace {
 
 // A file image with a version-0 superblock (8-byte lengths) and one collection at byte 512.
 std::vector<uint8_t> image_with_collection(const std::vector<uint8_t>& objects, uint64_t extent) {
-  std::vector<uint8_t> f(512, 0);
+  // Sized once and filled by index: g++ 12 reports a false array-bounds error for
+  // insert()-after-construction here (-Werror), so no insert/copy into a grown vector.
+  std::vector<uint8_t> f(512 + 16 + objects.size(), 0);
   const uint8_t sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-  std::copy(sig, sig + 8, f.begin());
+  const uint8_t head[8] = {'G', 'C', 'O', 'L', 1, 0, 0, 0};
+  for (size_t i = 0; i < 8; ++i) {
+    f[i] = sig[i];
+    f[512 + i] = head[i];
+    f[520 + i] = static_cast<uint8_t>(extent >> (8 * i));
+  }
   f[13] = 8;  // size of offsets
   f[14] = 8;  // size of lengths
-  const uint8_t head[8] = {'G', 'C', 'O', 'L', 1, 0, 0, 0};
-  f.insert(f.end(), head, head + 8);
-  for (int i = 0; i < 8; ++i) f.push_back(static_cast<uint8_t>(extent >> (8 * i)));
-  f.insert(f.end(), objects.begin(), objects.end());
+  for (size_t i = 0; i < objects.size(); ++i) f[528 + i] = objects[i];
   f.resize(512 + extent, 0);
   return f;
 }
