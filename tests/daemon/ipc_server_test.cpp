@@ -255,7 +255,9 @@ TEST(IpcServer, BadRequestsGetDistinctErrors) {
   EXPECT_EQ(status_of(0), NND_IPC_E_SHAPE);
   c.submit(0, "tiny", 0x5157, 1, 64);  // aligned end of the inputs is accepted too
   EXPECT_EQ(status_of(0), NND_IPC_OK);
-  c.submit(0, "tiny", 0x5157, 1, 12, now_ns() - 1000);
+  // Well in the past: the poller compares deadlines with the time it took before scanning the
+  // rings, which may be a few microseconds older than this submit (a 1 us margin raced).
+  c.submit(0, "tiny", 0x5157, 1, 12, now_ns() - 1'000'000'000);
   EXPECT_EQ(status_of(0), NND_IPC_E_DEADLINE);
   std::memset(c.slot(1)->model, 'A', NND_IPC_MAX_NAME);  // unterminated name
   c.slot(1)->batch = 1;
