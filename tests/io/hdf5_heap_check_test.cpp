@@ -70,7 +70,7 @@ TEST(Hdf5HeapCheck, ObjectPastTheCollectionIsRejected) {
 TEST(Hdf5HeapCheck, CollectionsLibhdf5RefusesAnywayAreIgnored) {
   // Declared extent past the end of the file: libhdf5 fails to read it, no need to judge it.
   auto f = image_with_collection(object(0, 0), kExtent);
-  f.resize(f.size() - 1);
+  f.pop_back();  // (not resize(size() - 1): g++ 12 -O2 -fsanitize warns of a wrapped bound)
   EXPECT_EQ(check_global_heaps(f.data(), f.size()), "");
   // No HDF5 signature at all.
   const uint8_t junk[16] = {'G', 'C', 'O', 'L', 1};
