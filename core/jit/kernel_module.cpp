@@ -1,5 +1,9 @@
 #include "core/jit/kernel_module.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -23,6 +27,18 @@ class ThrowingErrorHandler : public asmjit::ErrorHandler {
 };
 
 const x86::Gp kSaved[] = {x86::rbx, x86::rbp, x86::r12, x86::r13, x86::r14, x86::r15};
+
+// NND_PERF_MAP=1: append "<start> <size> <name>" per kernel to /tmp/perf-<pid>.map, the file
+// `perf report` reads to name samples in JIT code (per-layer profiles of nnd, nnrun, nnbench).
+void append_perf_map(const void* fn, size_t size, const std::string& name) {
+  const char* v = std::getenv("NND_PERF_MAP");
+  if (v == nullptr || *v == '\0' || std::string(v) == "0") return;
+  const std::string path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
+  if (FILE* f = std::fopen(path.c_str(), "a")) {
+    std::fprintf(f, "%lx %zx nnd:%s\n", reinterpret_cast<unsigned long>(fn), size, name.c_str());
+    std::fclose(f);
+  }
+}
 
 }  // namespace
 
@@ -76,6 +92,7 @@ KernelFn KernelModule::compile(const std::string& name, const std::function<void
     throw Error("JIT: cannot place " + name + " in executable memory: " + asmjit::DebugUtils::errorAsString(err));
   }
   k.fn = reinterpret_cast<KernelFn>(fn);
+  append_perf_map(fn, k.bytes.size(), std::to_string(kernels_.size()) + "-" + name);
   if (!dump_dir_.empty()) {
     std::string file = std::to_string(kernels_.size()) + "-" + name;
     for (char& c : file) {

@@ -1,8 +1,9 @@
 // Properties of the generated code itself: ISA selection, the SSE4.1 path free of VEX/EVEX
-// (decoded with Capstone), determinism, the dump switch, errors for what is not compiled, and
+// (decoded with Capstone), determinism, the dump switch and perf map, errors for what is not compiled, and
 // re-entrant runs.
 #include <capstone/capstone.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -225,6 +226,32 @@ TEST(JitCode, DumpWritesListingsAndPlan) {
   std::ifstream in(dir / "0-input__u8-to-f32-sse4.1.asm");
   std::string text((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(text.find("pmovzxbd"), std::string::npos) << text;
+}
+
+// NND_PERF_MAP=1 names every kernel's code range in /tmp/perf-<pid>.map for `perf report`.
+TEST(JitCode, PerfMapNamesEveryKernel) {
+  const std::filesystem::path map = "/tmp/perf-" + std::to_string(getpid()) + ".map";
+  std::filesystem::remove(map);
+  setenv("NND_PERF_MAP", "1", 1);
+  auto e = compile(kitchen_sink(), Isa::kSse41);
+  unsetenv("NND_PERF_MAP");
+  std::ifstream in(map);
+  ASSERT_TRUE(in) << map;
+  size_t lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    ASSERT_LT(lines, e->code().kernels().size()) << line;
+    const CompiledKernel& k = e->code().kernels()[lines];
+    char name[256] = {};
+    unsigned long start = 0, size = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%lx %lx %255[^\n]", &start, &size, name), 3) << line;
+    EXPECT_EQ(start, reinterpret_cast<unsigned long>(k.fn)) << line;
+    EXPECT_EQ(size, k.bytes.size()) << line;
+    EXPECT_EQ(std::string(name), "nnd:" + std::to_string(lines) + "-" + k.name) << line;
+  }
+  EXPECT_EQ(lines, e->code().kernels().size());
+  std::filesystem::remove(map);
+  auto quiet = compile(kitchen_sink(), Isa::kSse41);  // unset again: no file
+  EXPECT_FALSE(std::filesystem::exists(map));
 }
 
 // Every IR kind compiles now (the last ones in core/jit/jit_lower_extra.cpp): what used to be the
