@@ -70,6 +70,13 @@ class SseEmitter final : public VecEmitter {
     a_.mulps(xmm(t), xmm(b));
     a_.addps(xmm(acc), xmm(t));
   }
+  bool fmadd_needs_copy() const override { return true; }
+  void fmadd_mem(int acc, int a, const x86::Mem& m) override {
+    const int t = scratch();
+    a_.movups(xmm(t), m);
+    a_.mulps(xmm(t), xmm(a));
+    a_.addps(xmm(acc), xmm(t));
+  }
   void sqrt(int d, int a) override { a_.sqrtps(xmm(d), xmm(a)); }
   void and_(int d, int a, int b) override { binop(Inst::kIdAndps, d, a, b, true); }
   void or_(int d, int a, int b) override { binop(Inst::kIdOrps, d, a, b, true); }

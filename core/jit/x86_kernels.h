@@ -19,6 +19,11 @@ namespace nnd::jit {
 struct ConvBlocking {
   int vmax = 1;  // vectors per full output-channel block
   int rows = 1;  // pixels/rows per tile
+  // Weights are read by the multiply-adds from memory (VecEmitter::fmadd_mem) instead of being
+  // held in V registers: on SSE that replaces a register copy per product with a load, and the V
+  // registers freed hold accumulators.
+  bool stream_weights = false;
+  int weight_regs() const { return stream_weights ? 0 : vmax; }
 };
 ConvBlocking conv_blocking(Isa isa, int width, int usable_regs, int64_t cout_g);
 

@@ -69,6 +69,13 @@ class VecEmitter {
     broadcast(tmp, m);
     fmadd(acc, tmp, a);
   }
+  // acc += a * [m] (width() floats). Two-operand SSE needs a temporary for the product anyway, and
+  // loading the memory operand into it costs a load slot instead of the register copy (movaps) a
+  // register operand needs; FMA ISAs take the operand in the instruction itself.
+  virtual void fmadd_mem(int acc, int a, const x86::Mem& m) = 0;
+  // True when fmadd() with register operands spends a register copy on the product (SSE), so a
+  // kernel whose factor comes from memory anyway should use fmadd_mem().
+  virtual bool fmadd_needs_copy() const { return false; }
   virtual void sqrt(int d, int a) = 0;
   // Bitwise and int32-lane forms (normalisation and the polynomial math of x86_math.cpp).
   virtual void and_(int d, int a, int b) = 0;
