@@ -20,6 +20,7 @@
 #include "core/ir/shape_inference.h"
 #include "core/jit/jit_lower_extra.h"
 #include "core/jit/kernel_helpers.h"
+#include "core/jit/padded_storage.h"
 #include "core/jit/x86_kernels.h"
 #include "core/jit/x86_math.h"
 #include "core/passes/pass.h"
@@ -74,6 +75,9 @@ struct Buffer {
   int64_t first = -1, last = -1;  // steps using it
   int64_t offset = 0;       // arena offset per sample (floats)
   std::string name;
+  // Set when the producer wrote the interior of this bordered buffer (padded_storage.h): its
+  // consumer fills the border instead of copying.
+  std::optional<PaddedStore> placed;
 };
 
 struct Step {
@@ -250,12 +254,23 @@ class JitEngineImpl final : public JitEngine {
         return b;
       }
     }
+    if (const auto& ps = padded_[static_cast<size_t>(v)]) return new_buffer(ps->padded_floats(), g_.values[v].name);
     return new_buffer(element_count(g_.values[v].shape, g_.values[v].name), g_.values[v].name);
+  }
+
+  // Where the producer of n's output writes it: the interior of its bordered buffer when the
+  // output has padded storage (and the buffer is then marked as placed), else dense.
+  OutPlacement placement_for(const Node& n, int dst) {
+    const auto& ps = padded_[static_cast<size_t>(n.output)];
+    if (!ps) return {};
+    buffers_[static_cast<size_t>(dst)].placed = *ps;
+    return {ps->row_floats(), ps->padded_floats(), ps->interior_offset()};
   }
 
   // ---- lowering ----
   void lower() {
     value_buf_.assign(g_.values.size(), -1);
+    padded_ = plan_padded_storage(g_);
     for (size_t i = 0; i < g_.inputs.size(); ++i) {
       const ValueId v = g_.inputs[i];
       const int64_t count = element_count(g_.values[v].shape, g_.values[v].name);
@@ -343,6 +358,13 @@ class JitEngineImpl final : public JitEngine {
                int64_t right, float value, Hwc* padded) {
     *padded = {in.h + top + bottom, in.w + left + right, in.c * dm};
     if (top == 0 && bottom == 0 && left == 0 && right == 0 && dm == 1) return src;
+    const std::optional<PaddedStore>& placed = buffers_[static_cast<size_t>(src)].placed;
+    if (dm == 1 && placed && *placed == PaddedStore{in.h, in.w, in.c, top, bottom, left, right, value}) {
+      // The producer wrote the interior already: fill the border in place.
+      PadSpec ps{in.h, in.w, in.c, 1, top, bottom, left, right, value, false, true};
+      add_step(kname(n, "f32-padborder"), {src}, src, [ps](VecEmitter& ve) { emit_pad(ve, ps); });
+      return src;
+    }
     const int b = new_buffer(padded->h * padded->w * padded->c, n.name + ":padded");
     PadSpec ps{in.h, in.w, in.c, dm, top, bottom, left, right, value, false};
     add_step(kname(n, "f32-pad"), {src}, b, [ps](VecEmitter& ve) { emit_pad(ve, ps); });
@@ -386,7 +408,8 @@ class JitEngineImpl final : public JitEngine {
   }
 
   void depthwise(const Node& n, const Window& win, const Weights& kernel, const Weights* bias, int64_t dm,
-                 ActivationKind act, int src, int dst, const Hwc& in, const Pads& pd, int residual = -1) {
+                 ActivationKind act, int src, int dst, const Hwc& in, const Pads& pd, int residual = -1,
+                 OutPlacement place = {}) {
     Hwc padded;
     const int b = pad_step(n, src, in, dm, pd.top, pd.bottom, pd.left, pd.right, 0.0f, &padded);
     WindowSpec ws;
@@ -412,6 +435,7 @@ class JitEngineImpl final : public JitEngine {
     ws.weight_off += off;
     ws.bias_off += off;
     ws.residual = residual >= 0;
+    ws.out_place = place;
     std::vector<int> ins{b};
     if (ws.residual) ins.push_back(residual);
     add_step(kname(n, "f32-dwconv"), ins, dst, [ws](VecEmitter& ve) { emit_window(ve, ws); });
@@ -465,7 +489,9 @@ class JitEngineImpl final : public JitEngine {
             cs.has_bias = !p.bias.empty();
             cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
             int src = in_buf(n, 0);
-            if (w.kernel_h == 1 && w.kernel_w == 1 && w.stride_h == 1 && w.stride_w == 1 && p.groups == 1) {
+            cs.out_place = placement_for(n, dst);
+            if (w.kernel_h == 1 && w.kernel_w == 1 && w.stride_h == 1 && w.stride_w == 1 && p.groups == 1 &&
+                cs.out_place.dense()) {
               cs.rows_mode = true;
             } else {
               Hwc padded;
@@ -479,7 +505,8 @@ class JitEngineImpl final : public JitEngine {
           } else if constexpr (std::is_same_v<T, DepthwiseConvParams>) {
             const Hwc in = as_hwc(p.rank, in_shape);
             depthwise(n, p.window, p.kernel, p.bias.empty() ? nullptr : &p.bias, p.depth_multiplier, p.activation,
-                      in_buf(n, 0), dst, in, pads_for(p.window, in), residual_buf(n, p.residual));
+                      in_buf(n, 0), dst, in, pads_for(p.window, in), residual_buf(n, p.residual),
+                      placement_for(n, dst));
           } else if constexpr (std::is_same_v<T, SeparableConvParams>) {
             const Hwc in = as_hwc(p.rank, in_shape);
             const Pads pd = pads_for(p.window, in);
@@ -488,10 +515,16 @@ class JitEngineImpl final : public JitEngine {
             depthwise(n, p.window, p.depthwise_kernel, nullptr, p.depth_multiplier, ActivationKind::kLinear,
                       in_buf(n, 0), mid, in, pd);
             ConvSpec cs = conv_spec(mid_c, p.filters);
-            cs.rows_mode = true;
             cs.in_c = mid_c;
             cs.out_c = p.filters;
-            cs.out_w = pd.h.out * pd.w.out;
+            cs.out_place = placement_for(n, dst);
+            if (cs.out_place.dense()) {
+              cs.rows_mode = true;
+              cs.out_w = pd.h.out * pd.w.out;
+            } else {  // 1x1 spatial conv over the depthwise output, writing the bordered interior
+              cs.in_h = cs.out_h = pd.h.out;
+              cs.in_w = cs.out_w = pd.w.out;
+            }
             cs.has_bias = !p.bias.empty();
             cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
             emit_conv_step(n, cs, p.pointwise_kernel, p.bias, mid, dst, "f32-gemm", residual_buf(n, p.residual));
@@ -635,6 +668,7 @@ class JitEngineImpl final : public JitEngine {
     ws.vmax = static_cast<int>(std::min<int64_t>(isa_ == Isa::kAvx512 ? 4 : 2, ceil_div(in.c, width_)));
     ws.rows = std::min(8, (usable_ - 1) / ws.vmax);
     if (kind == PoolKind::kAverage && !padded_any) ws.scale = static_cast<float>(1.0 / static_cast<double>(win.kernel_h * win.kernel_w));
+    ws.out_place = placement_for(n, dst);
     add_step(kname(n, kind == PoolKind::kMax ? "f32-maxpool" : "f32-avgpool"), {src}, dst,
              [ws](VecEmitter& ve) { emit_window(ve, ws); });
     if (kind == PoolKind::kAverage && padded_any) {
@@ -770,6 +804,7 @@ class JitEngineImpl final : public JitEngine {
   std::vector<Buffer> buffers_;
   std::vector<Step> steps_;
   std::vector<int> value_buf_;
+  std::vector<std::optional<PaddedStore>> padded_;  // per value: bordered storage (padded_storage.h)
   std::vector<int> input_buf_, input_u8_buf_;
   std::vector<KernelFn> input_u8_fn_;
   std::vector<std::tuple<int, int, int64_t>> output_copies_;  // (output slot, buffer, floats/sample)

@@ -79,6 +79,7 @@ void load_lanes(VecEmitter& ve, int v, const x86::Mem& m, int lanes) {
 struct SpatialGeometry {
   int64_t out_h, out_w;
   int64_t in_row_step, in_pix_step, out_row_step, out_pix_step, in_sample, out_sample;
+  int64_t out_offset = 0;  // bytes from the output pointer to the first output pixel
 };
 
 void spatial_loops(VecEmitter& ve, const SpatialGeometry& g, int R, const std::function<void(int)>& tile_row) {
@@ -87,6 +88,7 @@ void spatial_loops(VecEmitter& ve, const SpatialGeometry& g, int R, const std::f
   a.mov(kIn, x86::qword_ptr(kIn, 0));
   a.mov(slot(kInN), kIn);
   a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  add_imm(a, kOut, g.out_offset);
   a.mov(slot(kOutN), kOut);
   a.mov(kN, x86::qword_ptr(kArgs, 24));
   Label ln = a.newLabel(), loh = a.newLabel();
@@ -356,9 +358,9 @@ ConvTileProblem tile_problem(const VecEmitter& ve, const ConvSpec& s) {
   p.vectors = s.blocking.vmax;
   p.max_tile = std::clamp((ve.usable_regs() - s.blocking.weight_regs() - 1) / s.blocking.vmax, 1, 16);
   p.in_sample = s.in_h * s.in_w * s.in_c * 4;
-  p.out_sample = s.out_h * s.out_w * s.out_c * 4;
+  p.out_sample = (s.out_place.sample_floats ? s.out_place.sample_floats : s.out_h * s.out_w * s.out_c) * 4;
   p.in_row = s.sh * s.in_w * s.in_c * 4;
-  p.out_row = s.out_w * s.out_c * 4;
+  p.out_row = (s.out_place.row_floats ? s.out_place.row_floats : s.out_w * s.out_c) * 4;
   p.in_col = s.sw * s.in_c * 4;
   p.out_col = s.out_c * 4;
   return p;
@@ -415,7 +417,7 @@ void conv_spatial(VecEmitter& ve, const ConvSpec& s, int64_t g) {
   add_imm(a, kIn, g * s.cin_g * 4);
   a.mov(slot(kInN), kIn);
   a.mov(kOut, x86::qword_ptr(kArgs, 8));
-  add_imm(a, kOut, g * s.cout_g * 4);
+  add_imm(a, kOut, (s.out_place.offset_floats + g * s.cout_g) * 4);
   a.mov(slot(kOutN), kOut);
   a.mov(kN, x86::qword_ptr(kArgs, 24));
   Label ldone = a.newLabel();
@@ -740,10 +742,13 @@ void pack_conv_weights(ConvSpec& s, int width, const std::vector<float>& kernel,
 
 void emit_conv(VecEmitter& ve, const ConvSpec& s) {
   const int R = s.blocking.rows;
+  // The residual is read at the output's displacements, so both must share one layout.
+  if (s.residual && !s.out_place.dense()) throw Error("JIT internal error: a fused residual with a bordered output");
   if (s.residual) load_residual_delta(ve);
   for (int64_t g = 0; g < s.groups; ++g) {
     set_weight_slots(ve, s.group_weight_off[static_cast<size_t>(g)], s.group_bias_off[static_cast<size_t>(g)]);
     if (s.rows_mode) {
+      if (!s.out_place.dense()) throw Error("JIT internal error: a GEMM-mode conv cannot write a bordered output");
       const int64_t ps_in = s.in_c * 4, ps_out = s.out_c * 4;
       rows_loops(ve, s.out_h * s.out_w, R, ps_in, ps_out,
                  [&](int r) { conv_blocks(ve, s, strided_layout(r, ps_in, ps_out)); });
@@ -774,12 +779,15 @@ void pack_depthwise_weights(WindowSpec& s, int width, const std::vector<float>& 
 }
 
 void emit_window(VecEmitter& ve, const WindowSpec& s) {
+  if (s.residual && !s.out_place.dense()) throw Error("JIT internal error: a fused residual with a bordered output");
   if (s.residual) load_residual_delta(ve);
   set_weight_slots(ve, s.weight_off, s.bias_off);
+  const OutPlacement& op = s.out_place;
   SpatialGeometry geo{s.out_h, s.out_w,
                       s.sh * s.in_w * s.c * 4, s.sw * s.c * 4,
-                      s.out_w * s.c * 4, s.c * 4,
-                      s.in_h * s.in_w * s.c * 4, s.out_h * s.out_w * s.c * 4};
+                      (op.row_floats ? op.row_floats : s.out_w * s.c) * 4, s.c * 4,
+                      s.in_h * s.in_w * s.c * 4, (op.sample_floats ? op.sample_floats : s.out_h * s.out_w * s.c) * 4,
+                      op.offset_floats * 4};
   spatial_loops(ve, geo, s.rows, [&](int r) { window_blocks(ve, s, r); });
 }
 
@@ -799,7 +807,9 @@ void emit_pad(VecEmitter& ve, const PadSpec& s) {
   a.mov(slot(kOhCnt), i32(s.h));
   a.bind(lh);
   emit_fill(ve, kOut, s.left * cd, 0);
-  if (s.dm == 1) {
+  if (s.border_only) {
+    add_imm(a, kOut, s.w * s.c * 4);  // the producer's interior row
+  } else if (s.dm == 1) {
     emit_copy(ve, kOut, kIn, s.w * s.c, 1);
   } else {
     Label lw = a.newLabel();

@@ -27,6 +27,16 @@ struct ConvBlocking {
 };
 ConvBlocking conv_blocking(Isa isa, int width, int usable_regs, int64_t cout_g);
 
+// Where a spatial kernel writes its output: dense NHWC by default, or the interior of a bordered
+// buffer whose border a consumer needs (padded_storage.h): rows and samples further apart, and the
+// first pixel `offset_floats` in.
+struct OutPlacement {
+  int64_t row_floats = 0;     // 0: dense (out_w * channels)
+  int64_t sample_floats = 0;  // 0: dense (out_h * out_w * channels)
+  int64_t offset_floats = 0;
+  bool dense() const { return row_floats == 0 && sample_floats == 0 && offset_floats == 0; }
+};
+
 // Activations the conv/GEMM epilogue applies on its accumulators; others run as a separate
 // element-wise kernel.
 bool act_fusable(ActivationKind k);
@@ -43,6 +53,7 @@ struct ConvSpec {
   // Fused residual: the kernel's second input (in[1]) has the output's layout and is added to the
   // accumulators after the bias, before `act`.
   bool residual = false;
+  OutPlacement out_place;  // spatial mode only
   ConvBlocking blocking;
   std::vector<int64_t> group_weight_off;  // per group, in floats from KernelArgs::weights
   std::vector<int64_t> group_bias_off;
@@ -63,6 +74,7 @@ struct WindowSpec {
   bool has_bias = false;
   ActivationKind act = ActivationKind::kLinear;
   bool residual = false;           // kDepthwise: add in[1] (output layout) before `act`
+  OutPlacement out_place;
   float scale = 1.0f;              // kSum: constant factor (valid average pooling)
   int64_t weight_off = 0, bias_off = 0, recip_off = -1;  // recip: per-output-pixel factor map
   int vmax = 1, rows = 1;
@@ -78,6 +90,9 @@ struct PadSpec {
   int64_t top = 0, bottom = 0, left = 0, right = 0;
   float value = 0.0f;
   bool u8 = false;
+  // Fill only the border of an already bordered buffer (in place; its interior was written by the
+  // producer, see padded_storage.h). dm must be 1.
+  bool border_only = false;
 };
 void emit_pad(VecEmitter& ve, const PadSpec& s);
 

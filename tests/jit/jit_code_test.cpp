@@ -20,30 +20,9 @@ namespace {
 // activations, helpers, merges, concat, u8 conversion) with channel tails.
 Graph kitchen_sink() {
   Rng r(77);
-  Graph g;
-  g.source = "kitchen-sink";
-  auto value = [&](const std::string& name, Dims shape = {}) {
-    Value v;
-    v.name = name;
-    v.shape = std::move(shape);
-    g.values.push_back(v);
-    return static_cast<ValueId>(g.values.size() - 1);
-  };
-  auto node = [&](const std::string& name, LayerParams p, std::vector<ValueId> in) {
-    Node n;
-    n.name = name;
-    n.keras_class = layer_kind_name(p);
-    n.params = std::move(p);
-    n.inputs = std::move(in);
-    n.output = value(name);
-    g.values[n.output].producer = static_cast<NodeId>(g.nodes.size());
-    g.nodes.push_back(std::move(n));
-    return g.values.size() - 1;
-  };
-  const ValueId x = value("input", {9, 11, 3});
-  g.values[x].dtype = DType::kUInt8;
-  g.inputs = {x};
-  g.input_names = {"input"};
+  GraphBuilder gb("kitchen-sink");
+  auto node = [&](const std::string& name, LayerParams p, std::vector<ValueId> in) { return gb.node(name, std::move(p), std::move(in)); };
+  const ValueId x = gb.input("input", {9, 11, 3}, DType::kUInt8);
   ConvParams c;
   c.window.kernel_h = c.window.kernel_w = 3;
   c.window.stride_h = 2;
@@ -84,10 +63,7 @@ Graph kitchen_sink() {
   const auto o1 = static_cast<ValueId>(node("dense", dn, {f1}));
   ActivationParams hs{ActivationKind::kHardSwish};
   const auto o2 = static_cast<ValueId>(node("hswish", hs, {f1}));
-  g.outputs = {o1, o2};
-  g.output_names = {"dense", "hswish"};
-  infer_shapes(g);
-  return g;
+  return gb.finish({o1, o2});
 }
 
 std::unique_ptr<JitEngine> compile(const Graph& g, Isa isa, JitConfig cfg = {}) {

@@ -92,6 +92,49 @@ inline Graph one_node(LayerParams params, const std::vector<Dims>& input_shapes,
   return g;
 }
 
+// Builds a graph node by node (values named after their producers), for chains and small DAGs.
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(std::string source) { g_.source = std::move(source); }
+  ValueId input(const std::string& name, Dims shape, DType dtype = DType::kFloat32) {
+    const ValueId v = value(name, std::move(shape));
+    g_.values[static_cast<size_t>(v)].dtype = dtype;
+    g_.inputs.push_back(v);
+    g_.input_names.push_back(name);
+    return v;
+  }
+  ValueId node(const std::string& name, LayerParams p, std::vector<ValueId> in) {
+    Node n;
+    n.name = name;
+    n.keras_class = layer_kind_name(p);
+    n.params = std::move(p);
+    n.inputs = std::move(in);
+    n.output = value(name);
+    g_.values[static_cast<size_t>(n.output)].producer = static_cast<NodeId>(g_.nodes.size());
+    g_.nodes.push_back(std::move(n));
+    return g_.nodes.back().output;
+  }
+  // Marks the outputs and infers every shape.
+  Graph finish(const std::vector<ValueId>& outputs) {
+    for (ValueId v : outputs) {
+      g_.outputs.push_back(v);
+      g_.output_names.push_back(g_.values[static_cast<size_t>(v)].name);
+    }
+    infer_shapes(g_);
+    return std::move(g_);
+  }
+
+ private:
+  ValueId value(const std::string& name, Dims shape = {}) {
+    Value v;
+    v.name = name;
+    v.shape = std::move(shape);
+    g_.values.push_back(v);
+    return static_cast<ValueId>(g_.values.size() - 1);
+  }
+  Graph g_;
+};
+
 inline int64_t count_of(const Dims& d) {
   int64_t n = 1;
   for (int64_t x : d) n *= x;
