@@ -19,6 +19,7 @@
 #include "core/ir/conv_geometry.h"
 #include "core/ir/shape_inference.h"
 #include "core/jit/jit_lower_extra.h"
+#include "core/jit/in_place.h"
 #include "core/jit/kernel_helpers.h"
 #include "core/jit/padded_storage.h"
 #include "core/jit/x86_kernels.h"
@@ -258,6 +259,17 @@ class JitEngineImpl final : public JitEngine {
     return new_buffer(element_count(g_.values[v].shape, g_.values[v].name), g_.values[v].name);
   }
 
+  // The input buffer an element-wise node overwrites with its output (in_place.h), when that
+  // buffer is the arena's, dense and exactly the output's size.
+  std::optional<int> in_place_buffer(const Node& n, int64_t out_count) const {
+    const int k = in_place_[static_cast<size_t>(&n - g_.nodes.data())];
+    if (k < 0) return std::nullopt;
+    const int b = in_buf(n, static_cast<size_t>(k));
+    const Buffer& bf = buffers_[static_cast<size_t>(b)];
+    if (bf.kind != Buffer::kArena || bf.placed || bf.floats != out_count) return std::nullopt;
+    return b;
+  }
+
   // Where the producer of n's output writes it: the interior of its bordered buffer when the
   // output has padded storage (and the buffer is then marked as placed), else dense.
   OutPlacement placement_for(const Node& n, int dst) {
@@ -271,6 +283,7 @@ class JitEngineImpl final : public JitEngine {
   void lower() {
     value_buf_.assign(g_.values.size(), -1);
     padded_ = plan_padded_storage(g_);
+    in_place_ = plan_in_place(g_, math_);
     for (size_t i = 0; i < g_.inputs.size(); ++i) {
       const ValueId v = g_.inputs[i];
       const int64_t count = element_count(g_.values[v].shape, g_.values[v].name);
@@ -452,7 +465,8 @@ class JitEngineImpl final : public JitEngine {
       value_buf_[static_cast<size_t>(n.output)] = in_buf(n, 0);
       return;
     }
-    const int dst = out_buffer_for(n.output);
+    const std::optional<int> reuse = in_place_buffer(n, out_count);
+    const int dst = reuse ? *reuse : out_buffer_for(n.output);
     value_buf_[static_cast<size_t>(n.output)] = dst;
     if (lower_extra(n, dst)) return;
     std::visit(
@@ -805,6 +819,7 @@ class JitEngineImpl final : public JitEngine {
   std::vector<Step> steps_;
   std::vector<int> value_buf_;
   std::vector<std::optional<PaddedStore>> padded_;  // per value: bordered storage (padded_storage.h)
+  std::vector<int> in_place_;                       // per node: input whose storage it reuses (in_place.h)
   std::vector<int> input_buf_, input_u8_buf_;
   std::vector<KernelFn> input_u8_fn_;
   std::vector<std::tuple<int, int, int64_t>> output_copies_;  // (output slot, buffer, floats/sample)
