@@ -703,7 +703,9 @@ ConvBlocking conv_blocking(Isa isa, int width, int usable_regs, int64_t cout_g) 
   b.stream_weights = isa == Isa::kSse41;
   const int vmax_isa = isa == Isa::kAvx2 ? 2 : 4;
   b.vmax = static_cast<int>(std::min<int64_t>(vmax_isa, ceil_div(cout_g, width)));
-  b.rows = std::min(8, (usable_regs - b.weight_regs() - 1) / b.vmax);
+  // GEMM row tiles: with 32 registers (AVX-512) up to 16 rows, which measured 1-4% faster than 8
+  // on the real networks' pointwise layers; 16-register ISAs are limited by registers first.
+  b.rows = std::min(usable_regs > 16 ? 16 : 8, (usable_regs - b.weight_regs() - 1) / b.vmax);
   return b;
 }
 
