@@ -55,9 +55,6 @@ void AvxEmitter::div(int d, int a, int b) { a_.emit(Inst::kIdVdivps, reg(d), reg
 void AvxEmitter::max(int d, int a, int b) { a_.emit(Inst::kIdVmaxps, reg(d), reg(a), reg(b)); }
 void AvxEmitter::min(int d, int a, int b) { a_.emit(Inst::kIdVminps, reg(d), reg(a), reg(b)); }
 void AvxEmitter::fmadd(int acc, int a, int b) { a_.emit(Inst::kIdVfmadd231ps, reg(acc), reg(a), reg(b)); }
-void AvxEmitter::fmadd_mem(int acc, int a, const x86::Mem& m) {
-  a_.emit(Inst::kIdVfmadd231ps, reg(acc), reg(a), m);
-}
 void AvxEmitter::sqrt(int d, int a) { a_.emit(Inst::kIdVsqrtps, reg(d), reg(a)); }
 void AvxEmitter::and_(int d, int a, int b) { a_.emit(Inst::kIdVandps, reg(d), reg(a), reg(b)); }
 void AvxEmitter::or_(int d, int a, int b) { a_.emit(Inst::kIdVorps, reg(d), reg(a), reg(b)); }

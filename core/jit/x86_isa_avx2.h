@@ -30,7 +30,6 @@ class AvxEmitter : public VecEmitter {
   void max(int d, int a, int b) override;
   void min(int d, int a, int b) override;
   void fmadd(int acc, int a, int b) override;
-  void fmadd_mem(int acc, int a, const x86::Mem& m) override;
   void sqrt(int d, int a) override;
   void and_(int d, int a, int b) override;
   void or_(int d, int a, int b) override;

@@ -71,8 +71,12 @@ class VecEmitter {
   }
   // acc += a * [m] (width() floats). Two-operand SSE needs a temporary for the product anyway, and
   // loading the memory operand into it costs a load slot instead of the register copy (movaps) a
-  // register operand needs; FMA ISAs take the operand in the instruction itself.
-  virtual void fmadd_mem(int acc, int a, const x86::Mem& m) = 0;
+  // register operand needs (SSE overrides this). The default, for FMA ISAs whose fmadd() needs no
+  // temporary, loads into scratch().
+  virtual void fmadd_mem(int acc, int a, const x86::Mem& m) {
+    load(scratch(), m);
+    fmadd(acc, a, scratch());
+  }
   // True when fmadd() with register operands spends a register copy on the product (SSE), so a
   // kernel whose factor comes from memory anyway should use fmadd_mem().
   virtual bool fmadd_needs_copy() const { return false; }
