@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/jit/padded_storage.h"
+#include "tests/support/layer_params.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace nnd::jit::test {
@@ -61,12 +62,7 @@ SeparableConvParams separable(Rng& r, int64_t cin, int64_t filters, int64_t k, i
 }
 
 PoolParams pool(PoolKind kind, int64_t k, int64_t stride, Padding pad = Padding::kSame) {
-  PoolParams p;
-  p.kind = kind;
-  p.window.kernel_h = p.window.kernel_w = k;
-  p.window.stride_h = p.window.stride_w = stride;
-  p.window.padding = pad;
-  return p;
+  return nnd::test::pool2d(kind, k, stride, pad);
 }
 
 const std::optional<PaddedStore>& plan_of(const std::vector<std::optional<PaddedStore>>& plan, ValueId v) {

@@ -1,17 +1,9 @@
 // Pooling, global pooling, up-sampling.
+#include "tests/support/layer_params.h"
 #include "tests/unit/test_util.h"
 
 namespace nnd::test {
 namespace {
-
-PoolParams pool2d(PoolKind kind, int64_t k, int64_t s, Padding pad) {
-  PoolParams p;
-  p.kind = kind;
-  p.window.kernel_h = p.window.kernel_w = k;
-  p.window.stride_h = p.window.stride_w = s;
-  p.window.padding = pad;
-  return p;
-}
 
 TEST(Pool, AverageSameExcludesPadding) {
   auto y = run1(pool2d(PoolKind::kAverage, 3, 1, Padding::kSame), {{3, 3, 1}}, {seq(9)});
