@@ -296,33 +296,19 @@ void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
   }
 }
 
-// One kernel row with streamed weights and the kw taps unrolled: neighbouring tile positions read
-// overlapping input windows (position r, tap kx reads column sw*r + dw*kx), so each distinct input
-// address is broadcast once and feeds every (position, tap) pair that reads it. Referee's 5x5
-// stride-2 stem with 7 positions: 17 broadcasts per channel instead of 35. Same register use as
-// conv_taps; leaves kWk at the next kernel row's weights.
-void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, int xb) {
+// The channel loop of a kernel row whose kw taps are unrolled in `per_channel` (one input channel,
+// kPix at its first pixel, kWk at its tap-0 weights): runs it for every channel, then leaves kWk
+// at the next kernel row's weights (tap_step = cin_g * wstep bytes per tap).
+void unrolled_taps_channel_loop(VecEmitter& ve, const ConvSpec& s, int64_t wstep,
+                                const std::function<void()>& per_channel) {
   x86::Assembler& a = ve.as();
-  const int W = ve.width();
-  const int R = static_cast<int>(t.in.size());
-  const int64_t wstep = int64_t{V} * W * 4, tap_step = s.cin_g * wstep;
-  // Input displacement -> the (position, kx) pairs reading it, in address order.
-  std::map<int64_t, std::vector<std::pair<int, int>>> readers;
-  for (int r = 0; r < R; ++r) {
-    for (int kx = 0; kx < s.kw; ++kx) readers[t.in[static_cast<size_t>(r)] + kx * s.dw * s.in_c * 4].emplace_back(r, kx);
-  }
   a.mov(kPix, kRow);
   Label lci = a.newLabel();
   if (s.cin_g > 1) {
     a.mov(kCi, i32(s.cin_g));
     a.bind(lci);
   }
-  for (const auto& [disp, pairs] : readers) {
-    ve.broadcast(xb, at(kPix, disp));
-    for (const auto& [r, kx] : pairs) {
-      for (int v = 0; v < V; ++v) ve.fmadd_mem(r * V + v, xb, at(kWk, kx * tap_step + v * W * 4));
-    }
-  }
+  per_channel();
   if (s.cin_g > 1) {
     a.add(kPix, 4);
     add_imm(a, kWk, wstep);
@@ -331,7 +317,31 @@ void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t
   } else {
     add_imm(a, kWk, wstep);
   }
-  add_imm(a, kWk, (s.kw - 1) * tap_step);
+  add_imm(a, kWk, (s.kw - 1) * s.cin_g * wstep);
+}
+
+// One kernel row with streamed weights and the kw taps unrolled: neighbouring tile positions read
+// overlapping input windows (position r, tap kx reads column sw*r + dw*kx), so each distinct input
+// address is broadcast once and feeds every (position, tap) pair that reads it. Referee's 5x5
+// stride-2 stem with 7 positions: 17 broadcasts per channel instead of 35. Same register use as
+// conv_taps; leaves kWk at the next kernel row's weights.
+void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, int xb) {
+  const int W = ve.width();
+  const int R = static_cast<int>(t.in.size());
+  const int64_t wstep = int64_t{V} * W * 4, tap_step = s.cin_g * wstep;
+  // Input displacement -> the (position, kx) pairs reading it, in address order.
+  std::map<int64_t, std::vector<std::pair<int, int>>> readers;
+  for (int r = 0; r < R; ++r) {
+    for (int kx = 0; kx < s.kw; ++kx) readers[t.in[static_cast<size_t>(r)] + kx * s.dw * s.in_c * 4].emplace_back(r, kx);
+  }
+  unrolled_taps_channel_loop(ve, s, wstep, [&] {
+    for (const auto& [disp, pairs] : readers) {
+      ve.broadcast(xb, at(kPix, disp));
+      for (const auto& [r, kx] : pairs) {
+        for (int v = 0; v < V; ++v) ve.fmadd_mem(r * V + v, xb, at(kWk, kx * tap_step + v * W * 4));
+      }
+    }
+  });
 }
 
 void conv_blocks(VecEmitter& ve, const ConvSpec& s, const TileLayout& t) {
@@ -387,7 +397,6 @@ ConvTileProblem tile_problem(const VecEmitter& ve, const ConvSpec& s) {
 // gets one product per tile-width of FMAs (no latency chain). bop's 7x7/2 stem with 11 positions:
 // 27 broadcasts and 7 weight loads per 77 FMAs, where conv_taps loads a broadcast per FMA.
 void conv_row_taps_cached(VecEmitter& ve, const ConvSpec& s, const TileLayout& t) {
-  x86::Assembler& a = ve.as();
   const int R = static_cast<int>(t.in.size());
   const int first_w = R, first_cache = R + static_cast<int>(s.kw);
   const int ncache = ve.usable_regs() - first_cache;
@@ -399,43 +408,30 @@ void conv_row_taps_cached(VecEmitter& ve, const ConvSpec& s, const TileLayout& t
       if ((kx * s.dw) % s.sw == ph) order.push_back(kx);
     }
   }
-  a.mov(kPix, kRow);
-  Label lci = a.newLabel();
-  if (s.cin_g > 1) {
-    a.mov(kCi, i32(s.cin_g));
-    a.bind(lci);
-  }
-  for (int kx = 0; kx < s.kw; ++kx) ve.load(first_w + kx, at(kWk, kx * tap_step));
-  std::vector<int64_t> held(static_cast<size_t>(ncache), 0), used(static_cast<size_t>(ncache), -1);
-  int64_t clock = 0;
-  for (int kx : order) {
-    for (int r = 0; r < R; ++r) {
-      const int64_t disp = t.in[static_cast<size_t>(r)] + kx * s.dw * s.in_c * 4;
-      int c = -1;
-      for (int i = 0; i < ncache; ++i) {
-        if (used[static_cast<size_t>(i)] >= 0 && held[static_cast<size_t>(i)] == disp) c = i;
-      }
-      if (c < 0) {
-        c = 0;
-        for (int i = 1; i < ncache; ++i) {
-          if (used[static_cast<size_t>(i)] < used[static_cast<size_t>(c)]) c = i;
+  unrolled_taps_channel_loop(ve, s, wstep, [&] {
+    for (int kx = 0; kx < s.kw; ++kx) ve.load(first_w + kx, at(kWk, kx * tap_step));
+    std::vector<int64_t> held(static_cast<size_t>(ncache), 0), used(static_cast<size_t>(ncache), -1);
+    int64_t clock = 0;
+    for (int kx : order) {
+      for (int r = 0; r < R; ++r) {
+        const int64_t disp = t.in[static_cast<size_t>(r)] + kx * s.dw * s.in_c * 4;
+        int c = -1;
+        for (int i = 0; i < ncache; ++i) {
+          if (used[static_cast<size_t>(i)] >= 0 && held[static_cast<size_t>(i)] == disp) c = i;
         }
-        held[static_cast<size_t>(c)] = disp;
-        ve.broadcast(first_cache + c, at(kPix, disp));
+        if (c < 0) {
+          c = 0;
+          for (int i = 1; i < ncache; ++i) {
+            if (used[static_cast<size_t>(i)] < used[static_cast<size_t>(c)]) c = i;
+          }
+          held[static_cast<size_t>(c)] = disp;
+          ve.broadcast(first_cache + c, at(kPix, disp));
+        }
+        used[static_cast<size_t>(c)] = clock++;
+        ve.fmadd(r, first_w + kx, first_cache + c);
       }
-      used[static_cast<size_t>(c)] = clock++;
-      ve.fmadd(r, first_w + kx, first_cache + c);
     }
-  }
-  if (s.cin_g > 1) {
-    a.add(kPix, 4);
-    add_imm(a, kWk, wstep);
-    a.dec(kCi);
-    a.jnz(lci);
-  } else {
-    add_imm(a, kWk, wstep);
-  }
-  add_imm(a, kWk, (s.kw - 1) * tap_step);
+  });
 }
 
 // One loop nest of the spatial conv over the samples that start at slots kInN/kOutN: output rows
