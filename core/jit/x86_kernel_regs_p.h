@@ -54,6 +54,11 @@ inline void add_imm(x86::Assembler& a, const x86::Gp& r, int64_t v) {
   if (v != 0) a.add(r, i32(v));
 }
 
+// slot += v (nothing emitted for 0), checked.
+inline void add_slot(x86::Assembler& a, int off, int64_t v) {
+  if (v != 0) a.add(slot(off), i32(v));
+}
+
 // Walks `count` floats in vector chunks: body(byte offset, lanes) against pointers the caller
 // advances in `advance(bytes)`. Up to 8 full vectors are emitted straight; longer spans loop
 // (kKh is the counter) over `unroll` vectors per iteration, and the pointers are restored after.

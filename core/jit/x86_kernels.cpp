@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/jit/conv_tiling.h"
+#include "core/jit/x86_kernel_epilogue_p.h"
 #include "core/jit/x86_kernel_regs_p.h"
 #include "core/util/error.h"
 
@@ -20,32 +21,7 @@ using asmjit::Label;
 
 namespace {
 
-void add_slot(x86::Assembler& a, int off, int64_t v) {
-  if (v == 0) return;
-  a.add(slot(off), i32(v));
-}
-
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// Epilogue activation on registers [first, first + count), `tmp` free.
-void emit_fused_act(VecEmitter& ve, ActivationKind act, int first, int count, int tmp) {
-  if (act == ActivationKind::kLinear) return;
-  ve.zero(tmp);
-  for (int i = first; i < first + count; ++i) ve.max(i, i, tmp);
-  if (act == ActivationKind::kRelu6) {
-    ve.load_const(tmp, 6.0f);
-    for (int i = first; i < first + count; ++i) ve.min(i, i, tmp);
-  }
-}
-
-// Fused residual: stores in[1] - out (bytes) in slot kResDelta at the start of the kernel.
-void load_residual_delta(VecEmitter& ve) {
-  x86::Assembler& a = ve.as();
-  a.mov(x86::rax, x86::qword_ptr(kArgs, 0));
-  a.mov(x86::rax, x86::qword_ptr(x86::rax, 8));
-  a.sub(x86::rax, x86::qword_ptr(kArgs, 8));
-  a.mov(slot(kResDelta), x86::rax);
-}
 
 // Fused residual epilogue: acc(r, v) += residual at the same place as the store to
 // [kOb + out_disp[r] + v * W * 4]; uses kPix (free in the epilogue) and vector register tmp.
