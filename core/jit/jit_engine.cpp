@@ -106,6 +106,7 @@ class JitEngineImpl final : public JitEngine {
         isa_(resolve_isa(options.isa, features_)),
         math_(options.math),
         dump_dir_(config.dump_dir ? *config.dump_dir : (std::getenv("NND_JIT_DUMP") ? std::getenv("NND_JIT_DUMP") : "")),
+        arena_fill_(config.arena_fill),
         module_(isa_, config.keep_listing, dump_dir_) {
     verify_structure(g_);
     infer_shapes(g_);
@@ -153,7 +154,7 @@ class JitEngineImpl final : public JitEngine {
     checked_mul(chunk, arena_floats_ + 16, "jit engine: arena size for the batch");
     std::unique_ptr<Arena> arena = acquire();
     if (arena->capacity_batch < chunk) {
-      arena->storage.assign(static_cast<size_t>(arena_floats_ * chunk + 16), 0.0f);
+      arena->storage.assign(static_cast<size_t>(arena_floats_ * chunk + 16), arena_fill_);
       arena->capacity_batch = chunk;
     }
     for (int64_t first = 0; first < batch; first += chunk) {
@@ -813,6 +814,7 @@ class JitEngineImpl final : public JitEngine {
   Isa isa_;
   MathMode math_;
   std::string dump_dir_;
+  float arena_fill_ = 0.0f;  // JitConfig::arena_fill
   KernelModule module_;
   int width_ = 4, usable_ = 15;
   std::vector<Buffer> buffers_;

@@ -29,6 +29,9 @@ struct JitConfig {
   // A call's batch runs in chunks whose activations, inputs and outputs fit this many bytes (a
   // typical per-core L2; the NAO's Atom shares 1 MiB between two cores), see plan_chunks().
   int64_t chunk_bytes = int64_t{1} << 20;
+  // Value a new arena is filled with. Tests use NaN, so a kernel that reads arena memory no kernel
+  // wrote in this call (a missing border or padding store) shows up as a wrong output.
+  float arena_fill = 0.0f;
 };
 
 class JitEngine : public Engine {
