@@ -23,6 +23,7 @@
 #include "core/jit/kernel_helpers.h"
 #include "core/jit/padded_storage.h"
 #include "core/jit/x86_kernels.h"
+#include "core/jit/x86_kernels_planar.h"
 #include "core/jit/x86_math.h"
 #include "core/passes/pass.h"
 #include "core/util/checked_math.h"
@@ -421,6 +422,54 @@ class JitEngineImpl final : public JitEngine {
     add_step(kname(n, what), ins, dst, [cs](VecEmitter& ve) { emit_conv(ve, cs); });
   }
 
+  // SSE4.1 convolutions with few input channels (planar_conv_suits): the input is rearranged into
+  // channel/phase planes (f32-planar-pack), then f32-conv-planar computes 4 pixels per vector.
+  void planar_conv(const Node& n, const ConvParams& p, const Hwc& in, const Pads& pd, int src, int dst, int residual,
+                   const OutPlacement& place) {
+    const Window& w = p.window;
+    PlanarPackSpec ps;
+    ps.in_h = in.h;
+    ps.in_w = in.w;
+    ps.top = pd.top;
+    ps.left = pd.left;
+    ps.out = planar_layout(in.c, pd.h.out, pd.w.out, w.kernel_h, w.kernel_w, w.stride_h, w.stride_w, w.dilation_h,
+                           w.dilation_w);
+    if (const std::optional<PaddedStore>& placed = buffers_[static_cast<size_t>(src)].placed) {
+      // Its producer wrote the interior of a bordered buffer: read that, the border is not needed.
+      ps.src_row_floats = placed->row_floats();
+      ps.src_sample_floats = placed->padded_floats();
+      ps.src_offset = placed->interior_offset();
+    } else {
+      ps.src_row_floats = in.w * in.c;
+      ps.src_sample_floats = in.h * in.w * in.c;
+    }
+    const int planes = new_buffer(ps.out.sample_floats(), n.name + ":planar");
+    add_step(kname(n, "f32-planar-pack"), {src}, planes, [ps](VecEmitter& ve) { emit_planar_pack(ve, ps); });
+    PlanarConvSpec cs;
+    cs.in = ps.out;
+    cs.out_h = pd.h.out;
+    cs.out_w = pd.w.out;
+    cs.cout = p.filters;
+    cs.kh = w.kernel_h;
+    cs.kw = w.kernel_w;
+    cs.sh = w.stride_h;
+    cs.dh = w.dilation_h;
+    cs.dw = w.dilation_w;
+    cs.has_bias = !p.bias.empty();
+    cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
+    cs.residual = residual >= 0;
+    cs.out_place = place;
+    plan_planar_blocking(cs);
+    std::vector<float> blob;
+    pack_planar_conv_weights(cs, p.kernel.data, p.bias.empty() ? nullptr : &p.bias.data, blob);
+    const int64_t off = add_weights(blob);
+    for (auto& o : cs.chunk_weight_off) o += off;
+    cs.bias_off += off;
+    std::vector<int> ins{planes};
+    if (cs.residual) ins.push_back(residual);
+    add_step(kname(n, "f32-conv-planar"), ins, dst, [cs](VecEmitter& ve) { emit_planar_conv(ve, cs); });
+  }
+
   void depthwise(const Node& n, const Window& win, const Weights& kernel, const Weights* bias, int64_t dm,
                  ActivationKind act, int src, int dst, const Hwc& in, const Pads& pd, int residual = -1,
                  OutPlacement place = {}) {
@@ -505,17 +554,21 @@ class JitEngineImpl final : public JitEngine {
             cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
             int src = in_buf(n, 0);
             cs.out_place = placement_for(n, dst);
-            if (w.kernel_h == 1 && w.kernel_w == 1 && w.stride_h == 1 && w.stride_w == 1 && p.groups == 1 &&
-                cs.out_place.dense()) {
-              cs.rows_mode = true;
+            if (planar_conv_suits(isa_, p.groups, in.c, p.filters, w.kernel_h, w.kernel_w, pd.w.out)) {
+              planar_conv(n, p, in, pd, src, dst, residual_buf(n, p.residual), cs.out_place);
             } else {
-              Hwc padded;
-              src = pad_step(n, src, in, 1, pd.top, pd.bottom, pd.left, pd.right, 0.0f, &padded);
-              cs.in_h = padded.h;
-              cs.in_w = padded.w;
+              if (w.kernel_h == 1 && w.kernel_w == 1 && w.stride_h == 1 && w.stride_w == 1 && p.groups == 1 &&
+                  cs.out_place.dense()) {
+                cs.rows_mode = true;
+              } else {
+                Hwc padded;
+                src = pad_step(n, src, in, 1, pd.top, pd.bottom, pd.left, pd.right, 0.0f, &padded);
+                cs.in_h = padded.h;
+                cs.in_w = padded.w;
+              }
+              emit_conv_step(n, cs, p.kernel, p.bias, src, dst, cs.rows_mode ? "f32-gemm" : "f32-conv",
+                             residual_buf(n, p.residual));
             }
-            emit_conv_step(n, cs, p.kernel, p.bias, src, dst, cs.rows_mode ? "f32-gemm" : "f32-conv",
-                           residual_buf(n, p.residual));
             if (!act_fusable(p.activation)) activation_step(n, dst, p.activation, out_count, p.filters);
           } else if constexpr (std::is_same_v<T, DepthwiseConvParams>) {
             const Hwc in = as_hwc(p.rank, in_shape);

@@ -1,0 +1,359 @@
+// Planar convolution for SSE4.1 (see x86_kernels_planar.h). Arithmetic goes through the VecEmitter
+// hooks; the two things only this layout needs, gathering strided floats into one vector
+// (insertps) and the 4 x 4 transpose of the epilogue (unpck*ps, movlhps, movhlps), are SSE
+// instructions emitted directly, which is why both kernels refuse any other vector width.
+#include "core/jit/x86_kernels_planar.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "core/jit/x86_kernel_epilogue_p.h"
+#include "core/jit/x86_kernel_regs_p.h"
+#include "core/util/error.h"
+
+namespace nnd::jit {
+
+using namespace regs;
+using asmjit::Label;
+using x86::xmm;
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+void require_sse(const VecEmitter& ve, const char* kernel) {
+  if (ve.width() != 4) throw Error(std::string("JIT internal error: ") + kernel + " is an SSE4.1 kernel");
+}
+
+// Zeroes `count` floats at [base + disp] from vector register `zero` (all lanes 0). Longer spans
+// loop with kCol as the pointer and kKw as the counter.
+void zero_span(VecEmitter& ve, const x86::Gp& base, int64_t disp, int64_t count, int zero) {
+  x86::Assembler& a = ve.as();
+  if (count <= 0) return;
+  const int64_t full = count / 4, tail = count % 4;
+  int64_t done = 0;
+  if (full > 8) {
+    a.lea(kCol, at(base, disp));
+    Label l = a.newLabel();
+    a.mov(kKw, i32(full));
+    a.bind(l);
+    ve.store(x86::ptr(kCol), zero);
+    a.add(kCol, 16);
+    a.dec(kKw);
+    a.jnz(l);
+    if (tail > 0) ve.store_tail(x86::ptr(kCol), zero, static_cast<int>(tail));
+    return;
+  }
+  for (; done < full; ++done) ve.store(at(base, disp + done * 16), zero);
+  if (tail > 0) ve.store_tail(at(base, disp + full * 16), zero, static_cast<int>(tail));
+}
+
+// Gathers 4 floats `stride` bytes apart from [p + disp] into xmm(v) (movss + 3 insertps).
+void gather4(x86::Assembler& a, int v, const x86::Gp& p, int64_t disp, int64_t stride) {
+  a.movss(xmm(v), x86::dword_ptr(p, i32(disp)));
+  for (int l = 1; l < 4; ++l) a.insertps(xmm(v), x86::dword_ptr(p, i32(disp + l * stride)), l << 4);
+}
+
+// One row of one plane: `count` floats at [kOut + dst_disp] from [kIn + src_disp], `stride` bytes
+// apart in the source (contiguous when 4). Groups of 8 loop (kPix/kCol pointers, kKw counter).
+void copy_strided(VecEmitter& ve, int64_t dst_disp, int64_t src_disp, int64_t count, int64_t stride) {
+  x86::Assembler& a = ve.as();
+  if (count <= 0) return;
+  auto group = [&](int v, const x86::Gp& s, int64_t sd, const x86::Gp& d, int64_t dd) {
+    if (stride == 4) ve.load(v, at(s, sd));
+    else gather4(a, v, s, sd, stride);
+    ve.store(at(d, dd), v);
+  };
+  const int64_t eights = count / 8;
+  int64_t done = 0;
+  if (eights > 1) {
+    a.lea(kPix, at(kIn, src_disp));
+    a.lea(kCol, at(kOut, dst_disp));
+    Label l = a.newLabel();
+    a.mov(kKw, i32(eights));
+    a.bind(l);
+    group(0, kPix, 0, kCol, 0);  // two registers: the insertps chains of both groups overlap
+    group(2, kPix, 4 * stride, kCol, 16);
+    add_imm(a, kPix, 8 * stride);
+    a.add(kCol, 32);
+    a.dec(kKw);
+    a.jnz(l);
+    done = eights * 8;
+  }
+  for (; done + 4 <= count; done += 4) group(done % 8 == 0 ? 0 : 2, kIn, src_disp + done * stride, kOut, dst_disp + done * 4);
+  for (; done < count; ++done) {
+    ve.load_scalar(0, at(kIn, src_disp + done * stride));
+    ve.store_scalar(at(kOut, dst_disp + done * 4), 0);
+  }
+}
+
+// In-place 4 x 4 transpose of registers r[0..3] (channel k in r[k], pixel p in lane p) using t0,
+// t1; returns the registers holding pixels 0..3 (channels in lanes). r[0] and t0 are free after.
+std::array<int, 4> transpose4(x86::Assembler& a, const std::array<int, 4>& r, int t0, int t1) {
+  const x86::Xmm A = xmm(r[0]), B = xmm(r[1]), C = xmm(r[2]), D = xmm(r[3]), T0 = xmm(t0), T1 = xmm(t1);
+  a.movaps(T0, A);
+  a.unpcklps(T0, B);  // a0 b0 a1 b1
+  a.unpckhps(A, B);   // a2 b2 a3 b3
+  a.movaps(T1, C);
+  a.unpcklps(T1, D);  // c0 d0 c1 d1
+  a.unpckhps(C, D);   // c2 d2 c3 d3
+  a.movaps(B, T0);
+  a.movlhps(B, T1);   // a0 b0 c0 d0
+  a.movhlps(T1, T0);  // a1 b1 c1 d1
+  a.movaps(D, A);
+  a.movlhps(D, C);    // a2 b2 c2 d2
+  a.movhlps(C, A);    // a3 b3 c3 d3
+  return {r[1], t1, r[3], r[2]};
+}
+
+// One tile of one chunk: `gt` groups of 4 output pixels (the first `valid` exist) x the chunk's
+// k channels, which start at channel c0. kIn: the tile's first column in the planes of the current
+// output row; kOut: its first output pixel.
+void planar_tile(VecEmitter& ve, const PlanarConvSpec& s, size_t chunk, int64_t c0, int gt, int64_t valid) {
+  x86::Assembler& a = ve.as();
+  const int k = s.chunks[chunk];
+  a.mov(kW, slot(kWBase));
+  a.lea(kBias, at(kW, (s.bias_off + c0 * 4) * 4));
+  add_imm(a, kW, s.chunk_weight_off[chunk] * 4);
+  const PlanarLayout& L = s.in;
+  const int64_t pf4 = L.plane_floats() * 4, sw = L.phases;
+  auto acc = [&](int g, int c) { return g * k + c; };
+  auto xr = [&](int g) { return gt * k + g; };
+  for (int c = 0; c < k; ++c) {
+    if (s.has_bias) ve.load(acc(0, c), at(kBias, c * 16));
+    else ve.zero(acc(0, c));
+    for (int g = 1; g < gt; ++g) ve.mov(acc(g, c), acc(0, c));
+  }
+  a.mov(kWk, kW);
+  a.mov(kRow, kIn);
+  Label lci = a.newLabel(), lky = a.newLabel();
+  if (L.c > 1) {
+    a.mov(kCi, i32(L.c));
+    a.bind(lci);
+  }
+  a.mov(kCol, kRow);
+  if (s.kh > 1) {
+    a.mov(kKh, i32(s.kh));
+    a.bind(lky);
+  }
+  for (int64_t kx = 0; kx < s.kw; ++kx) {
+    const int64_t phase = (kx * s.dw) % sw, col = (kx * s.dw) / sw;
+    for (int g = 0; g < gt; ++g) ve.load(xr(g), at(kCol, phase * pf4 + (col + 4 * g) * 4));
+    for (int c = 0; c < k; ++c) {
+      for (int g = 0; g < gt; ++g) ve.fmadd_mem(acc(g, c), xr(g), at(kWk, (kx * k + c) * 16));
+    }
+  }
+  add_imm(a, kWk, s.kw * k * 16);
+  if (s.kh > 1) {
+    add_imm(a, kCol, s.dh * L.plane_w * 4);
+    a.dec(kKh);
+    a.jnz(lky);
+  }
+  if (L.c > 1) {
+    add_imm(a, kRow, sw * pf4);
+    a.dec(kCi);
+    a.jnz(lci);
+  }
+  // Epilogue per 4 x 4 block: transpose into pixel vectors, residual, activation, store.
+  if (s.residual) a.mov(kPix, slot(kResDelta));
+  const int t0 = gt * k, t1 = gt * k + 1;  // the input registers are free now
+  for (int g = 0; g < gt; ++g) {
+    const int pixels = static_cast<int>(std::min<int64_t>(4, valid - 4 * g));
+    for (int j = 0; j < k / 4; ++j) {
+      const std::array<int, 4> pix = transpose4(a, {acc(g, 4 * j), acc(g, 4 * j + 1), acc(g, 4 * j + 2), acc(g, 4 * j + 3)}, t0, t1);
+      std::vector<int> live(pix.begin(), pix.begin() + pixels);
+      auto disp = [&](int p) { return (4 * g + p) * s.cout * 4 + (c0 + 4 * j) * 4; };
+      if (s.residual) {
+        for (int p = 0; p < pixels; ++p) ve.add_mem(live[static_cast<size_t>(p)], x86::ptr(kOut, kPix, 0, i32(disp(p))));
+      }
+      emit_fused_act(ve, s.act, live, acc(g, 4 * j));
+      for (int p = 0; p < pixels; ++p) ve.store(at(kOut, disp(p)), live[static_cast<size_t>(p)]);
+    }
+  }
+}
+
+// Output channels per chunk: as few chunks of at most 12 channels as possible, sizes within 4 of
+// each other (16 -> 8 + 8 rather than 12 + 4: the same speed on bop's stem, one tile shape).
+std::vector<int> planar_chunks(int64_t cout) {
+  const int64_t quads = cout / 4, nchunks = ceil_div(quads, 3);
+  std::vector<int> chunks;
+  for (int64_t i = 0; i < nchunks; ++i) chunks.push_back(static_cast<int>(4 * (quads / nchunks + (i < quads % nchunks ? 1 : 0))));
+  return chunks;
+}
+
+}  // namespace
+
+PlanarLayout planar_layout(int64_t c, int64_t out_h, int64_t out_w, int64_t kh, int64_t kw, int64_t sh,
+                           int64_t sw, int64_t dh, int64_t dw) {
+  PlanarLayout l;
+  l.c = c;
+  l.phases = sw;
+  l.plane_h = (out_h - 1) * sh + (kh - 1) * dh + 1;
+  l.plane_w = ceil_div(out_w, 4) * 4 + ((kw - 1) * dw) / sw;
+  return l;
+}
+
+bool planar_conv_suits(Isa isa, int64_t groups, int64_t cin, int64_t cout, int64_t kh, int64_t kw, int64_t out_w) {
+  // Measured (Zen 5, side by side): bop 2122 -> 2029 us, referee 1100 -> 1077, field-boundary
+  // 232 -> 228, ball-penalty 27.9 -> 27.3; every layer that switched got faster.
+  if (isa != Isa::kSse41 || groups != 1 || cout <= 0 || cout % 4 != 0 || kh * kw < 2 || out_w < 4) return false;
+  // The pack is a pass over the input: worth it while each input value feeds many products.
+  if (cin > 8) return false;
+  // One chunk's weights (16 bytes per weight) within 16 KiB, well inside the Atom's 24 KiB L1D:
+  // bop's 7x7 stem (2 channels, chunks of 8) needs 12.25 KiB.
+  const std::vector<int> chunks = planar_chunks(cout);
+  return cin * kh * kw * *std::max_element(chunks.begin(), chunks.end()) * 16 <= 16 * 1024;
+}
+
+void plan_planar_blocking(PlanarConvSpec& s) {
+  if (s.cout % 4 != 0 || s.cout <= 0) throw Error("JIT internal error: f32-conv-planar needs whole groups of 4 channels");
+  s.chunks = planar_chunks(s.cout);
+  const int kmax = *std::max_element(s.chunks.begin(), s.chunks.end());
+  // Registers 0..14 (15 is the hooks' scratch): G*K accumulators plus G inputs in the loop, and
+  // two transpose temporaries in the epilogue.
+  s.groups = static_cast<int>(std::clamp<int64_t>(15 / (kmax + 1), 1, ceil_div(s.out_w, 4)));
+}
+
+void pack_planar_conv_weights(PlanarConvSpec& s, const std::vector<float>& kernel, const std::vector<float>* bias,
+                              std::vector<float>& blob) {
+  auto align = [&] { blob.resize((blob.size() + 15) / 16 * 16, 0.0f); };
+  s.chunk_weight_off.clear();
+  int64_t c0 = 0;
+  for (int k : s.chunks) {
+    align();
+    s.chunk_weight_off.push_back(static_cast<int64_t>(blob.size()));
+    for (int64_t ci = 0; ci < s.in.c; ++ci) {
+      for (int64_t ky = 0; ky < s.kh; ++ky) {
+        for (int64_t kx = 0; kx < s.kw; ++kx) {
+          for (int64_t c = 0; c < k; ++c) {
+            const float w = kernel[static_cast<size_t>(((ky * s.kw + kx) * s.in.c + ci) * s.cout + c0 + c)];
+            blob.insert(blob.end(), 4, w);
+          }
+        }
+      }
+    }
+    c0 += k;
+  }
+  align();
+  s.bias_off = static_cast<int64_t>(blob.size());
+  for (int64_t c = 0; c < s.cout; ++c) blob.insert(blob.end(), 4, bias ? (*bias)[static_cast<size_t>(c)] : 0.0f);
+}
+
+void emit_planar_pack(VecEmitter& ve, const PlanarPackSpec& s) {
+  require_sse(ve, "f32-planar-pack");
+  x86::Assembler& a = ve.as();
+  const PlanarLayout& L = s.out;
+  const int64_t sw = L.phases, pw = L.plane_w, pf4 = L.plane_floats() * 4;
+  const int64_t top = std::min(s.top, L.plane_h);
+  const int64_t rows_in = std::clamp<int64_t>(L.plane_h - top, 0, s.in_h);
+  const int64_t bottom = L.plane_h - top - rows_in;
+  const int kZero = 1;
+  ve.zero(kZero);
+  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kIn, 0));
+  add_imm(a, kIn, s.src_offset * 4);
+  a.mov(slot(kInN), kIn);
+  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(slot(kOutN), kOut);
+  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  Label ln = a.newLabel();
+  a.bind(ln);
+  a.mov(kIn, slot(kInN));
+  a.mov(kOut, slot(kOutN));
+  for (int64_t plane = 0; plane < L.c * sw; ++plane) zero_span(ve, kOut, plane * pf4, top * pw, kZero);
+  add_imm(a, kOut, top * pw * 4);
+  if (rows_in > 0) {
+    Label lrow = a.newLabel();
+    a.mov(slot(kOhCnt), i32(rows_in));
+    a.bind(lrow);
+    for (int64_t c = 0; c < L.c; ++c) {
+      for (int64_t p = 0; p < sw; ++p) {
+        // Columns q of this plane: zeros while q*sw + p < left, the input while it lasts, zeros after.
+        const int64_t disp = (c * sw + p) * pf4;
+        const int64_t q_end = std::clamp<int64_t>(s.in_w + s.left - p > 0 ? ceil_div(s.in_w + s.left - p, sw) : 0, 0, pw);
+        const int64_t q_begin = std::min(s.left > p ? ceil_div(s.left - p, sw) : 0, q_end);
+        zero_span(ve, kOut, disp, q_begin, kZero);
+        copy_strided(ve, disp + q_begin * 4, ((q_begin * sw + p - s.left) * L.c + c) * 4, q_end - q_begin, sw * L.c * 4);
+        zero_span(ve, kOut, disp + q_end * 4, pw - q_end, kZero);
+      }
+    }
+    add_imm(a, kIn, s.src_row_floats * 4);
+    add_imm(a, kOut, pw * 4);
+    a.dec(slot(kOhCnt));
+    a.jnz(lrow);
+  }
+  for (int64_t plane = 0; plane < L.c * sw; ++plane) zero_span(ve, kOut, plane * pf4, bottom * pw, kZero);
+  add_slot(a, kInN, s.src_sample_floats * 4);
+  add_slot(a, kOutN, L.sample_floats() * 4);
+  a.dec(kN);
+  a.jnz(ln);
+}
+
+void emit_planar_conv(VecEmitter& ve, const PlanarConvSpec& s) {
+  require_sse(ve, "f32-conv-planar");
+  if (s.residual && !s.out_place.dense()) throw Error("JIT internal error: a fused residual with a bordered output");
+  if (s.chunks.empty() || s.chunk_weight_off.size() != s.chunks.size()) {
+    throw Error("JIT internal error: f32-conv-planar without a blocking plan");
+  }
+  x86::Assembler& a = ve.as();
+  const int64_t out_row = (s.out_place.row_floats ? s.out_place.row_floats : s.out_w * s.cout) * 4;
+  const int64_t out_sample = (s.out_place.sample_floats ? s.out_place.sample_floats : s.out_h * s.out_w * s.cout) * 4;
+  if (s.residual) load_residual_delta(ve);
+  a.mov(kW, x86::qword_ptr(kArgs, 16));
+  a.mov(slot(kWBase), kW);
+  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kIn, 0));
+  a.mov(slot(kInN), kIn);
+  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  add_imm(a, kOut, s.out_place.offset_floats * 4);
+  a.mov(slot(kOutN), kOut);
+  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  Label ln = a.newLabel(), loh = a.newLabel();
+  a.bind(ln);
+  a.mov(x86::rax, slot(kInN));
+  a.mov(slot(kInRow), x86::rax);
+  a.mov(x86::rax, slot(kOutN));
+  a.mov(slot(kOutRow), x86::rax);
+  a.mov(slot(kOhCnt), i32(s.out_h));
+  a.bind(loh);
+  // Tiles outer, chunks inner: every chunk reads a tile's few input columns while they are in L1.
+  // (Chunks outer re-reads a whole row of planes per chunk, 37 KiB for bop's stem: the same speed
+  // on this machine's 48 KiB L1D, but more than the Atom's 24 KiB.)
+  const int64_t tile_px = 4 * int64_t{s.groups};
+  const int64_t full = s.out_w / tile_px, rem = s.out_w % tile_px;
+  auto all_chunks = [&](int gt, int64_t valid) {
+    int64_t c0 = 0;
+    for (size_t ch = 0; ch < s.chunks.size(); ++ch) {
+      planar_tile(ve, s, ch, c0, gt, valid);
+      c0 += s.chunks[ch];
+    }
+  };
+  a.mov(kIn, slot(kInRow));
+  a.mov(kOut, slot(kOutRow));
+  if (full > 0) {
+    Label lt = a.newLabel();
+    if (full > 1) {
+      a.mov(slot(kOwtCnt), i32(full));
+      a.bind(lt);
+    }
+    all_chunks(s.groups, tile_px);
+    add_imm(a, kIn, tile_px * 4);
+    add_imm(a, kOut, tile_px * s.cout * 4);
+    if (full > 1) {
+      a.dec(slot(kOwtCnt));
+      a.jnz(lt);
+    }
+  }
+  if (rem > 0) all_chunks(static_cast<int>(ceil_div(rem, 4)), rem);
+  add_slot(a, kInRow, s.sh * s.in.plane_w * 4);
+  add_slot(a, kOutRow, out_row);
+  a.dec(slot(kOhCnt));
+  a.jnz(loh);
+  add_slot(a, kInN, s.in.sample_floats() * 4);
+  add_slot(a, kOutN, out_sample);
+  a.dec(kN);
+  a.jnz(ln);
+}
+
+}  // namespace nnd::jit

@@ -1,0 +1,85 @@
+// Planar convolution for SSE4.1 ("pixels in lanes"): f32-planar-pack and f32-conv-planar.
+//
+// Why a second conv family: SSE has no FMA and no broadcast memory operand. The NHWC conv kernel
+// (x86_kernels.cpp) holds output channels in the vector lanes, so every input value must be
+// broadcast (movss + shufps) before its products; with V = 2 output vectors (8 channels, referee's
+// stem) that is one broadcast per two products and the loop tops out near 37 GFLOP/s, with V = 4
+// near 44 (docs/jit.md). Here the lanes hold four neighbouring output pixels of one channel
+// instead: the input of a tap for those pixels is one unaligned load from a planar copy of the
+// input, the weight is a pre-broadcast vector read by the product itself, and each product is
+// load + mulps + addps, the loop shape measured at 55 GFLOP/s. Only the input has to be
+// rearranged first, which is cheap when it has few channels (stems of image networks).
+//
+// f32-planar-pack writes, per sample, for every input channel c and column phase p (0 <= p < sw)
+// one plane of plane_h rows x plane_w floats: element (c, p, y, q) = input row y - top, column
+// q*sw + p - left, channel c, and zero outside the input. Output pixel x at tap kx reads column
+// x*sw + kx*dw = (x + kx*dw/sw)*sw + (kx*dw)%sw, so four neighbouring output pixels read four
+// consecutive floats of plane (c, (kx*dw) % sw), also for strided convolutions.
+//
+// f32-conv-planar accumulates K output channels x G groups of 4 pixels per tile, then transposes
+// each 4 x 4 block into NHWC pixel vectors for the epilogue (residual, activation) and stores only
+// the pixels that exist, so any output width works without masked stores.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/ir/activation.h"
+#include "core/jit/x86_kernels.h"
+
+namespace nnd::jit {
+
+// The packed input of one sample: c * phases planes of plane_h x plane_w floats.
+struct PlanarLayout {
+  int64_t c = 1, phases = 1;
+  int64_t plane_h = 1, plane_w = 1;
+  int64_t plane_floats() const { return plane_h * plane_w; }
+  int64_t sample_floats() const { return c * phases * plane_floats(); }
+};
+
+// The planes a convolution reads: rows 0 .. (out_h-1)*sh + (kh-1)*dh of the padded input, and in
+// every phase the columns of ceil(out_w / 4) * 4 output pixels (the last group of four is read
+// whole; its extra pixels are never stored).
+PlanarLayout planar_layout(int64_t c, int64_t out_h, int64_t out_w, int64_t kh, int64_t kw, int64_t sh,
+                           int64_t sw, int64_t dh, int64_t dw);
+
+// Whether f32-conv-planar beats f32-conv for this convolution on `isa`: SSE4.1 only, one group,
+// whole groups of 4 output channels, few input channels (the pack costs a pass over the input, and
+// the weights of a tile, pre-broadcast to 16 bytes each, must stay in L1), and a kernel wider than
+// 1x1 (pointwise layers run as GEMM).
+bool planar_conv_suits(Isa isa, int64_t groups, int64_t cin, int64_t cout, int64_t kh, int64_t kw, int64_t out_w);
+
+struct PlanarPackSpec {
+  int64_t in_h = 1, in_w = 1;  // the input's own (unpadded) rows and columns
+  // Source geometry in floats: dense NHWC, or the interior of a bordered buffer whose producer
+  // wrote it there (padded_storage.h); the pack reads the interior only.
+  int64_t src_row_floats = 0, src_sample_floats = 0, src_offset = 0;
+  int64_t top = 0, left = 0;  // zero rows / columns before the input
+  PlanarLayout out;
+};
+void emit_planar_pack(VecEmitter& ve, const PlanarPackSpec& s);
+
+struct PlanarConvSpec {
+  PlanarLayout in;  // in.phases is the column stride
+  int64_t out_h = 1, out_w = 1, cout = 4;
+  int64_t kh = 1, kw = 1, sh = 1, dh = 1, dw = 1;
+  bool has_bias = false;
+  ActivationKind act = ActivationKind::kLinear;  // act_fusable() kinds only
+  bool residual = false;                         // in[1]: NHWC, the output's (dense) layout
+  OutPlacement out_place;
+  // Output channels per chunk (multiples of 4, summing to cout) and groups of 4 pixels per tile.
+  std::vector<int> chunks;
+  int groups = 1;
+  std::vector<int64_t> chunk_weight_off;  // floats from KernelArgs::weights
+  int64_t bias_off = 0;                   // 4 copies of each channel's bias
+};
+// Picks chunks and groups for spec.cout (16 xmm registers: accumulators, the inputs of a tile and
+// the product's temporary).
+void plan_planar_blocking(PlanarConvSpec& s);
+// Packs a Keras kernel (kh, kw, cin, cout) and bias into `blob`: per chunk, tap (ci, ky, kx) and
+// channel one vector of 4 copies of the weight. Fills the offsets (relative to blob's start).
+void pack_planar_conv_weights(PlanarConvSpec& s, const std::vector<float>& kernel, const std::vector<float>* bias,
+                              std::vector<float>& blob);
+void emit_planar_conv(VecEmitter& ve, const PlanarConvSpec& s);
+
+}  // namespace nnd::jit
