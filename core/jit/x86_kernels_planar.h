@@ -7,8 +7,9 @@
 // near 44 (docs/jit.md). Here the lanes hold four neighbouring output pixels of one channel
 // instead: the input of a tap for those pixels is one unaligned load from a planar copy of the
 // input, the weight is a pre-broadcast vector read by the product itself, and each product is
-// load + mulps + addps, the loop shape measured at 55 GFLOP/s. Only the input has to be
-// rearranged first, which is cheap when it has few channels (stems of image networks).
+// load + mulps + addps, the fastest SSE loop shape measured (47-51 GFLOP/s with 8-12 accumulators
+// and one input load per tap, docs/jit.md). Only the input has to be rearranged first, which is
+// cheap when it has few channels (stems of image networks).
 //
 // f32-planar-pack writes, per sample, for every input channel c and column phase p (0 <= p < sw)
 // one plane of plane_h rows x plane_w floats: element (c, p, y, q) = input row y - top, column
