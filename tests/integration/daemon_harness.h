@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "tests/support/child_env.h"
 
 namespace nnd::integ {
 
@@ -217,22 +217,8 @@ class Daemon {
   // Starts nnd on `config`; true once READY=1 arrived (within timeout_ms).
   bool start(const fs::path& config, int timeout_ms = 60000) {
     config_ = config;
-    std::map<std::string, std::string> env;
-    for (char** e = environ; *e; ++e) {
-      const std::string s = *e;
-      const size_t eq = s.find('=');
-      if (eq != std::string::npos) env[s.substr(0, eq)] = s.substr(eq + 1);
-    }
-    for (const char* k : {"JOURNAL_STREAM", "WATCHDOG_USEC", "WATCHDOG_PID", "NND_ENDPOINT"}) {
-      env.erase(k);
-    }
-    env["NOTIFY_SOCKET"] = notify_path_;
-    env["NND_RUNTIME_DIR"] = (dir_ / "run").string();
-    std::vector<std::string> envs;
-    for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
-    std::vector<char*> envp;
-    for (auto& s : envs) envp.push_back(s.data());
-    envp.push_back(nullptr);
+    std::vector<std::string> envs = test::nnd_child_environment(notify_path_, (dir_ / "run").string());
+    const std::vector<char*> envp = test::exec_pointers(envs);
     const std::string cfg = config.string();
     std::vector<char*> argv{const_cast<char*>(exe_.c_str()), const_cast<char*>("--config"),
                             const_cast<char*>(cfg.c_str())};

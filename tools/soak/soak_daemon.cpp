@@ -17,7 +17,7 @@
 #include <stdexcept>
 #include <vector>
 
-extern char** environ;
+#include "tests/support/child_env.h"
 
 namespace nnd::soak {
 namespace {
@@ -63,26 +63,10 @@ bool DaemonProcess::start(const std::string& config, int timeout_ms) {
   char buf[4096];
   while (::recv(notify_fd_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
   }
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e; ++e) {
-    const std::string s = *e;
-    const size_t eq = s.find('=');
-    if (eq != std::string::npos) env[s.substr(0, eq)] = s.substr(eq + 1);
-  }
-  for (const char* k : {"JOURNAL_STREAM", "WATCHDOG_USEC", "WATCHDOG_PID", "NND_ENDPOINT"}) {
-    env.erase(k);
-  }
-  env["NOTIFY_SOCKET"] = notify_path_;
-  env["NND_RUNTIME_DIR"] = run_dir_;
-  std::vector<std::string> envs;
-  for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : envs) envp.push_back(s.data());
-  envp.push_back(nullptr);
+  std::vector<std::string> envs = test::nnd_child_environment(notify_path_, run_dir_);
+  const std::vector<char*> envp = test::exec_pointers(envs);
   std::vector<std::string> args{exe_, "--config", config};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  const std::vector<char*> argv = test::exec_pointers(args);
   const std::string log = log_path();
   const pid_t parent = ::getpid();
   pid_ = ::fork();
