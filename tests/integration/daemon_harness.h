@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "tests/support/child_env.h"
+#include "tests/support/monotonic_clock.h"
 
 namespace nnd::integ {
 
@@ -44,11 +45,7 @@ inline std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-inline int64_t now_us() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
-}
+using test::now_us;
 
 inline std::string model_path(const char* file) {
   return (kSource / "examples" / "models" / file).string();

@@ -10,15 +10,12 @@
 #include <vector>
 
 #include "client/nnclient.h"
+#include "tests/support/monotonic_clock.h"
 
 namespace nnd::soak {
 namespace {
 
-int64_t now_us() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
-}
+using test::now_us;
 
 bool is_daemon_gone(nnclient_status st) {
   return st == NNCLIENT_E_DAEMON_RESTARTED || st == NNCLIENT_E_DAEMON_NOT_RUNNING;

@@ -18,15 +18,12 @@
 #include <vector>
 
 #include "tests/support/child_env.h"
+#include "tests/support/monotonic_clock.h"
 
 namespace nnd::soak {
 namespace {
 
-int64_t now_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
-}
+using test::now_ms;
 
 std::string describe_status(int st) {
   if (WIFEXITED(st)) return "exited with code " + std::to_string(WEXITSTATUS(st));

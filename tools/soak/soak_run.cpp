@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "client/nnclient.h"
+#include "tests/support/monotonic_clock.h"
 #include "proc_sample.h"
 #include "soak_client.h"
 #include "soak_daemon.h"
@@ -31,11 +32,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int64_t now_us() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
-}
+using test::now_us;
 
 std::string format(const char* f, ...) __attribute__((format(printf, 1, 2)));
 std::string format(const char* f, ...) {
