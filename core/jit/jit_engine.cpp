@@ -42,8 +42,6 @@ Hwc as_hwc(int rank, const Dims& s) {
   return {s[0], s[1], s[2]};
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // Why a node cannot be compiled yet (nullopt: it can).
 std::optional<std::string> unsupported_reason(const Graph& g, const Node& n) {
   return std::visit(

@@ -12,6 +12,7 @@
 #include "core/jit/conv_tiling.h"
 #include "core/jit/x86_kernel_epilogue_p.h"
 #include "core/jit/x86_kernel_regs_p.h"
+#include "core/util/checked_math.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {
@@ -20,8 +21,6 @@ using namespace regs;
 using asmjit::Label;
 
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Fused residual epilogue: acc(r, v) += residual at the same place as the store to
 // [kOb + out_disp[r] + v * W * 4]; uses kPix (free in the epilogue) and vector register tmp.

@@ -10,6 +10,7 @@
 
 #include "core/jit/x86_kernel_epilogue_p.h"
 #include "core/jit/x86_kernel_regs_p.h"
+#include "core/util/checked_math.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {
@@ -19,8 +20,6 @@ using asmjit::Label;
 using x86::xmm;
 
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 void require_sse(const VecEmitter& ve, const char* kernel) {
   if (ve.width() != 4) throw Error(std::string("JIT internal error: ") + kernel + " is an SSE4.1 kernel");
@@ -32,7 +31,6 @@ void zero_span(VecEmitter& ve, const x86::Gp& base, int64_t disp, int64_t count,
   x86::Assembler& a = ve.as();
   if (count <= 0) return;
   const int64_t full = count / 4, tail = count % 4;
-  int64_t done = 0;
   if (full > 8) {
     a.lea(kCol, at(base, disp));
     Label l = a.newLabel();
@@ -45,7 +43,7 @@ void zero_span(VecEmitter& ve, const x86::Gp& base, int64_t disp, int64_t count,
     if (tail > 0) ve.store_tail(x86::ptr(kCol), zero, static_cast<int>(tail));
     return;
   }
-  for (; done < full; ++done) ve.store(at(base, disp + done * 16), zero);
+  for (int64_t i = 0; i < full; ++i) ve.store(at(base, disp + i * 16), zero);
   if (tail > 0) ve.store_tail(at(base, disp + full * 16), zero, static_cast<int>(tail));
 }
 

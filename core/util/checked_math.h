@@ -16,6 +16,9 @@ namespace nnd {
 // range of int64_t and size_t.
 inline constexpr int64_t kMaxElements = int64_t{1} << 31;
 
+// ceil(a / b) for a >= 0, b > 0 (sizes already validated: no overflow check).
+inline constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // a * b, throwing nnd::Error naming `what` if either is negative or the product exceeds
 // kMaxElements.
 inline int64_t checked_mul(int64_t a, int64_t b, const std::string& what) {
