@@ -49,9 +49,9 @@ uint64_t xgetbv0() {
   return (static_cast<uint64_t>(hi) << 32) | lo;
 }
 
-}  // namespace
-
-CpuFeatures detect_cpu_features() {
+// The CPUID queries themselves. Each CPUID traps to the hypervisor in a VM (tens of microseconds
+// for all of them), so detect_cpu_features() runs this once per process.
+CpuFeatures probe_cpu_features() {
   CpuFeatures f;
   unsigned a = 0, b = 0, c = 0, d = 0;
   const unsigned max_leaf = __get_cpuid_max(0, nullptr);
@@ -87,6 +87,13 @@ CpuFeatures detect_cpu_features() {
   f.brand = brand;
   while (!f.brand.empty() && f.brand.back() == ' ') f.brand.pop_back();
   return f;
+}
+
+}  // namespace
+
+CpuFeatures detect_cpu_features() {
+  static const CpuFeatures features = probe_cpu_features();
+  return features;
 }
 
 Isa resolve_isa(IsaChoice choice, const CpuFeatures& features) {

@@ -30,7 +30,8 @@ struct CpuFeatures {
   std::string to_string() const;  // "sse4.1 avx2 avx512"
 };
 
-// Reads CPUID and XGETBV of the calling CPU.
+// Reads CPUID and XGETBV of the calling CPU, once per process (later calls return the first
+// answer: the queries trap to the hypervisor in a VM).
 CpuFeatures detect_cpu_features();
 
 // Resolves an option to an ISA: kAuto picks features.best(); an explicit request the CPU lacks is
