@@ -5,7 +5,7 @@
 // heads with several Dense outputs, a second scalar input joined into the head, uint8 camera
 // input) with random sizes and channel counts. Each network runs through the whole JIT pipeline
 // (graph passes, memory plan, padded storage, kernel choice) and must match the reference engine
-// within 1e-5 * max(1, |ref|) on every ISA this CPU has, batch 1 to 3.
+// within 1e-5 * max(1, |ref|) on every ISA this CPU has, batch 1 to 4, some in one-sample chunks.
 //
 // One-layer property tests (jit_layers_test.cpp) cannot see how passes and the planner combine:
 // a BatchNorm folded across an activation, a residual fused into a planar conv writing into a
@@ -344,13 +344,17 @@ TEST_P(JitRandomNetworks, RobotFamily) {
       const size_t colon = k.name.rfind(": ");
       ++kernel_kinds[colon == std::string::npos ? k.name : k.name.substr(colon + 2)];
     }
-    const int64_t batch = 1 + i % 3;
+    // Batch 1 to 4; every fourth network runs its batch in chunks of one sample (the smallest
+    // chunk budget), as a large batch of a big network would.
+    const int64_t batch = 1 + i % 4;
+    const bool chunked = i % 4 == 3;
     std::string where;
-    const double err = jit_vs_reference(g, isa, batch, seed, u8, &where);
+    const double err = jit_vs_reference(g, isa, batch, seed, u8, &where, chunked ? 1 : 0);
     if (!(err <= kTol)) {
       // The first failing network is printed whole; it reproduces alone from its seed.
       ADD_FAILURE() << "network seed " << seed << " (" << isa_id(isa) << ", batch " << batch
-                    << (u8 ? ", uint8 input" : "") << "): scaled error " << err << " at " << where << "\n"
+                    << (chunked ? " in chunks of one sample" : "") << (u8 ? ", uint8 input" : "")
+                    << "): scaled error " << err << " at " << where << "\n"
                     << (failures++ == 0 ? dump_graph(g) : std::string());
     }
     layers += static_cast<int64_t>(g.nodes.size());

@@ -143,9 +143,10 @@ inline int64_t count_of(const Dims& d) {
 }
 
 // Runs g on random inputs (batch samples) with the reference engine and the JIT for `isa`;
-// returns the worst scaled error |jit - ref| / max(1, |ref|) over all outputs.
+// returns the worst scaled error |jit - ref| / max(1, |ref|) over all outputs. chunk_bytes > 0
+// replaces JitConfig::chunk_bytes (small values split the batch into several chunks).
 inline double jit_vs_reference(const Graph& g, Isa isa, int64_t batch, uint32_t seed, bool u8_inputs = false,
-                               std::string* where = nullptr) {
+                               std::string* where = nullptr, int64_t chunk_bytes = 0) {
   Rng rng(seed);
   std::vector<std::vector<float>> in_f;
   std::vector<std::vector<uint8_t>> in_u;
@@ -169,6 +170,7 @@ inline double jit_vs_reference(const Graph& g, Isa isa, int64_t batch, uint32_t 
   opt.isa = choice_of(isa);
   JitConfig poisoned;  // a kernel reading arena memory nobody wrote this call sees NaN
   poisoned.arena_fill = std::numeric_limits<float>::quiet_NaN();
+  if (chunk_bytes > 0) poisoned.chunk_bytes = chunk_bytes;
   auto jit = make_jit_engine(g, opt, poisoned);
   std::vector<std::vector<float>> out_r, out_j;
   std::vector<float*> pr, pj;
