@@ -2,8 +2,8 @@
 // networks in ../shared/models (strided stems with BatchNormalization before or after the
 // activation, separable blocks with residual adds, inception branches with (2, 1) strides and
 // pools joined by Concatenate, depthwise + pointwise pairs, dilated convs, pooled or flattened
-// heads with several Dense outputs, a second scalar input joined into the head, uint8 camera
-// input) with random sizes and channel counts. Each network runs through the whole JIT pipeline
+// heads with several Dense outputs, a second scalar input joined into the head, segmentation
+// decoders with UpSampling2D / Conv2DTranspose and skip connections, uint8 camera input) with random sizes and channel counts. Each network runs through the whole JIT pipeline
 // (graph passes, memory plan, padded storage, kernel choice) and must match the reference engine
 // within 1e-5 * max(1, |ref|) on every ISA this CPU has, batch 1 to 4, some in one-sample chunks.
 //
@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cmath>
 #include <map>
 
 #include "core/ir/dump.h"
@@ -43,8 +44,12 @@ class NetGen {
     T x = input("image", r_.range(9, 36), r_.range(9, 44), r_.range(1, 4), dtype_);
     // uint8 camera bytes: scale the stem's weights so activations stay near 1.
     x = stem(x, *u8_input ? 1.0f / 128 : 1.0f);
+    features_.push_back(x);
     const int blocks = static_cast<int>(r_.range(2, 4));
-    for (int i = 0; i < blocks; ++i) x = block(x);
+    for (int i = 0; i < blocks; ++i) {
+      x = block(x);
+      features_.push_back(x);
+    }
     return b_.finish(head(x));
   }
 
@@ -269,8 +274,70 @@ class NetGen {
     return b_.node(name("dense"), dense(hidden, r_.range(1, 6), out_act), {hn.v});
   }
 
+  // Segmentation decoders: the feature map is upsampled (UpSampling2D, nearest or bilinear, or a
+  // strided Conv2DTranspose), padded or cropped to an earlier feature map of about that size and
+  // concatenated with it (a skip connection), up to twice, then a 3x3 conv and a sigmoid map.
+  T upsample(const T& x) {
+    if (r_.coin()) {
+      UpSamplingParams p;
+      p.size_h = p.size_w = 2;
+      p.interpolation = r_.coin() ? Interpolation::kBilinear : Interpolation::kNearest;
+      return {b_.node(name("upsampling"), p, {x.v}), 2 * x.h, 2 * x.w, x.c};
+    }
+    ConvTransposeParams p;
+    const int64_t k = r_.range(2, 3);
+    p.window.kernel_h = p.window.kernel_w = k;
+    p.window.stride_h = p.window.stride_w = 2;
+    p.window.padding = Padding::kSame;
+    p.filters = channels();
+    p.kernel = r_.weights({k, k, p.filters, x.c}, 1.5f / std::sqrt(float(x.c)));
+    if (r_.coin()) p.bias = r_.weights({p.filters}, 0.2f);
+    if (r_.coin()) p.activation = ActivationKind::kRelu;
+    const int64_t f = p.filters;
+    return {b_.node(name("conv_transpose"), std::move(p), {x.v}), 2 * x.h, 2 * x.w, f};
+  }
+
+  // x grown or shrunk at the bottom and right to h x w (ZeroPadding2D / Cropping2D).
+  T fit(const T& x, int64_t h, int64_t w) {
+    T y = x;
+    if (y.h < h || y.w < w) {
+      ZeroPaddingParams p;
+      p.bottom = std::max<int64_t>(0, h - y.h);
+      p.right = std::max<int64_t>(0, w - y.w);
+      y = {b_.node(name("zero_padding"), p, {y.v}), y.h + p.bottom, y.w + p.right, y.c};
+    }
+    if (y.h > h || y.w > w) {
+      CroppingParams p;
+      p.bottom = y.h - h;
+      p.right = y.w - w;
+      y = {b_.node(name("cropping"), p, {y.v}), h, w, y.c};
+    }
+    return y;
+  }
+
+  ValueId decoder(const T& in) {
+    T x = in;
+    for (int stage = 0; stage < 2; ++stage) {
+      const T up = upsample(x);
+      const T* skip = nullptr;  // the latest earlier map within 2 rows and columns of `up`
+      for (const T& f : features_) {
+        if (std::abs(f.h - up.h) <= 2 && std::abs(f.w - up.w) <= 2 && f.v != x.v) skip = &f;
+      }
+      x = skip ? normalised(conv(concat({fit(up, skip->h, skip->w), *skip}), 3, 3, 1, 1, channels()))
+               : normalised(conv(up, 3, 3, 1, 1, channels()));
+      if (!skip) break;
+    }
+    ConvParams p;
+    p.filters = r_.range(1, 3);
+    p.kernel = r_.weights({1, 1, x.c, p.filters}, 1.5f / std::sqrt(float(x.c)));
+    p.bias = r_.weights({p.filters}, 0.2f);
+    p.activation = ActivationKind::kSigmoid;
+    return b_.node(name("conv"), std::move(p), {x.v});
+  }
+
   std::vector<ValueId> head(const T& x) {
-    switch (r_.range(0, 2)) {
+    switch (r_.range(0, 3)) {
+      case 3: return {decoder(x)};
       case 0: {  // bop: a 1x1 conv map, linear or sigmoid
         ConvParams p;
         p.filters = r_.range(1, 6);
@@ -310,6 +377,7 @@ class NetGen {
   Rng r_;
   GraphBuilder b_;
   DType dtype_ = DType::kFloat32;
+  std::vector<T> features_;  // the stem's and every block's output, for skip connections
   int n_ = 0;
 };
 
@@ -375,6 +443,7 @@ TEST_P(JitRandomNetworks, RobotFamily) {
   EXPECT_GT(used("f32-gemm"), 0);
   EXPECT_GT(used("maxpool"), 0);
   EXPECT_GT(used("u8-to-f32"), 0);
+  EXPECT_GT(used("upsample"), 0);
   if (isa == Isa::kSse41) {
     EXPECT_GT(used("f32-conv-planar"), 0);
   }
