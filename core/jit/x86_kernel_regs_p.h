@@ -32,7 +32,10 @@ inline constexpr int kInN = 0, kOutN = 8, kOhCnt = 16, kInRow = 24, kOutRow = 32
                      kOcbCnt = 48, kWBase = 56, kBBase = 64;
 // kResDelta: fused residual (ConvSpec/WindowSpec::residual): in[1] - out, in bytes.
 inline constexpr int kResDelta = 72;
-inline constexpr int kStackBytes = 88;  // keeps rsp 16-byte aligned after the 6 saved registers
+// A grouped conv looping over its groups at run time (emit_conv): groups left, and the current
+// group's byte offsets into the input pixel, the output pixel and the weight blob.
+inline constexpr int kGrpCnt = 80, kGrpIn = 88, kGrpOut = 96, kGrpW = 104;
+inline constexpr int kStackBytes = 120;  // keeps rsp 16-byte aligned after the 6 saved registers
 
 inline x86::Mem slot(int off) { return x86::qword_ptr(x86::rsp, off); }
 
