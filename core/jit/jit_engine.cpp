@@ -24,6 +24,7 @@
 #include "core/jit/padded_storage.h"
 #include "core/jit/x86_kernels.h"
 #include "core/jit/x86_kernels_planar.h"
+#include "core/jit/x86_kernels_winograd.h"
 #include "core/jit/x86_math.h"
 #include "core/passes/pass.h"
 #include "core/util/checked_math.h"
@@ -468,6 +469,43 @@ class JitEngineImpl final : public JitEngine {
     add_step(kname(n, "f32-conv-planar"), ins, dst, [cs](VecEmitter& ve) { emit_planar_conv(ve, cs); });
   }
 
+  // 3x3 stride-1 convolutions as Winograd F(2x2, 3x3) (winograd_suits): f32-wino-in transforms
+  // the padded input per 2x2 output tile, a 16-group 1x1 f32-conv multiplies each transform point
+  // by its transformed weights, f32-wino-out transforms back and runs the epilogue.
+  void winograd_conv(const Node& n, const ConvParams& p, const Hwc& in, const Pads& pd, int src, int dst,
+                     int residual, const OutPlacement& place) {
+    Hwc padded;
+    const int b = pad_step(n, src, in, 1, pd.top, pd.bottom, pd.left, pd.right, 0.0f, &padded);
+    const int64_t th = pd.h.out / 2, tw = pd.w.out / 2;
+    if (padded.h != 2 * th + 2 || padded.w != 2 * tw + 2) {
+      throw Error("JIT internal error: Winograd input of " + n.name + " is not 2 * tiles + 2 on each axis");
+    }
+    const WinogradInSpec is{th, tw, in.c};
+    const int v = new_buffer(th * tw * kWinogradPoints * in.c, n.name + ":winograd-input");
+    add_step(kname(n, "f32-wino-in"), {b}, v, [is](VecEmitter& ve) { emit_winograd_input(ve, is); });
+    ConvSpec cs = conv_spec(in.c, p.filters);
+    cs.groups = kWinogradPoints;
+    cs.in_c = kWinogradPoints * in.c;
+    cs.out_c = kWinogradPoints * p.filters;
+    cs.in_h = cs.out_h = th;
+    cs.in_w = cs.out_w = tw;
+    const Weights u{{1, 1, in.c, kWinogradPoints * p.filters}, winograd_weights(p.kernel.data, in.c, p.filters)};
+    const int m = new_buffer(th * tw * kWinogradPoints * p.filters, n.name + ":winograd-products");
+    emit_conv_step(n, cs, u, Weights{}, v, m, "f32-conv");
+    WinogradOutSpec os;
+    os.tiles_h = th;
+    os.tiles_w = tw;
+    os.c = p.filters;
+    os.has_bias = !p.bias.empty();
+    if (os.has_bias) os.bias_off = add_weights(p.bias.data);
+    os.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
+    os.residual = residual >= 0;
+    os.out_place = place;
+    std::vector<int> ins{m};
+    if (os.residual) ins.push_back(residual);
+    add_step(kname(n, "f32-wino-out"), ins, dst, [os](VecEmitter& ve) { emit_winograd_output(ve, os); });
+  }
+
   void depthwise(const Node& n, const Window& win, const Weights& kernel, const Weights* bias, int64_t dm,
                  ActivationKind act, int src, int dst, const Hwc& in, const Pads& pd, int residual = -1,
                  OutPlacement place = {}) {
@@ -552,8 +590,12 @@ class JitEngineImpl final : public JitEngine {
             cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
             int src = in_buf(n, 0);
             cs.out_place = placement_for(n, dst);
-            if (planar_conv_suits(isa_, p.groups, in.c, p.filters, w.kernel_h, w.kernel_w, pd.w.out)) {
-              planar_conv(n, p, in, pd, src, dst, residual_buf(n, p.residual), cs.out_place);
+            const int residual = residual_buf(n, p.residual);
+            if (winograd_suits(isa_, p.groups, in.c, p.filters, w, pd.h.out, pd.w.out) &&
+                (residual < 0 || cs.out_place.dense())) {
+              winograd_conv(n, p, in, pd, src, dst, residual, cs.out_place);
+            } else if (planar_conv_suits(isa_, p.groups, in.c, p.filters, w.kernel_h, w.kernel_w, pd.w.out)) {
+              planar_conv(n, p, in, pd, src, dst, residual, cs.out_place);
             } else {
               if (w.kernel_h == 1 && w.kernel_w == 1 && w.stride_h == 1 && w.stride_w == 1 && p.groups == 1 &&
                   cs.out_place.dense()) {
@@ -564,8 +606,7 @@ class JitEngineImpl final : public JitEngine {
                 cs.in_h = padded.h;
                 cs.in_w = padded.w;
               }
-              emit_conv_step(n, cs, p.kernel, p.bias, src, dst, cs.rows_mode ? "f32-gemm" : "f32-conv",
-                             residual_buf(n, p.residual));
+              emit_conv_step(n, cs, p.kernel, p.bias, src, dst, cs.rows_mode ? "f32-gemm" : "f32-conv", residual);
             }
             if (!act_fusable(p.activation)) activation_step(n, dst, p.activation, out_count, p.filters);
           } else if constexpr (std::is_same_v<T, DepthwiseConvParams>) {

@@ -44,17 +44,6 @@ std::string describe(const ConvCase& c) {
          activation_name(c.act);
 }
 
-// Kernels of `g` compiled for SSE4.1 whose name contains `what`.
-int kernels_named(const Graph& g, const std::string& what) {
-  EngineOptions opt;
-  opt.engine = EngineKind::kJit;
-  opt.isa = IsaChoice::kSse41;
-  auto jit = make_jit_engine(g, opt);
-  int n = 0;
-  for (const CompiledKernel& k : jit->code().kernels()) n += k.name.find(what) != std::string::npos ? 1 : 0;
-  return n;
-}
-
 void expect_planar_matches(const Graph& g, int planar_convs, const std::string& what, uint32_t seed) {
   ASSERT_EQ(kernels_named(g, "f32-conv-planar"), planar_convs) << what;
   ASSERT_EQ(kernels_named(g, "f32-planar-pack"), planar_convs) << what;

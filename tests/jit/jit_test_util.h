@@ -210,4 +210,15 @@ inline double jit_vs_reference(const Graph& g, Isa isa, int64_t batch, uint32_t 
 
 inline constexpr double kTol = 1e-5;
 
+// Kernels of `g` compiled for `isa` whose name contains `what` (tests that a path was chosen).
+inline int kernels_named(const Graph& g, const std::string& what, Isa isa = Isa::kSse41) {
+  EngineOptions opt;
+  opt.engine = EngineKind::kJit;
+  opt.isa = choice_of(isa);
+  auto jit = make_jit_engine(g, opt);
+  int n = 0;
+  for (const CompiledKernel& k : jit->code().kernels()) n += k.name.find(what) != std::string::npos ? 1 : 0;
+  return n;
+}
+
 }  // namespace nnd::jit::test

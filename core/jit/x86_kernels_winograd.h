@@ -1,0 +1,57 @@
+// Winograd F(2x2, 3x3) convolution: 3x3 stride-1 convolutions with 2.25x fewer multiplications.
+//
+// A 2x2 block of outputs ("tile") needs a 4x4 window of the padded input d. With the transforms
+//   B^T = | 1  0 -1  0 |    G = | 1    0    0   |    A^T = | 1  1  1  0 |
+//         | 0  1  1  0 |        | 1/2  1/2  1/2 |          | 0  1 -1 -1 |
+//         | 0 -1  1  0 |        | 1/2 -1/2  1/2 |
+//         | 0  1  0 -1 |        | 0    0    1   |
+// a tile is  Y = A^T [ sum over input channels of (G g G^T) .* (B^T d B) ] A,  i.e. 16 products per
+// input/output channel pair instead of 36. The sum over input channels, for each of the 16
+// transform points, is a matrix product (tiles x cin) x (cin x cout); written as one grouped 1x1
+// convolution with 16 groups over a "tiles" image it runs on the existing f32-conv kernel.
+//
+// Three kernels, all written against VecEmitter (every ISA, any channel count via tail lanes):
+//   f32-wino-in   padded NHWC input -> V, per sample [tile][point][cin]  (B^T d B)
+//   f32-conv      V -> M, per sample [tile][point][cout], 16 groups     (the products)
+//   f32-wino-out  M -> NHWC output: A^T m A, bias, fused residual and activation, placement
+// The weight transform G g G^T is computed at compile time in double precision.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/ir/activation.h"
+#include "core/ir/layers.h"
+#include "core/jit/x86_kernels.h"
+
+namespace nnd::jit {
+
+inline constexpr int kWinogradPoints = 16;
+
+// Whether a convolution runs as F(2x2, 3x3) on `isa`: one group, a 3x3 kernel, stride and dilation
+// 1, an even output size (every tile whole; the padded input is then exactly 2 * tiles + 2 on each
+// axis) and enough channels for the products to outweigh the two transforms.
+bool winograd_suits(Isa isa, int64_t groups, int64_t cin, int64_t cout, const Window& w, int64_t out_h,
+                    int64_t out_w);
+
+struct WinogradInSpec {
+  int64_t tiles_h = 1, tiles_w = 1, c = 1;  // the input is (2*tiles_h + 2) x (2*tiles_w + 2) x c, dense
+};
+void emit_winograd_input(VecEmitter& ve, const WinogradInSpec& s);
+
+struct WinogradOutSpec {
+  int64_t tiles_h = 1, tiles_w = 1, c = 1;  // output channels
+  bool has_bias = false;
+  int64_t bias_off = 0;                          // floats from KernelArgs::weights
+  ActivationKind act = ActivationKind::kLinear;  // act_fusable() kinds only
+  bool residual = false;                         // in[1]: the output's (dense) layout, added before act
+  OutPlacement out_place;
+};
+void emit_winograd_output(VecEmitter& ve, const WinogradOutSpec& s);
+
+// The transformed weights as a Keras grouped 1x1 kernel (1, 1, cin, 16 * cout): filter p * cout + co
+// of group p holds (G g G^T)[p / 4][p % 4] for input channel ci and output channel co.
+// `kernel` is the Keras (3, 3, cin, cout) kernel.
+std::vector<float> winograd_weights(const std::vector<float>& kernel, int64_t cin, int64_t cout);
+
+}  // namespace nnd::jit
