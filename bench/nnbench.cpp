@@ -1,7 +1,8 @@
 // nnbench: per model and ISA, what the JIT costs and how fast it runs (a program that prints
 // figures, not a test): load + compile ms, code bytes, arena bytes, single-sample latency
-// min/median/p99, batch-16 us per sample, achieved GFLOP/s and the share of this machine's peak
-// for the ISA (measured in the same run with a tiny JIT'ed FMA loop, mul+add for SSE), the
+// min/median/p99, batch-16 us per sample, achieved GFLOP/s (direct-convolution FLOPs, so
+// Winograd layers can lift it past the peak) and the share of this machine's peak for the ISA
+// (measured in the same run with a tiny JIT'ed FMA loop, mul+add for SSE), the
 // reference engine beside it, and ONNX Runtime (onnxruntime-node, one thread, one sample per call)
 // on the ONNX twins when tools/onnx_reference/node_modules exists.
 //
@@ -217,6 +218,8 @@ int main(int argc, char** argv) {
     std::printf("peak %-7s %7.1f GFLOP/s (%s loop, 12 accumulators)\n", nnd::jit::isa_id(isa), peak.back(),
                 isa == Isa::kSse41 ? "mulps+addps" : "vfmadd231ps");
   }
+  std::printf("GFLOP/s = the model's FLOPs counted as direct convolution (nninfo) / min time; layers run as\n"
+              "Winograd F(2x2,3x3) execute fewer multiplications, so a network with them can show more than 100%%\n");
   int failures = 0;
   for (const std::string& path : models) {
     try {
