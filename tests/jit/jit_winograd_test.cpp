@@ -51,7 +51,11 @@ TEST(WinogradRule, ChoosesThreeByThreeStrideOneWithEvenOutputsAndEnoughChannels)
   const Window same = three_by_three(Padding::kSame);
   EXPECT_TRUE(winograd_suits(Isa::kSse41, 1, 8, 16, same, 16, 16));   // ball-penalty's second conv
   EXPECT_TRUE(winograd_suits(Isa::kAvx512, 1, 16, 32, same, 4, 4));   // and its fourth
-  EXPECT_TRUE(winograd_suits(Isa::kAvx2, 1, 67, 9, same, 2, 30));
+  EXPECT_TRUE(winograd_suits(Isa::kSse41, 1, 67, 9, same, 2, 30));   // SSE and AVX-512 take channel tails
+  EXPECT_TRUE(winograd_suits(Isa::kAvx512, 1, 67, 9, same, 2, 30));
+  EXPECT_TRUE(winograd_suits(Isa::kAvx2, 1, 24, 8, same, 2, 30));
+  EXPECT_FALSE(winograd_suits(Isa::kAvx2, 1, 12, 16, same, 16, 16));  // AVX2: whole vectors only
+  EXPECT_FALSE(winograd_suits(Isa::kAvx2, 1, 16, 12, same, 16, 16));
   EXPECT_FALSE(winograd_suits(Isa::kSse41, 1, 4, 8, same, 30, 40));   // field-boundary: too few channels
   EXPECT_FALSE(winograd_suits(Isa::kSse41, 1, 16, 4, same, 30, 40));
   EXPECT_FALSE(winograd_suits(Isa::kSse41, 1, 16, 16, same, 15, 40));  // odd output rows
@@ -95,8 +99,13 @@ TEST_P(Winograd, RandomConvolutionsMatchReference) {
   const ActivationKind acts[] = {ActivationKind::kLinear, ActivationKind::kRelu, ActivationKind::kRelu6,
                                  ActivationKind::kSigmoid};
   for (int i = 0; i < 24; ++i) {
-    // Channels 8..67 hit full vectors and tails of every width; sizes from one tile up.
-    const int64_t cin = r.range(8, i % 3 == 0 ? 67 : 20), cout = r.range(8, i % 3 == 1 ? 67 : 20);
+    // Channels 8..67 hit full vectors and tails of every width (AVX2 takes whole vectors only);
+    // sizes from one tile up.
+    int64_t cin = r.range(8, i % 3 == 0 ? 67 : 20), cout = r.range(8, i % 3 == 1 ? 67 : 20);
+    if (GetParam() == Isa::kAvx2) {
+      cin = (cin + 7) / 8 * 8;
+      cout = (cout + 7) / 8 * 8;
+    }
     const Padding pad = r.coin() ? Padding::kSame : Padding::kValid;
     const int64_t oh = 2 * r.range(1, 9), ow = 2 * r.range(1, 11);
     const int64_t ih = pad == Padding::kSame ? oh : oh + 2, iw = pad == Padding::kSame ? ow : ow + 2;
@@ -114,19 +123,19 @@ TEST_P(Winograd, RandomConvolutionsMatchReference) {
 TEST_P(Winograd, ResidualAndBorderedOutputMatchReference) {
   Rng r(62);
   GraphBuilder gb("winograd-chain");
-  const ValueId x = gb.input("x", {12, 10, 9});
+  const ValueId x = gb.input("x", {12, 10, 8});
   // a writes into the border of b's padded input (b is its only reader).
-  const ValueId a = gb.node("a", conv3x3(r, 9, 16, Padding::kSame, true, ActivationKind::kRelu), {x});
+  const ValueId a = gb.node("a", conv3x3(r, 8, 16, Padding::kSame, true, ActivationKind::kRelu), {x});
   const ValueId b = gb.node("b", conv3x3(r, 16, 16, Padding::kSame, false, ActivationKind::kLinear), {a});
   // s = b + x2 with x2 = a 1x1 conv of x: the add fuses into b's epilogue as a residual.
   ConvParams pw;
   pw.filters = 16;
-  pw.kernel = r.weights({1, 1, 9, 16}, 0.3f);
+  pw.kernel = r.weights({1, 1, 8, 16}, 0.3f);
   const ValueId x2 = gb.node("x2", pw, {x});
   const ValueId s = gb.node("s", MergeParams{MergeOp::kAdd}, {b, x2});
   ReluParams relu;
   const ValueId t = gb.node("t", relu, {s});
-  const ValueId y = gb.node("y", conv3x3(r, 16, 12, Padding::kValid, true, ActivationKind::kRelu6), {t});
+  const ValueId y = gb.node("y", conv3x3(r, 16, 24, Padding::kValid, true, ActivationKind::kRelu6), {t});
   const Graph g = gb.finish({y});
   expect_matches(g, 3, "3x3 chain with a bordered output and a fused residual", 62);
   EXPECT_EQ(kernels_named(g, "f32-merge", GetParam()), 0) << "the add should be fused into b's epilogue";
