@@ -17,7 +17,8 @@ namespace nnd::jit::test {
 namespace {
 
 // A small graph that exercises every kernel generator (conv, gemm, depthwise, pad, pools, BN,
-// activations, helpers, merges, concat, u8 conversion) with channel tails.
+// activations, helpers, merges, concat, u8 conversion, planar and Winograd convolutions) with
+// channel tails.
 Graph kitchen_sink() {
   Rng r(77);
   GraphBuilder gb("kitchen-sink");
@@ -63,7 +64,26 @@ Graph kitchen_sink() {
   const auto o1 = static_cast<ValueId>(node("dense", dn, {f1}));
   ActivationParams hs{ActivationKind::kHardSwish};
   const auto o2 = static_cast<ValueId>(node("hswish", hs, {f1}));
-  return gb.finish({o1, o2});
+  // SSE4.1's planar convolution (few input channels, whole channel quads) on the camera bytes.
+  ConvParams pc;
+  pc.window.kernel_h = pc.window.kernel_w = 3;
+  pc.window.padding = Padding::kSame;
+  pc.filters = 8;
+  pc.kernel = r.weights({3, 3, 3, 8}, 0.01f);
+  const auto o3 = static_cast<ValueId>(node("planar_conv", pc, {x}));
+  // Winograd F(2x2, 3x3): 26 -> 9 channels over the concat padded to an even 4 x 6.
+  ZeroPaddingParams zp;
+  zp.bottom = 1;
+  const auto z1 = static_cast<ValueId>(node("zero_padding", zp, {k1}));
+  ConvParams wc;
+  wc.window.kernel_h = wc.window.kernel_w = 3;
+  wc.window.padding = Padding::kSame;
+  wc.filters = 9;
+  wc.kernel = r.weights({3, 3, 26, 9}, 0.1f);
+  wc.bias = r.weights({9});
+  wc.activation = ActivationKind::kRelu;
+  const auto o4 = static_cast<ValueId>(node("winograd_conv", wc, {z1}));
+  return gb.finish({o1, o2, o3, o4});
 }
 
 std::unique_ptr<JitEngine> compile(const Graph& g, Isa isa, JitConfig cfg = {}) {
@@ -152,11 +172,16 @@ TEST(JitCode, Sse41CodeHasNoVexOrEvexInstruction) {
   auto e = compile(kitchen_sink(), Isa::kSse41);
   size_t total = 0;
   ASSERT_GT(e->code().kernels().size(), 8u);
+  int special = 0;  // the planar and Winograd kernels must be among those decoded
   for (const CompiledKernel& k : e->code().kernels()) {
     const VexCount c = count_vex(k.bytes, k.code_size);
     EXPECT_EQ(c.vex, 0u) << k.name << ": first VEX/EVEX instruction: " << c.first;
     total += c.instructions;
+    for (const char* family : {"f32-conv-planar", "f32-planar-pack", "f32-wino-in", "f32-wino-out"}) {
+      special += k.name.find(family) != std::string::npos ? 1 : 0;
+    }
   }
+  EXPECT_EQ(special, 4) << "kitchen_sink() no longer reaches the planar and Winograd kernels";
   std::printf("[ sse4.1 ] %zu kernels, %zu instructions decoded, none VEX/EVEX\n", e->code().kernels().size(), total);
 }
 
@@ -248,22 +273,26 @@ TEST(JitCode, ReentrantRunsFromSeveralThreadsAgree) {
   std::vector<uint8_t> in(static_cast<size_t>(batch * 9 * 11 * 3));
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 37);
   const InputView view{DType::kUInt8, in.data()};
-  auto run_once = [&](std::vector<float>& o1, std::vector<float>& o2) {
-    o1.assign(static_cast<size_t>(batch * 5), 0);
-    o2.assign(static_cast<size_t>(batch * 468), 0);
-    float* outs[] = {o1.data(), o2.data()};
-    e->run(batch, {&view, 1}, outs);
+  using Outputs = std::vector<std::vector<float>>;
+  auto run_once = [&](Outputs& outs) {
+    outs.resize(g.outputs.size());
+    std::vector<float*> ptrs;
+    for (size_t i = 0; i < g.outputs.size(); ++i) {
+      outs[i].assign(static_cast<size_t>(batch * count_of(g.values[g.outputs[i]].shape)), 0);
+      ptrs.push_back(outs[i].data());
+    }
+    e->run(batch, {&view, 1}, ptrs);
   };
-  std::vector<float> want1, want2;
-  run_once(want1, want2);
+  Outputs want;
+  run_once(want);
   std::vector<std::thread> threads;
   std::vector<int> bad(4, 0);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
-      std::vector<float> o1, o2;
+      Outputs got;
       for (int i = 0; i < 50; ++i) {
-        run_once(o1, o2);
-        bad[static_cast<size_t>(t)] += o1 != want1 || o2 != want2;
+        run_once(got);
+        bad[static_cast<size_t>(t)] += got != want;
       }
     });
   }
