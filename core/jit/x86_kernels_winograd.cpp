@@ -4,6 +4,7 @@
 #include "core/jit/x86_kernels_winograd.h"
 
 #include <array>
+#include <functional>
 
 #include "core/jit/x86_kernel_epilogue_p.h"
 #include "core/jit/x86_kernel_regs_p.h"
@@ -26,6 +27,44 @@ void store_lanes(VecEmitter& ve, const x86::Mem& m, int v, int lanes) {
   else ve.store_tail(m, v, lanes);
 }
 
+
+// The loops both transforms share. Per sample (kN counts down), per tile row (slot kOhCnt) and
+// per tile (slot kOwtCnt), `tile()` emits one tile's work; kCol points at the tile on the spatial
+// side (kRow at its row, reloaded per sample from `sample_slot`), `packed` at its [point][c]
+// block on the other side.
+struct TileWalk {
+  int64_t tiles_h = 1, tiles_w = 1;
+  int sample_slot = kInN;   // the spatial side's sample base
+  int64_t sample_step = 0;  // bytes per sample on the spatial side
+  int64_t row_step = 0;     // bytes per tile row on the spatial side
+  int64_t col_step = 0;     // bytes per tile on the spatial side
+  x86::Gp packed;           // the packed side's pointer, contiguous over tiles and samples
+  int64_t packed_step = 0;  // bytes per tile on the packed side
+};
+
+void walk_tiles(VecEmitter& ve, const TileWalk& w, const std::function<void()>& tile) {
+  x86::Assembler& a = ve.as();
+  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  Label ln = a.newLabel(), lty = a.newLabel(), ltx = a.newLabel();
+  a.bind(ln);
+  a.mov(kRow, slot(w.sample_slot));
+  a.mov(slot(kOhCnt), i32(w.tiles_h));
+  a.bind(lty);
+  a.mov(kCol, kRow);
+  a.mov(slot(kOwtCnt), i32(w.tiles_w));
+  a.bind(ltx);
+  tile();
+  add_imm(a, kCol, w.col_step);
+  add_imm(a, w.packed, w.packed_step);
+  a.dec(slot(kOwtCnt));
+  a.jnz(ltx);
+  add_imm(a, kRow, w.row_step);
+  a.dec(slot(kOhCnt));
+  a.jnz(lty);
+  add_slot(a, w.sample_slot, w.sample_step);
+  a.dec(kN);
+  a.jnz(ln);
+}
 
 }  // namespace
 
@@ -55,17 +94,6 @@ void emit_winograd_input(VecEmitter& ve, const WinogradInSpec& s) {
   a.mov(kIn, x86::qword_ptr(kIn, 0));
   a.mov(slot(kInN), kIn);
   a.mov(kOut, x86::qword_ptr(kArgs, 8));
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
-  Label ln = a.newLabel(), lty = a.newLabel(), ltx = a.newLabel();
-  a.bind(ln);
-  a.mov(kRow, slot(kInN));
-  a.mov(slot(kOhCnt), i32(s.tiles_h));
-  a.bind(lty);
-  a.mov(kCol, kRow);
-  a.mov(slot(kOwtCnt), i32(s.tiles_w));
-  a.bind(ltx);
-  a.mov(kPix, kCol);
-  a.mov(kOb, kOut);
   const auto body = [&](int64_t off, int lanes) {
     auto ld = [&](int v, int i, int j) { load_lanes(ve, v, at(kPix, off + i * row + j * px), lanes); };
     auto st = [&](int point, int v) { store_lanes(ve, at(kOb, off + point * c * 4), v, lanes); };
@@ -105,20 +133,23 @@ void emit_winograd_input(VecEmitter& ve, const WinogradInSpec& s) {
     }
     columns(3, {0, 1, 2, 3});
   };
-  chunks(ve, c, 1, body, [&](int64_t bytes) {
-    add_imm(a, kPix, bytes);
-    add_imm(a, kOb, bytes);
+  TileWalk w;
+  w.tiles_h = s.tiles_h;
+  w.tiles_w = s.tiles_w;
+  w.sample_slot = kInN;
+  w.sample_step = in_h * row;
+  w.row_step = 2 * row;
+  w.col_step = 2 * px;
+  w.packed = kOut;
+  w.packed_step = kWinogradPoints * c * 4;
+  walk_tiles(ve, w, [&] {
+    a.mov(kPix, kCol);
+    a.mov(kOb, kOut);
+    chunks(ve, c, 1, body, [&](int64_t bytes) {
+      add_imm(a, kPix, bytes);
+      add_imm(a, kOb, bytes);
+    });
   });
-  add_imm(a, kCol, 2 * px);
-  add_imm(a, kOut, kWinogradPoints * c * 4);
-  a.dec(slot(kOwtCnt));
-  a.jnz(ltx);
-  add_imm(a, kRow, 2 * row);
-  a.dec(slot(kOhCnt));
-  a.jnz(lty);
-  add_slot(a, kInN, in_h * row);
-  a.dec(kN);
-  a.jnz(ln);
 }
 
 void emit_winograd_output(VecEmitter& ve, const WinogradOutSpec& s) {
@@ -140,17 +171,6 @@ void emit_winograd_output(VecEmitter& ve, const WinogradOutSpec& s) {
   a.mov(kOut, x86::qword_ptr(kArgs, 8));
   add_imm(a, kOut, s.out_place.offset_floats * 4);
   a.mov(slot(kOutN), kOut);
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
-  Label ln = a.newLabel(), lty = a.newLabel(), ltx = a.newLabel();
-  a.bind(ln);
-  a.mov(kRow, slot(kOutN));
-  a.mov(slot(kOhCnt), i32(s.tiles_h));
-  a.bind(lty);
-  a.mov(kCol, kRow);
-  a.mov(slot(kOwtCnt), i32(s.tiles_w));
-  a.bind(ltx);
-  a.mov(kPix, kIn);
-  a.mov(kOb, kCol);
   const auto body = [&](int64_t off, int lanes) {
     auto ld = [&](int v, int point) { load_lanes(ve, v, at(kPix, off + point * c * 4), lanes); };
     // s0[j] = m0j + m1j + m2j (registers 0..3), s1[j] = m1j - m2j - m3j (4..7): the rows of A^T m.
@@ -188,21 +208,24 @@ void emit_winograd_output(VecEmitter& ve, const WinogradOutSpec& s) {
     emit_fused_act(ve, s.act, {8, 9, 10, 11}, 0);
     for (int k = 0; k < 4; ++k) store_lanes(ve, at(kOb, disp(k)), y[static_cast<size_t>(k)], lanes);
   };
-  chunks(ve, c, 1, body, [&](int64_t bytes) {
-    add_imm(a, kPix, bytes);
-    add_imm(a, kOb, bytes);
-    if (s.has_bias) add_imm(a, kBias, bytes);
+  TileWalk w;
+  w.tiles_h = s.tiles_h;
+  w.tiles_w = s.tiles_w;
+  w.sample_slot = kOutN;
+  w.sample_step = osample;
+  w.row_step = 2 * orow;
+  w.col_step = 2 * c * 4;
+  w.packed = kIn;
+  w.packed_step = kWinogradPoints * c * 4;
+  walk_tiles(ve, w, [&] {
+    a.mov(kPix, kIn);
+    a.mov(kOb, kCol);
+    chunks(ve, c, 1, body, [&](int64_t bytes) {
+      add_imm(a, kPix, bytes);
+      add_imm(a, kOb, bytes);
+      if (s.has_bias) add_imm(a, kBias, bytes);
+    });
   });
-  add_imm(a, kIn, kWinogradPoints * c * 4);
-  add_imm(a, kCol, 2 * c * 4);
-  a.dec(slot(kOwtCnt));
-  a.jnz(ltx);
-  add_imm(a, kRow, 2 * orow);
-  a.dec(slot(kOhCnt));
-  a.jnz(lty);
-  add_slot(a, kOutN, osample);
-  a.dec(kN);
-  a.jnz(ln);
 }
 
 std::vector<float> winograd_weights(const std::vector<float>& kernel, int64_t cin, int64_t cout) {
