@@ -74,6 +74,32 @@ TEST_P(JitLayers, Conv2D) {
   }
 }
 
+// Four or more evenly packed groups run one copy of the group's code in a loop (emit_conv).
+TEST_P(JitLayers, Conv2DManyGroups) {
+  Rng r(31);
+  for (int i = 0; i < 10; ++i) {
+    ConvParams p;
+    Window& w = p.window;
+    w.kernel_h = r.range(1, 3);
+    w.kernel_w = r.range(1, 3);
+    w.stride_h = r.range(1, 2);
+    w.stride_w = r.range(1, 2);
+    w.padding = pick_pad(r);
+    static const int64_t kGroups[] = {4, 5, 8, 16};
+    p.groups = kGroups[r.range(0, 3)];
+    const int64_t cin = p.groups * r.range(1, 6);
+    p.filters = p.groups * r.range(1, 9);
+    const int64_t h = r.range(w.kernel_h, 9), wd = r.range(w.kernel_w, 11);
+    p.kernel = r.weights({w.kernel_h, w.kernel_w, cin / p.groups, p.filters}, 0.3f);
+    if (r.coin()) p.bias = r.weights({p.filters});
+    p.activation = pick_act(r);
+    check(one_node(p, {{h, wd, cin}}), r.range(1, 4), 3100 + i,
+          "Conv2D " + std::to_string(h) + "x" + std::to_string(wd) + "x" + std::to_string(cin) + " f=" +
+              std::to_string(p.filters) + " k=" + std::to_string(w.kernel_h) + "x" + std::to_string(w.kernel_w) +
+              " s=" + std::to_string(w.stride_h) + "," + std::to_string(w.stride_w) + " g=" + std::to_string(p.groups));
+  }
+}
+
 TEST_P(JitLayers, Conv1DCausalAndPointwise) {
   Rng r(3);
   for (int i = 0; i < 8; ++i) {
