@@ -5,9 +5,6 @@
 #include <cstring>
 #include <new>
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -24,7 +21,7 @@ constexpr hssize_t kMaxListEntries = 1 << 20;         // strings in one list att
 constexpr size_t kMaxStringBytes = size_t{64} << 20;  // bytes in one (fixed-length) attribute
 constexpr int64_t kMaxWeightElements = int64_t{1} << 28;  // floats in one weight dataset (1 GiB)
 constexpr int kMaxRank = 8;
-// Files up to this size are mapped into memory whole at open (see File::File).
+// Files up to this size are read into memory whole at open (see File::File).
 constexpr uint64_t kMaxInMemoryFileBytes = uint64_t{256} << 20;
 // Growth step of the core driver's buffer; irrelevant for read-only files, which never grow.
 constexpr size_t kCoreIncrement = size_t{1} << 20;
@@ -38,8 +35,8 @@ bool has_hdf5_signature(const void* image, size_t size) {
   return false;
 }
 
-// File-image callbacks that make the core driver use a mapped file in place: every "allocation"
-// of the image returns the mapping itself (passed as udata), copies onto itself are no-ops, and
+// File-image callbacks that make the core driver use the file's bytes in place: every "allocation"
+// of the image returns the buffer itself (passed as udata), copies onto itself are no-ops, and
 // nothing is freed. Anything else (a copy elsewhere, growing) fails, which cannot happen for a
 // file opened read-only.
 void* image_in_place(size_t, H5FD_file_image_op_t, void* udata) { return udata; }
@@ -57,23 +54,6 @@ herr_t udata_keep(void*) { return 0; }
 std::string unique_image_name() {
   static std::atomic<uint64_t> counter{0};
   return "/dev/null/nnd-h5-image-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-}
-
-// Maps `path` read-only with its pages populated up front (one system call instead of a page
-// fault per 4 KiB; faults are expensive, especially in virtual machines). An empty MappedBytes
-// when the file is not a regular file of a size we map, or cannot be mapped.
-MappedBytes map_file(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  struct stat st {};
-  void* addr = MAP_FAILED;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-      static_cast<uint64_t>(st.st_size) <= kMaxInMemoryFileBytes) {
-    addr = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  }
-  close(fd);
-  if (addr == MAP_FAILED) return {};
-  return MappedBytes(addr, static_cast<size_t>(st.st_size));
 }
 
 herr_t walk_first(unsigned n, const H5E_error2_t* err, void* data) {
@@ -154,29 +134,23 @@ std::string last_error() {
   return msg;
 }
 
-void MappedBytes::reset() {
-  if (addr_ != nullptr) munmap(addr_, size_);
-  addr_ = nullptr;
-  size_ = 0;
-}
-
 File::File(const std::string& path, const std::string& display_name)
-    : name_(display_name), map_(map_file(path)) {
+    : name_(display_name), bytes_(FileBytes::read(path, kMaxInMemoryFileBytes)) {
   silence_errors();
-  // The fast path: the whole file mapped and read by the core driver in place, rather than the
+  // The fast path: the whole file in memory and read by the core driver in place, rather than the
   // default driver's pread per metadata block and per dataset (over 500 system calls for a
   // 100-weight model) or the core driver's own read into a fresh buffer (a page fault per 4 KiB).
-  if (map_.data() != nullptr) {
-    if (!has_hdf5_signature(map_.data(), map_.size())) {
+  if (bytes_.data() != nullptr) {
+    if (!has_hdf5_signature(bytes_.data(), bytes_.size())) {
       throw Error(name_ + ": not an HDF5 file (no HDF5 signature)");
     }
     // Before libhdf5 decodes them: a broken global heap hangs or over-reads inside H5Aread.
-    const std::string bad = check_global_heaps(static_cast<const uint8_t*>(map_.data()), map_.size());
+    const std::string bad = check_global_heaps(static_cast<const uint8_t*>(bytes_.data()), bytes_.size());
     if (!bad.empty()) throw Error(name_ + ": corrupt HDF5 file: " + bad);
-    if (open_mapped()) return;
-    map_ = MappedBytes();
+    if (open_in_memory()) return;
+    bytes_ = FileBytes();
   }
-  // Files we cannot map (missing, special, empty or huge): HDF5 reads them from disk.
+  // Files we cannot read whole (missing, special, empty or huge): HDF5 reads them from disk.
   htri_t is = H5Fis_hdf5(path.c_str());
   if (is < 0) {
     std::string detail = last_error();
@@ -200,14 +174,14 @@ File::File(const std::string& path, const std::string& display_name)
   file_ = Handle(id);
 }
 
-bool File::open_mapped() {
+bool File::open_in_memory() {
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
   H5FD_file_image_callbacks_t cb = {image_in_place, image_no_copy, image_no_realloc, image_no_free,
-                                    udata_same,     udata_keep,    map_.data()};
+                                    udata_same,     udata_keep,    bytes_.data()};
   // Callbacks first: H5Pset_file_image already "copies" the image through them.
   if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), kCoreIncrement, /*backing_store=*/0) < 0 ||
       H5Pset_file_image_callbacks(fapl.get(), &cb) < 0 ||
-      H5Pset_file_image(fapl.get(), map_.data(), map_.size()) < 0 ||
+      H5Pset_file_image(fapl.get(), bytes_.data(), bytes_.size()) < 0 ||
       H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) < 0) {
     H5Eclear2(H5E_DEFAULT);
     return false;

@@ -12,6 +12,7 @@
 
 #include <hdf5.h>
 
+#include "core/io/file_bytes.h"
 #include "core/ir/tensor.h"
 
 namespace nnd::h5 {
@@ -48,32 +49,6 @@ void silence_errors();
 // The innermost message on the current thread's HDF5 error stack ("" when empty); clears it.
 std::string last_error();
 
-// A file's bytes mapped read-only into memory; unmapped on destruction.
-class MappedBytes {
- public:
-  MappedBytes() = default;
-  MappedBytes(void* addr, size_t size) : addr_(addr), size_(size) {}
-  MappedBytes(MappedBytes&& o) noexcept : addr_(o.addr_), size_(o.size_) { o.addr_ = nullptr; }
-  MappedBytes& operator=(MappedBytes&& o) noexcept {
-    if (this != &o) {
-      reset();
-      addr_ = o.addr_;
-      size_ = o.size_;
-      o.addr_ = nullptr;
-    }
-    return *this;
-  }
-  ~MappedBytes() { reset(); }
-  void reset();
-
-  void* data() const { return addr_; }
-  size_t size() const { return size_; }
-
- private:
-  void* addr_ = nullptr;
-  size_t size_ = 0;
-};
-
 // An open, read-only HDF5 file. Messages start with `display_name`.
 class File {
  public:
@@ -108,13 +83,13 @@ class File {
 
  private:
   [[noreturn]] void fail(const std::string& what) const;
-  // Opens map_ through the core driver without copying it; false (nothing thrown) when HDF5
+  // Opens bytes_ through the core driver without copying it; false (nothing thrown) when HDF5
   // refuses the set-up, so the caller can fall back to reading the file from disk.
-  bool open_mapped();
+  bool open_in_memory();
   std::vector<std::string> read_strings(hid_t attr, const std::string& what) const;
 
   std::string name_;
-  MappedBytes map_;  // declared before file_: HDF5 reads from it until the file closes
+  FileBytes bytes_;  // declared before file_: HDF5 reads from it until the file closes
   Handle file_;
   // The group read_float_dataset opened last for the directory part of a path (`path` below
   // `parent`). HDF5 never reuses an hid_t within a process, so the key cannot alias a new object.
