@@ -5,6 +5,7 @@
 // turn these into tests of the direct kernels.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "core/jit/x86_kernels_winograd.h"
@@ -117,6 +118,20 @@ TEST_P(Winograd, RandomConvolutionsMatchReference) {
                        std::to_string(cout) + (pad == Padding::kSame ? " same" : " valid") + (bias ? " bias" : "") +
                        " act " + activation_name(act),
                    static_cast<uint32_t>(6100 + i));
+  }
+}
+
+// Long sums: the transforms add up to 4 inputs before and 9 products after the multiplications,
+// so rounding grows faster with the channel count than in a direct convolution; 256 input
+// channels must still meet the exact mode's bound.
+TEST_P(Winograd, ManyInputChannelsStayWithinTolerance) {
+  Rng r(63);
+  for (int64_t cin : {64, 256}) {
+    const Graph g = one_node(conv3x3(r, cin, 32, Padding::kSame, true, ActivationKind::kLinear), {{8, 10, cin}});
+    expect_matches(g, 1, std::to_string(cin) + " input channels", static_cast<uint32_t>(6300 + cin));
+    const double err = jit_vs_reference(g, GetParam(), 2, static_cast<uint32_t>(6400 + cin));
+    std::printf("[ winograd ] %s, %lld input channels: worst scaled error %.2g (bound %.0e)\n", isa_id(GetParam()),
+                static_cast<long long>(cin), err, kTol);
   }
 }
 
