@@ -135,6 +135,20 @@ TEST_P(Winograd, ManyInputChannelsStayWithinTolerance) {
   }
 }
 
+// Camera bytes straight into a valid-padded Winograd conv: it reads the converted input buffer.
+// Weights scaled for 0..255 inputs, as a first layer's are (with weights for inputs near 1, the
+// sums cancel from hundreds down to about 1 and float32 itself misses 1e-5, direct or not).
+TEST_P(Winograd, Uint8InputMatchesReference) {
+  Rng r(64);
+  ConvParams p = conv3x3(r, 8, 16, Padding::kValid, true, ActivationKind::kRelu);
+  for (float& w : p.kernel.data) w /= 128.0f;
+  const Graph g = one_node(p, {{10, 12, 8}}, DType::kUInt8);
+  ASSERT_EQ(kernels_named(g, "f32-wino-in", GetParam()), 1);
+  std::string where;
+  const double err = jit_vs_reference(g, GetParam(), 2, 64, /*u8_inputs=*/true, &where);
+  EXPECT_LE(err, kTol) << where;
+}
+
 TEST_P(Winograd, ResidualAndBorderedOutputMatchReference) {
   Rng r(62);
   GraphBuilder gb("winograd-chain");
