@@ -42,6 +42,16 @@ TEST_P(JitLayers, Dense) {
   }
 }
 
+// "Conv2D 7x9x12 f=16 k=3x3 s=1,2 d=1,1 g=4 same": what a failing case was.
+std::string conv_label(const ConvParams& p, int64_t h, int64_t w, int64_t cin) {
+  const Window& win = p.window;
+  return "Conv2D " + std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(cin) +
+         " f=" + std::to_string(p.filters) + " k=" + std::to_string(win.kernel_h) + "x" +
+         std::to_string(win.kernel_w) + " s=" + std::to_string(win.stride_h) + "," + std::to_string(win.stride_w) +
+         " d=" + std::to_string(win.dilation_h) + "," + std::to_string(win.dilation_w) +
+         " g=" + std::to_string(p.groups) + (win.padding == Padding::kSame ? " same" : " valid");
+}
+
 TEST_P(JitLayers, Conv2D) {
   Rng r(2);
   for (int i = 0; i < 24; ++i) {
@@ -65,12 +75,7 @@ TEST_P(JitLayers, Conv2D) {
     p.kernel = r.weights({kh, kw, cin / p.groups, p.filters}, 0.3f);
     if (r.coin()) p.bias = r.weights({p.filters});
     p.activation = pick_act(r);
-    check(one_node(p, {{h, wd, cin}}), r.range(1, 4), 200 + i,
-          "Conv2D " + std::to_string(h) + "x" + std::to_string(wd) + "x" + std::to_string(cin) + " f=" +
-              std::to_string(p.filters) + " k=" + std::to_string(kh) + "x" + std::to_string(kw) + " s=" +
-              std::to_string(w.stride_h) + "," + std::to_string(w.stride_w) + " d=" + std::to_string(w.dilation_h) +
-              "," + std::to_string(w.dilation_w) + " g=" + std::to_string(p.groups) +
-              (w.padding == Padding::kSame ? " same" : " valid"));
+    check(one_node(p, {{h, wd, cin}}), r.range(1, 4), 200 + i, conv_label(p, h, wd, cin));
   }
 }
 
@@ -93,10 +98,7 @@ TEST_P(JitLayers, Conv2DManyGroups) {
     p.kernel = r.weights({w.kernel_h, w.kernel_w, cin / p.groups, p.filters}, 0.3f);
     if (r.coin()) p.bias = r.weights({p.filters});
     p.activation = pick_act(r);
-    check(one_node(p, {{h, wd, cin}}), r.range(1, 4), 3100 + i,
-          "Conv2D " + std::to_string(h) + "x" + std::to_string(wd) + "x" + std::to_string(cin) + " f=" +
-              std::to_string(p.filters) + " k=" + std::to_string(w.kernel_h) + "x" + std::to_string(w.kernel_w) +
-              " s=" + std::to_string(w.stride_h) + "," + std::to_string(w.stride_w) + " g=" + std::to_string(p.groups));
+    check(one_node(p, {{h, wd, cin}}), r.range(1, 4), 3100 + i, conv_label(p, h, wd, cin));
   }
 }
 
