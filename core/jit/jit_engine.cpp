@@ -591,8 +591,7 @@ class JitEngineImpl final : public JitEngine {
             int src = in_buf(n, 0);
             cs.out_place = placement_for(n, dst);
             const int residual = residual_buf(n, p.residual);
-            if (winograd_suits(isa_, p.groups, in.c, p.filters, w, pd.h.out, pd.w.out) &&
-                (residual < 0 || cs.out_place.dense())) {
+            if (winograd_suits(isa_, p.groups, in.c, p.filters, w, pd.h.out, pd.w.out)) {
               winograd_conv(n, p, in, pd, src, dst, residual, cs.out_place);
             } else if (planar_conv_suits(isa_, p.groups, in.c, p.filters, w.kernel_h, w.kernel_w, pd.w.out)) {
               planar_conv(n, p, in, pd, src, dst, residual, cs.out_place);
