@@ -1,5 +1,6 @@
 #include "daemon/config/config.h"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -629,19 +630,67 @@ Config parse_config(const std::string& yaml_text, const std::string& source_name
   return cfg;
 }
 
-Config load_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+namespace {
+
+// What load_config reads: the bytes of a regular file of at most kMaxConfigBytes. The config path
+// comes from the command line or a unit file and may be anything: a FIFO would block the reader
+// (and with it `nnd --check`, a reload and the SIGTERM that waits for that reload), /dev/zero
+// would be read until memory runs out, a directory reads as nothing. Each gets its own message.
+std::string read_config_bytes(const std::string& path) {
+  auto fail = [&](const std::string& why) -> std::string {
     ConfigIssue i;
-    i.message = "cannot read the config file: " + std::string(std::strerror(errno));
+    i.message = why;
     throw ConfigError(path, {i});
+  };
+  // O_NONBLOCK: opening a FIFO for reading must not wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return fail("cannot read the config file: " + std::string(std::strerror(errno)));
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    return fail("cannot read the config file: fstat: " + std::string(std::strerror(errno)));
   }
-  std::ostringstream os;
-  os << in.rdbuf();
+  if (S_ISDIR(st.st_mode)) return fail("is a directory; give the path of the YAML config file");
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    return fail(std::string("is ") + kind + "; the config must be a regular file");
+  }
+  if (static_cast<uint64_t>(st.st_size) > kMaxConfigBytes) {
+    return fail("is " + std::to_string(st.st_size) + " bytes; a config may be at most " +
+                std::to_string(kMaxConfigBytes) + " bytes");
+  }
+  std::string text;
+  text.resize(static_cast<size_t>(st.st_size) + 1);  // +1 notices a file that grew meanwhile
+  size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("cannot read the config file: " + std::string(std::strerror(errno)));
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got > static_cast<size_t>(st.st_size)) {
+    return fail("changed size while it was being read; try again");
+  }
+  text.resize(got);
+  return text;
+}
+
+}  // namespace
+
+Config load_config(const std::string& path) {
+  const std::string text = read_config_bytes(path);
   std::error_code ec;
   fs::path abs = fs::absolute(path, ec);
   if (ec) abs = path;
-  return parse_config(os.str(), path, abs.parent_path().string());
+  return parse_config(text, path, abs.parent_path().string());
 }
 
 }  // namespace nnd::daemon

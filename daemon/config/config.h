@@ -72,8 +72,12 @@ class ConfigError : public std::runtime_error {
   std::vector<ConfigIssue> issues_;
 };
 
+// The largest config file load_config reads (a config listing hundreds of models is ~100 KiB).
+inline constexpr uint64_t kMaxConfigBytes = 4u << 20;
+
 // Reads and validates the config at `path`. Throws ConfigError listing every problem (also for an
-// unreadable file or a YAML syntax error).
+// unreadable file, a path that is not a regular file -- a FIFO, a device, a directory -- or one
+// larger than kMaxConfigBytes, and a YAML syntax error). Never blocks on the path.
 Config load_config(const std::string& path);
 
 // Same for text in memory; relative model paths resolve against `base_dir`, messages use

@@ -1,6 +1,8 @@
 // Config parsing and validation: every error kind is reported with its key and line number.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -285,6 +287,63 @@ TEST_F(ConfigTest, LoadConfigFileResolvesRelativeToItsFolder) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot read the config file"), std::string::npos);
   }
+}
+
+// Runs load_config(path) in a child process under alarm(seconds) and returns the first line of
+// its ConfigError, or why there was none ("killed by signal 14" when it blocked or kept reading).
+// A child, because the failures this guards against hang or exhaust memory.
+std::string config_error_in_child(const std::string& path, unsigned seconds) {
+  int fds[2];
+  if (::pipe(fds) != 0) return "pipe failed";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::alarm(seconds);
+    std::string msg;
+    try {
+      load_config(path);
+      msg = "no error";
+    } catch (const ConfigError& e) {
+      msg = e.what();
+    } catch (const std::exception& e) {
+      msg = std::string("other exception: ") + e.what();
+    }
+    msg = msg.substr(0, msg.find('\n'));
+    (void)!::write(fds[1], msg.data(), msg.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[512];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return out;
+}
+
+// Defects 8-10 of the robot review: a FIFO blocked `nnd --check` (and a reload) forever,
+// /dev/zero was read until std::bad_alloc, a directory was reported as "got nothing (null)".
+TEST_F(ConfigTest, ConfigPathThatIsNoRegularFileIsRefusedAtOnce) {
+  const std::string fifo = (dir_ / "fifo.yaml").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string f = config_error_in_child(fifo, 5);
+  EXPECT_NE(f.find("is a FIFO; the config must be a regular file"), std::string::npos) << f;
+
+  const std::string z = config_error_in_child("/dev/zero", 5);
+  EXPECT_NE(z.find("is a character device"), std::string::npos) << z;
+
+  const std::string d = config_error_in_child(dir_.string(), 5);
+  EXPECT_NE(d.find("is a directory"), std::string::npos) << d;
+
+  // Larger than kMaxConfigBytes (a sparse file: no disk space used).
+  const fs::path big = dir_ / "big.yaml";
+  std::ofstream(big) << "models: []\n";
+  fs::resize_file(big, kMaxConfigBytes + 1);
+  const std::string b = config_error_in_child(big.string(), 5);
+  EXPECT_NE(b.find("a config may be at most"), std::string::npos) << b;
 }
 
 TEST_F(ConfigTest, DefaultConfigIsValid) {
