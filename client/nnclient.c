@@ -758,8 +758,14 @@ NNC_EXPORT nnclient_status nnclient_reload(nnclient_t* c) {
   memset(&q, 0, sizeof q);
   q.type = NND_MSG_RELOAD;
   struct nnd_ipc_reply r;
-  nnclient_status st = control_retry(c, &q, sizeof q, &r, sizeof r, NND_MSG_RELOAD, NND_MSG_RELOAD,
-                                     NNC_RELOAD_TIMEOUT_MS, 0);
+  nnclient_status st = ensure_connected(c);
+  if (st != NNCLIENT_OK) return st;
+  /* control() bounds every wait by ctl_timeout_ms (the hand-shake/query bound, 5 s): a reload
+   * compiles models and gets the longer bound the header promises. */
+  c->ctl_timeout_ms = NNC_RELOAD_TIMEOUT_MS;
+  st = control(c, &q, sizeof q, &r, sizeof r, NND_MSG_RELOAD, NND_MSG_RELOAD,
+               NNC_RELOAD_TIMEOUT_MS);
+  c->ctl_timeout_ms = NNC_CONTROL_TIMEOUT_MS;
   if (st != NNCLIENT_OK) return st;
   r.message[NND_IPC_MESSAGE_BYTES - 1] = '\0';
   st = from_ipc(r.status);

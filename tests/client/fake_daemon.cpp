@@ -170,6 +170,7 @@ void answer_control(Session* s, const FakeDaemonConfig& cfg, std::map<std::strin
     }
     send(s->sock, &st, sizeof st, MSG_NOSIGNAL);
   } else if (m.q.type == NND_MSG_RELOAD) {
+    if (cfg.reload_delay_ms > 0) usleep(cfg.reload_delay_ms * 1000);
     nnd_ipc_reply r{};
     r.type = NND_MSG_RELOAD;
     r.status = NND_IPC_OK;

@@ -23,6 +23,7 @@ struct FakeDaemonConfig {
   uint64_t slot_data_bytes = 4096;
   uint32_t max_batch = 64;
   int answer_delay_ms = 0;  // sleep before answering each request
+  int reload_delay_ms = 0;  // sleep before answering a RELOAD control message
   bool never_answer = false;
 };
 
