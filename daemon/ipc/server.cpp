@@ -142,13 +142,20 @@ struct Server::Impl {
   std::string path;
   uint64_t instance_id = 0;
 
+  // Reloads asked for by clients run on one thread, one at a time: requests that arrive while a
+  // reload runs wait for the next one (which starts after they asked), and every request waiting
+  // then is answered by that single run. So a client flooding RELOAD costs one thread and at most
+  // two callback runs in a row, never a thread per message.
   std::mutex reload_mu;
-  ReloadCallback reload_cb;
-  struct ReloadThread {
-    std::thread thread;
-    std::shared_ptr<std::atomic<bool>> done;
+  std::condition_variable reload_cv;
+  ReloadCallback reload_cb;                // under reload_mu
+  struct ReloadAsker {
+    std::shared_ptr<Session> session;
+    uint32_t replies = 0;                  // RELOAD messages of this session to answer
   };
-  std::vector<ReloadThread> reload_threads;  // under reload_mu
+  std::vector<ReloadAsker> reload_waiting; // under reload_mu: answered by the next run
+  bool reload_stop = false;                // under reload_mu
+  std::thread reload_thread;               // started with the first request
 
   // Threads and fds.
   int listen_fd = -1;
@@ -225,7 +232,8 @@ struct Server::Impl {
   void handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc_hello& h, size_t n);
   void end_connection(uint64_t id, const char* why);
   void start_reload(const std::shared_ptr<Session>& s);
-  void join_reload_threads(bool all);
+  void reload_main();
+  void stop_reload_thread();
   bool peer_allowed(const Session& s, std::string* why) const;
   uint64_t slot_data_bytes_for(const ModelSet& set) const;
   void fill_model_info(const ServedModel& m, nnd_ipc_model_info* info) const;
@@ -658,25 +666,49 @@ void Server::Impl::handle_control(const std::shared_ptr<Session>& s) {
   }
 }
 
-// A reload (compiling models) may take seconds: it runs on its own thread so that the control
+namespace {
+void send_reload_reply(const Session& s, int32_t status, const std::string& message) {
+  nnd_ipc_reply r{};
+  r.type = NND_MSG_RELOAD;
+  r.status = status;
+  copy_name(r.message, sizeof(r.message), message);
+  // Never blocks (a client that does not read cannot hold up the others or stop()); fails
+  // harmlessly if the client left.
+  (void)!send(s.sock, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+}  // namespace
+
+// A reload (compiling models) may take seconds: it runs on the reload thread so that the control
 // thread keeps accepting clients and noticing dead ones; the reply goes out when it is done.
 void Server::Impl::start_reload(const std::shared_ptr<Session>& s) {
   std::lock_guard lk(reload_mu);
-  join_reload_threads(false);
-  ReloadCallback cb = reload_cb;
-  if (!cb) {
-    nnd_ipc_reply r{};
-    r.type = NND_MSG_RELOAD;
-    r.status = NND_IPC_E_INTERNAL;
-    copy_name(r.message, sizeof(r.message), "reload is not supported by this daemon");
-    (void)!send(s->sock, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (!reload_cb || reload_stop) {
+    send_reload_reply(*s, reload_stop ? NND_IPC_E_SHUTTING_DOWN : NND_IPC_E_INTERNAL,
+                      reload_stop ? "the daemon is shutting down"
+                                  : "reload is not supported by this daemon");
+    return;
+  }
+  auto it = std::find_if(reload_waiting.begin(), reload_waiting.end(),
+                         [&](const ReloadAsker& a) { return a.session == s; });
+  if (it != reload_waiting.end()) {
+    ++it->replies;  // the same run answers every message of this session
     return;
   }
   log(kInfo, s->name + " asked for a reload");
-  auto done = std::make_shared<std::atomic<bool>>(false);
-  std::thread t([this, s, cb = std::move(cb), done] {
-    nnd_ipc_reply r{};
-    r.type = NND_MSG_RELOAD;
+  reload_waiting.push_back({s, 1});
+  if (!reload_thread.joinable()) reload_thread = std::thread([this] { reload_main(); });
+  reload_cv.notify_one();
+}
+
+void Server::Impl::reload_main() {
+  std::unique_lock lk(reload_mu);
+  for (;;) {
+    reload_cv.wait(lk, [&] { return reload_stop || !reload_waiting.empty(); });
+    if (reload_stop) break;
+    std::vector<ReloadAsker> askers = std::move(reload_waiting);
+    reload_waiting.clear();
+    ReloadCallback cb = reload_cb;
+    lk.unlock();
     ReloadResult res;
     try {
       res = cb();
@@ -684,25 +716,30 @@ void Server::Impl::start_reload(const std::shared_ptr<Session>& s) {
       res.ok = false;
       res.message = e.what();
     }
-    r.status = res.ok ? NND_IPC_OK : NND_IPC_E_INTERNAL;
-    copy_name(r.message, sizeof(r.message), res.message);
-    // Never blocks (a client that does not read cannot hold up stop()); fails harmlessly if the
-    // client left.
-    (void)!send(s->sock, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT);
-    done->store(true);
-  });
-  reload_threads.push_back({std::move(t), std::move(done)});
-}
-
-void Server::Impl::join_reload_threads(bool all) {
-  for (size_t i = 0; i < reload_threads.size();) {
-    if (all || reload_threads[i].done->load()) {
-      reload_threads[i].thread.join();
-      reload_threads.erase(reload_threads.begin() + static_cast<std::ptrdiff_t>(i));
-    } else {
-      ++i;
+    for (const ReloadAsker& a : askers) {
+      for (uint32_t k = 0; k < a.replies; ++k) {
+        send_reload_reply(*a.session, res.ok ? NND_IPC_OK : NND_IPC_E_INTERNAL, res.message);
+      }
+    }
+    lk.lock();
+  }
+  // Stopping: whoever still waits gets an answer instead of a reload that will not happen.
+  for (const ReloadAsker& a : reload_waiting) {
+    for (uint32_t k = 0; k < a.replies; ++k) {
+      send_reload_reply(*a.session, NND_IPC_E_SHUTTING_DOWN, "the daemon is shutting down");
     }
   }
+  reload_waiting.clear();
+}
+
+// The reload callback must return once the daemon is stopping (main answers its waiters).
+void Server::Impl::stop_reload_thread() {
+  {
+    std::lock_guard lk(reload_mu);
+    reload_stop = true;
+  }
+  reload_cv.notify_all();
+  if (reload_thread.joinable()) reload_thread.join();
 }
 
 void Server::Impl::end_connection(uint64_t id, const char* why) {
@@ -1212,11 +1249,7 @@ void Server::stop() {
   d.io_stop.store(true);
   (void)!write(d.io_wake, &one, sizeof(one));
   d.io_thread.join();
-  {
-    // The reload callback must return once the daemon is stopping (main answers its waiters).
-    std::lock_guard lk(d.reload_mu);
-    d.join_reload_threads(true);
-  }
+  d.stop_reload_thread();
   {
     std::lock_guard lk(d.mu);
     d.sessions.clear();

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <random>
 #include <thread>
 
@@ -607,6 +608,52 @@ TEST(IpcServer, ReloadChangesModelsForNewRequests) {
   RawClient d;
   ASSERT_EQ(d.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
   EXPECT_EQ(run_tiny(d, 1, 16, 1.0f, "tiny", 0xBEEF), NND_IPC_OK);
+}
+
+size_t thread_count() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+// Defect 1 of the robot review: every RELOAD message started a thread (1,664 threads from 2,000
+// messages), and under a task limit the failing std::thread killed the daemon. Now one thread
+// runs one reload at a time and requests that arrive meanwhile share the next run.
+TEST(IpcServer, ReloadFloodRunsOneReloadAtATime) {
+  ServerFixture f("reload-flood", {make_model("tiny", 1)});
+  std::atomic<int> calls{0}, running{0}, max_running{0};
+  f.server->set_reload_callback([&] {
+    const int now = ++running;
+    int seen = max_running.load();
+    while (now > seen && !max_running.compare_exchange_weak(seen, now)) {
+    }
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    --running;
+    return daemon::ReloadResult{true, "reloaded"};
+  });
+  RawClient flood, polite;
+  ASSERT_EQ(flood.connect_and_hello(f.server->socket_path()), NND_IPC_OK);
+  ASSERT_EQ(polite.connect_and_hello(f.server->socket_path()), NND_IPC_OK);
+  const size_t threads_before = thread_count();
+  size_t threads_max = threads_before;
+  nnd_ipc_model_query q{};
+  q.type = NND_MSG_RELOAD;
+  for (int i = 0; i < 2000; ++i) {
+    // Never reads its replies; a full socket queue just drops messages (EAGAIN).
+    (void)!send(flood.sock(), &q, sizeof q, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (i % 25 == 0) threads_max = std::max(threads_max, thread_count());
+  }
+  // A client that asks once and waits gets its answer from a run that started after it asked.
+  nnd_ipc_reply r{};
+  ASSERT_TRUE(polite.control(q, &r));
+  EXPECT_EQ(r.status, NND_IPC_OK);
+  EXPECT_STREQ(r.message, "reloaded");
+  threads_max = std::max(threads_max, thread_count());
+  EXPECT_LE(threads_max, threads_before + 1) << "a thread per RELOAD message";
+  EXPECT_EQ(max_running.load(), 1);
+  EXPECT_LE(calls.load(), 3);
+  EXPECT_EQ(run_tiny(polite, 0, 1, 1.0f), NND_IPC_OK);
 }
 
 TEST(IpcServer, IdleDaemonUsesNoCpu) {
