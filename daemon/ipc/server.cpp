@@ -285,8 +285,16 @@ void Server::Impl::bind_socket() {
     errno = bind_errno;
     throw std::runtime_error(errno_text(("bind " + path).c_str()));
   }
-  if (opt.allowed_gid && chown(path.c_str(), static_cast<uid_t>(-1), *opt.allowed_gid) != 0) {
-    log(kWarn, errno_text(("chown group of " + path).c_str()));
+  // The allowed user owns the socket file and the allowed group is its group, so each can connect
+  // through the 0660 mode whether or not the other is configured (a user without a group used to
+  // leave it root:root). Who is admitted is still decided by peer credentials.
+  if (opt.allowed_uid || opt.allowed_gid) {
+    const uid_t owner = opt.allowed_uid ? *opt.allowed_uid : static_cast<uid_t>(-1);
+    const gid_t group = opt.allowed_gid ? *opt.allowed_gid : static_cast<gid_t>(-1);
+    if (chown(path.c_str(), owner, group) != 0) {
+      log(kWarn, errno_text(("chown " + path + " to the configured user/group").c_str()) +
+                     " (only the daemon's own user and root can connect)");
+    }
   }
   // Never wider than 0660 (config/SCHEMA.md): others get no access to the socket file.
   if (chmod(path.c_str(), opt.socket_mode & 0660) != 0) {

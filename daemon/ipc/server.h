@@ -58,7 +58,7 @@ struct ServerOptions {
   std::optional<gid_t> allowed_gid;
   bool allow_own_uid = true;
   bool allow_root = true;
-  uint32_t socket_mode = 0660;          // chmod of the socket file; its group is allowed_gid if set
+  uint32_t socket_mode = 0660;          // chmod of the socket file; owner allowed_uid, group allowed_gid (if set)
 
   uint32_t workers = 1;                 // worker threads; worker w uses ServedModel::engines[w]
   std::vector<int> cpu_affinity;        // worker w pinned to cpu_affinity[w % n]; empty = no pinning

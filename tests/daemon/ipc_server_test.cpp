@@ -575,6 +575,27 @@ TEST(IpcServer, PeerCredentialsRefused) {
   EXPECT_EQ(d.connect_and_hello(g.server->socket_path()), NND_IPC_OK);
 }
 
+// Defect 5 of the robot review: `daemon.user` without `group` left the socket root:root 0660,
+// so the one allowed user could not even connect. The allowed user owns the socket file (the
+// peer-credential check still refuses everybody else).
+TEST(IpcServer, AllowedUserOwnsTheSocket) {
+  if (geteuid() != 0) GTEST_SKIP() << "chown to another user needs root";
+  ServerOptions o;
+  o.allowed_uid = 4242;
+  ServerFixture f("owner", {make_model("tiny", 1)}, o);
+  struct stat st {};
+  ASSERT_EQ(::stat(f.server->socket_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 4242u);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+
+  ServerOptions both = o;
+  both.allowed_gid = 4343;
+  ServerFixture g("owner-group", {make_model("tiny", 1)}, both);
+  ASSERT_EQ(::stat(g.server->socket_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 4242u);
+  EXPECT_EQ(st.st_gid, 4343u);
+}
+
 TEST(IpcServer, ReloadChangesModelsForNewRequests) {
   ServerFixture f("reload", {make_model("tiny", 1)});
   std::atomic<int> reloads{0};
