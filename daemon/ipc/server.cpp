@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -202,6 +203,13 @@ struct Server::Impl {
   std::deque<std::pair<int64_t, uint64_t>> handshake_deadlines;
   size_t pending = 0;          // entries of conns not welcomed yet
   bool accepting = true;       // listen_fd is in io_epfd
+  // accept() ran out of descriptors or memory: paused until then (0: not paused).
+  static constexpr int64_t kAcceptPauseNs = 100'000'000;
+  static constexpr int64_t kAcceptWarnIntervalNs = 10'000'000'000;
+  int64_t accept_paused_until_ns = 0;
+  // Descriptors besides the sessions': listen socket, epolls, wake fds, logs, model files.
+  static constexpr rlim_t kReservedDescriptors = 32;
+  int64_t accept_warned_ns = INT64_MIN / 2;
 
   Impl(ServerOptions o, ModelRegistry& r, ServerLogger l)
       : opt(std::move(o)), registry(r), logger(std::move(l)), scheduler(opt.policy) {}
@@ -220,6 +228,7 @@ struct Server::Impl {
   }
 
   // ---- setup ----
+  void ensure_descriptor_budget();
   void bind_socket();
   void start_threads();
 
@@ -303,6 +312,34 @@ void Server::Impl::bind_socket() {
   if (listen(listen_fd, 64) != 0) throw std::runtime_error(errno_text("listen"));
 }
 
+// Every session holds three descriptors (socket, memfd, eventfd) and every pending connection
+// one; max_clients sessions must fit under RLIMIT_NOFILE or the last ones are refused by accept()
+// with EMFILE. The soft limit is raised as far as the hard one allows (systemd's default soft
+// limit is 1024 with a much higher hard limit); a configuration that cannot fit is refused.
+void Server::Impl::ensure_descriptor_budget() {
+  const rlim_t need = rlim_t{opt.max_clients} * 3 + opt.max_pending_connections +
+                      rlim_t{opt.workers} + kReservedDescriptors;
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+    rlimit raised = rl;
+    raised.rlim_cur = rl.rlim_max == RLIM_INFINITY ? need : std::min(need, rl.rlim_max);
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+      log(kInfo, "raised the open-file limit from " + std::to_string(rl.rlim_cur) + " to " +
+                     std::to_string(raised.rlim_cur) + " for max_clients " +
+                     std::to_string(opt.max_clients));
+      rl = raised;
+    }
+  }
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+    throw std::runtime_error(
+        "daemon.max_clients " + std::to_string(opt.max_clients) + " (with max_pending_connections " +
+        std::to_string(opt.max_pending_connections) + ") needs about " + std::to_string(need) +
+        " open files, but the limit is " + std::to_string(rl.rlim_cur) + " (hard " +
+        std::to_string(rl.rlim_max) + "): lower max_clients or raise LimitNOFILE=");
+  }
+}
+
 // ---- control thread ---------------------------------------------------------------------------
 
 namespace {
@@ -313,7 +350,16 @@ void Server::Impl::io_main() {
   std::array<epoll_event, 32> ev;
   while (!io_stop.load()) {
     // Sleeps until a control message, a new connection or the next hand-shake deadline.
-    const int64_t wait_ns = expire_handshakes(mono_ns());
+    int64_t wait_ns = expire_handshakes(mono_ns());
+    if (accept_paused_until_ns != 0) {
+      const int64_t left = accept_paused_until_ns - mono_ns();
+      if (left <= 0) {
+        accept_paused_until_ns = 0;
+        if (pending < opt.max_pending_connections) set_accepting(true);
+      } else if (wait_ns < 0 || left < wait_ns) {
+        wait_ns = left;
+      }
+    }
     const int timeout_ms = wait_ns < 0 ? -1 : static_cast<int>(std::min<int64_t>((wait_ns + 999'999) / 1'000'000, INT32_MAX));
     const int n = epoll_wait(io_epfd, ev.data(), static_cast<int>(ev.size()), timeout_ms);
     if (n < 0) {
@@ -388,7 +434,23 @@ void Server::Impl::accept_clients() {
     const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) log(kWarn, errno_text("accept"));
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors or memory: the connection stays in the listen backlog, and the
+        // listen socket stays readable, so retrying at once would spin a core (and log at that
+        // rate). Pause accepting; a session that ends, or the pause running out, resumes it.
+        const int64_t now = mono_ns();
+        if (now - accept_warned_ns >= kAcceptWarnIntervalNs) {
+          log(kWarn, errno_text("accept") + ": not accepting new clients for " +
+                         std::to_string(kAcceptPauseNs / 1'000'000) +
+                         " ms (raise LimitNOFILE= or lower daemon.max_clients)");
+          accept_warned_ns = now;
+        }
+        accept_paused_until_ns = now + kAcceptPauseNs;
+        set_accepting(false);
+        return;
+      }
+      log(kWarn, errno_text("accept"));
       return;
     }
     auto s = std::make_shared<Session>();
@@ -1205,6 +1267,7 @@ void Server::start() {
   CPU_ZERO(&cpus);
   const int ncpu = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
   d.spin_ns = ncpu > 1 ? int64_t{d.opt.spin_us} * 1000 : 0;  // never spin against the client on one CPU
+  d.ensure_descriptor_budget();
 
   d.bind_socket();
   d.io_epfd = epoll_create1(EPOLL_CLOEXEC);
