@@ -141,9 +141,17 @@ class Daemon {
       BuildOptions bo;
       bo.workers = cfg_.daemon.workers;
       bo.log = default_logger();
+      bo.skip_failed = cfg_.daemon.skip_failed_models;
       BuildStats st;
       registry_.publish(build_model_set(cfg_.models, nullptr, bo, &st));
       logf(LogLevel::kInfo, "compiled %zu model(s) in %.1f ms", st.compiled, st.wall_ms);
+      for (const std::string& why : st.skipped) {
+        log(LogLevel::kError, "not serving " + why + " (daemon.on_model_error: skip; fix the "
+                              "file and reload)");
+      }
+      if (!st.skipped.empty()) {
+        skipped_at_start_ = std::to_string(st.skipped.size()) + " model(s) failed to load";
+      }
     } catch (const std::exception& e) {
       log(LogLevel::kError, std::string("startup failed: ") + e.what());
       notify_status("startup failed: " + first_line(e.what()));
@@ -257,8 +265,12 @@ class Daemon {
 
   std::string serving_status() const {
     auto set = registry_.current();
-    return "serving " + std::to_string(set->models.size()) + " model(s), generation " +
-           std::to_string(set->generation) + " on " + endpoint_socket_path(cfg_.daemon.endpoint);
+    std::string s = "serving " + std::to_string(set->models.size()) + " model(s), generation " +
+                    std::to_string(set->generation) + " on " +
+                    endpoint_socket_path(cfg_.daemon.endpoint);
+    // Until a reload succeeds, STATUS= says that the start-up left models out.
+    if (!skipped_at_start_.empty() && set->generation == 1) s += "; " + skipped_at_start_;
+    return s;
   }
 
   // Main loop: start a reload if one is wanted and none is running.
@@ -381,6 +393,7 @@ class Daemon {
   std::string config_path_;
   CliOverrides overrides_;
   Config cfg_;
+  std::string skipped_at_start_;  // "N model(s) failed to load" when start-up skipped models
   ModelRegistry registry_;
   int request_fd_ = -1;
   int done_fd_ = -1;

@@ -299,7 +299,7 @@ class Parser {
         "endpoint", "user", "group", "socket_mode", "workers", "cpu_affinity",
         "realtime_priority", "log_level", "watchdog", "max_clients", "max_inflight_per_client",
         "slots_per_client", "spin_us", "max_request_bytes", "max_shared_memory_bytes",
-        "handshake_timeout_ms", "max_pending_connections"};
+        "handshake_timeout_ms", "max_pending_connections", "on_model_error"};
     for_each_key(d, "daemon", known, [&](const std::string& k, const YAML::Node& v,
                                          const std::string& key) {
       if (k == "endpoint") {
@@ -394,6 +394,14 @@ class Parser {
         integer(v, key, 100, 60000, s.handshake_timeout_ms);
       } else if (k == "max_pending_connections") {
         integer(v, key, 1, 1024, s.max_pending_connections);
+      } else if (k == "on_model_error") {
+        std::string e;
+        if (!string_value(v, key, e)) return;
+        if (e == "skip" || e == "fail") {
+          s.skip_failed_models = e == "skip";
+        } else {
+          issue(v, key, "expected skip or fail, got '" + e + "'");
+        }
       }
     });
   }
@@ -407,7 +415,7 @@ class Parser {
     }
     static const std::vector<std::string> known = {
         "name", "path", "inputs", "max_batch", "batch_delay_us", "priority", "engine", "isa",
-        "math"};
+        "math", "required"};
     ModelSettings ms;
     ms.engine_auto = true;  // default `engine: auto`
     ms.engine.engine = EngineKind::kJit;
@@ -479,6 +487,8 @@ class Parser {
         integer(v, key, 1, 4096, ms.max_batch);
       } else if (k == "batch_delay_us") {
         integer(v, key, 0, 1000000, ms.batch_delay_us);
+      } else if (k == "required") {
+        boolean(v, key, ms.required);
       } else if (k == "priority") {
         integer(v, key, -1000, 1000, ms.priority);
       } else if (k == "engine") {

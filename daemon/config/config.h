@@ -43,6 +43,7 @@ struct DaemonSettings {
   uint64_t max_shared_memory_bytes = 256ull << 20; // sum of all clients' segments
   uint32_t handshake_timeout_ms = 2000;  // a connection without a hello is closed after this
   uint32_t max_pending_connections = 16; // connections accepted but without a hello yet
+  bool skip_failed_models = true;      // on_model_error: skip (true) | fail (false), at start-up
 };
 
 struct Config {

@@ -28,6 +28,8 @@ struct ModelSettings {
   EngineOptions engine;       // engine, ISA, math mode
   bool engine_auto = false;   // config `engine: auto`: the JIT where it exists, else the
                               // reference engine (the registry falls back and logs it)
+  bool required = false;      // a failure to load/compile it fails the start-up even when the
+                              // daemon skips failed models (daemon.on_model_error: skip)
 };
 
 // One loaded and compiled model. Immutable after construction except that worker w uses

@@ -251,18 +251,28 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
   }
 
   std::vector<std::string> failures;
+  bool required_failed = false;
   for (size_t i : todo) {
-    if (!errors[i].empty()) failures.push_back(errors[i]);
+    if (errors[i].empty()) continue;
+    failures.push_back(errors[i]);
+    required_failed = required_failed || models[i].required;
   }
-  if (!failures.empty()) {
+  if (!failures.empty() && (!options.skip_failed || required_failed)) {
     std::string what = std::to_string(failures.size()) + " of " + std::to_string(models.size()) +
                        " model(s) failed:";
     for (const std::string& f : failures) what += "\n  " + f;
     throw BuildError(what, std::move(failures));
   }
 
-  // Versions: a replaced model continues its predecessor's count.
+  // Skipped models leave the set (only reachable with skip_failed and no required failure).
+  st.skipped = std::move(failures);
+  std::vector<size_t> built;
   for (size_t i : todo) {
+    if (errors[i].empty()) built.push_back(i);
+  }
+
+  // Versions: a replaced model continues its predecessor's count.
+  for (size_t i : built) {
     ServedModel& m = *set->models[i];
     std::shared_ptr<ServedModel> old = previous ? previous->find(m.settings.name) : nullptr;
     m.version = old ? old->version + 1 : 1;
@@ -279,6 +289,9 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
                     static_cast<unsigned long long>(m.signature));
       options.log(LogLevel::kInfo, buf);
     }
+  }
+  if (!st.skipped.empty()) {
+    std::erase_if(set->models, [](const std::shared_ptr<ServedModel>& m) { return !m; });
   }
   st.wall_ms = ms_since(t0);
   if (stats) *stats = st;

@@ -26,16 +26,22 @@ struct BuildOptions {
   uint32_t compile_threads = 0;  // 0: one per online CPU, at most one per model
   bool low_priority = false;     // compile threads run at nice 10 (reload: stay off the data path)
   bool warm_up = true;           // run every engine once on zeros before publishing
+  // A model that fails to load or compile is left out of the set (and listed in
+  // BuildStats::skipped) instead of failing the build, unless it is `required`. Start-up uses
+  // this (daemon.on_model_error: skip): one damaged file must not keep every other model off
+  // the robot. A reload never does: it keeps the whole previous set instead.
+  bool skip_failed = false;
   LogFn log;                     // may be empty
 };
 
 struct BuildStats {
   size_t compiled = 0;
   size_t reused = 0;
+  std::vector<std::string> skipped;  // with skip_failed: why each left-out model failed
   double wall_ms = 0;
 };
 
-// Thrown when any model fails; what() lists every failure, one per line, each naming the model.
+// Thrown when any model fails (with skip_failed: any required model); what() lists every failure, one per line, each naming the model.
 class BuildError : public std::runtime_error {
  public:
   BuildError(const std::string& what, std::vector<std::string> failures)

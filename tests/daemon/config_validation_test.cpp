@@ -346,6 +346,23 @@ TEST_F(ConfigTest, ConfigPathThatIsNoRegularFileIsRefusedAtOnce) {
   EXPECT_NE(b.find("a config may be at most"), std::string::npos) << b;
 }
 
+TEST_F(ConfigTest, OnModelErrorAndRequired) {
+  const Config d = parse("models:\n  - name: m\n    path: models/a.h5\n");
+  EXPECT_TRUE(d.daemon.skip_failed_models);  // the default: serve the others
+  EXPECT_FALSE(d.models[0].required);
+  const Config c = parse("daemon:\n  on_model_error: fail\nmodels:\n  - name: m\n"
+                         "    path: models/a.h5\n    required: yes\n");
+  EXPECT_FALSE(c.daemon.skip_failed_models);
+  EXPECT_TRUE(c.models[0].required);
+  const auto is = issues("daemon:\n  on_model_error: ignore\nmodels:\n  - name: m\n"
+                         "    path: models/a.h5\n    required: maybe\n");
+  ASSERT_EQ(is.size(), 2u);
+  EXPECT_EQ(is[0].line, 2);
+  EXPECT_NE(is[0].message.find("expected skip or fail, got 'ignore'"), std::string::npos);
+  EXPECT_EQ(is[1].line, 6);
+  EXPECT_NE(is[1].message.find("expected true or false"), std::string::npos);
+}
+
 TEST_F(ConfigTest, DefaultConfigIsValid) {
   const Config c = load_config(NND_SOURCE_DIR "/config/nnd.yaml");
   ASSERT_EQ(c.models.size(), 3u);

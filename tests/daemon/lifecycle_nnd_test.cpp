@@ -342,6 +342,46 @@ TEST_F(LifecycleTest, FailedReloadKeepsServing) {
   EXPECT_EQ(wait_exit(30000), 0);
 }
 
+// From the robot review (issue 18): one bad model at start-up stopped the whole daemon (a restart
+// loop under systemd with no network served). By default the others are served and STATUS= and
+// the log say which one is missing; `on_model_error: fail` and `required: true` keep the old way.
+TEST_F(LifecycleTest, DamagedModelAtStartupIsSkipped) {
+  std::ofstream(dir_ / "models" / "junk.h5") << "junk";
+  start_daemon(write_config("nnd.yaml", "  - name: junk\n    path: models/junk.h5\n"));
+  // READY=1 came; its STATUS= (also logged) says that a model was left out.
+  const std::string err = read_file(dir_ / "nnd.err");
+  EXPECT_NE(err.find("not serving model 'junk'"), std::string::npos) << err;
+  EXPECT_NE(err.find("serving 2 model(s), generation 1 on " + socket_path_ +
+                     "; 1 model(s) failed to load"),
+            std::string::npos)
+      << err;
+  EXPECT_TRUE(alive());
+  EXPECT_TRUE(socket_exists());
+#ifdef NND_HAVE_NNCLIENT
+  nnclient_status st = NNCLIENT_E_SYSTEM;
+  nnclient_t* c = nnclient_open(socket_path_.c_str(), &st);
+  ASSERT_EQ(st, NNCLIENT_OK) << nnclient_last_error(nullptr);
+  nnclient_model_info_t info{};
+  EXPECT_EQ(nnclient_model_info(c, "ball", &info), NNCLIENT_OK) << nnclient_last_error(c);
+  EXPECT_EQ(nnclient_model_info(c, "junk", &info), NNCLIENT_E_UNKNOWN_MODEL);
+  nnclient_close(c);
+#endif
+  ASSERT_EQ(::kill(pid_, SIGTERM), 0);
+  EXPECT_EQ(wait_exit(30000), 0);
+
+  for (const char* variant : {"fail", "required"}) {
+    const fs::path cfg = dir_ / (std::string(variant) + ".yaml");
+    std::ofstream(cfg) << "daemon:\n  endpoint: " << endpoint_ << "\n"
+                       << (std::string(variant) == "fail" ? "  on_model_error: fail\n" : "")
+                       << "models:\n  - name: ball\n    path: models/ball_patch.h5\n"
+                       << "  - name: junk\n    path: models/junk.h5\n"
+                       << (std::string(variant) == "required" ? "    required: true\n" : "");
+    pid_ = spawn({"--config", cfg.string()});
+    EXPECT_EQ(wait_exit(60000), 1) << variant;
+    EXPECT_NE(read_file(dir_ / "nnd.err").find("startup failed"), std::string::npos) << variant;
+  }
+}
+
 TEST_F(LifecycleTest, StartupFailureExitsNonZeroWithoutReady) {
   const fs::path cfg = dir_ / "bad.yaml";
   std::ofstream(cfg) << "daemon:\n  endpoint: " << endpoint_

@@ -228,6 +228,28 @@ TEST_F(RegistryTest, BrokenModelKeepsTheOldSet) {
   EXPECT_EQ(served->models.size(), 3u);
 }
 
+TEST_F(RegistryTest, SkipFailedLeavesOnlyTheBrokenModelOut) {
+  {
+    std::ofstream f(dir_ / "detector.h5", std::ios::binary | std::ios::trunc);
+    f << "this is not an HDF5 file";
+  }
+  BuildOptions o = opts();
+  o.skip_failed = true;
+  BuildStats st;
+  auto set = build_model_set(examples(), nullptr, o, &st);
+  ASSERT_EQ(set->models.size(), 2u);
+  EXPECT_NE(set->find("ball"), nullptr);
+  EXPECT_EQ(set->find("detector"), nullptr);
+  ASSERT_EQ(st.skipped.size(), 1u);
+  EXPECT_NE(st.skipped[0].find("model 'detector'"), std::string::npos) << st.skipped[0];
+  EXPECT_EQ(st.compiled, 2u);
+
+  // A required model still fails the build.
+  auto v = examples();
+  for (auto& m : v) m.required = m.name == "detector";
+  EXPECT_THROW(build_model_set(v, nullptr, o), BuildError);
+}
+
 TEST_F(RegistryTest, UnknownInputOverrideNamesTheInput) {
   auto v = examples();
   v[0].input_dtypes = {{"no_such_input", nnd::DType::kUInt8}};
