@@ -1313,6 +1313,11 @@ void Server::stop() {
   d.workers.clear();
   {
     std::lock_guard lk(d.mu);
+    // Requests still in the submit rings (pushed after the workers' last look, or without a
+    // wake-up) get NND_IPC_E_SHUTTING_DOWN (draining) rather than a closed connection, which the
+    // client would report as a restart. One pass takes a whole ring (its budget is the ring's
+    // capacity); a client that keeps refilling cannot hold stop() in a loop.
+    d.ingest_locked(mono_ns());
     d.scheduler.drain([&](sched::Item* it) {
       d.finish(*static_cast<Request*>(it->user), NND_IPC_E_SHUTTING_DOWN, 0, 0, 0, false);
     });

@@ -682,6 +682,26 @@ TEST(IpcServer, MaxClientsBeyondTheOpenFileLimitIsRefusedAtStart) {
   EXPECT_NE(error.find("LimitNOFILE"), std::string::npos) << error;
 }
 
+// From the robot review (issue 18): SIGTERM left requests that sat in a submit ring unanswered,
+// so their clients saw the connection close (NNCLIENT_E_DAEMON_RESTARTED) instead of
+// NNCLIENT_E_SHUTTING_DOWN. stop() answers everything still in the rings.
+TEST(IpcServer, StopAnswersRequestsStillInTheRingShuttingDown) {
+  ServerFixture f("stop-ring", {make_model("tiny", 1)});
+  RawClient c;
+  ASSERT_EQ(c.connect_and_hello(f.server->socket_path()), NND_IPC_OK);
+  EXPECT_EQ(run_tiny(c, 0, 1, 1.0f), NND_IPC_OK);
+  // Wait until the daemon sleeps, then submit without waking it.
+  for (int i = 0; i < 2000 && !nnd_ipc_load_acquire(&c.header()->daemon_sleeping); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(nnd_ipc_load_acquire(&c.header()->daemon_sleeping));
+  c.prepare(1, "tiny", 0x5157, 1, 3 * sizeof(float));
+  c.push_silently(1);
+  f.server->stop();
+  ASSERT_EQ(c.wait_complete(1'000'000'000), 1);
+  EXPECT_EQ(c.slot(1)->status, NND_IPC_E_SHUTTING_DOWN);
+}
+
 TEST(IpcServer, ReloadChangesModelsForNewRequests) {
   ServerFixture f("reload", {make_model("tiny", 1)});
   std::atomic<int> reloads{0};

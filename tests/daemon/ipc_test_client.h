@@ -132,6 +132,13 @@ class RawClient {
       ++wakes;
     }
   }
+  // Pushes slot `s` without waking a sleeping daemon (as a client killed between the two steps).
+  void push_silently(uint32_t s) {
+    nnd_ipc_header* h = header();
+    h->submit.entries[head_ % NND_IPC_MAX_SLOTS] = s;
+    ++head_;
+    nnd_ipc_store_release(&h->submit.head, head_);
+  }
   void poke() {
     uint64_t one = 1;
     (void)!write(efd_, &one, sizeof(one));
