@@ -161,8 +161,10 @@ const void* nnclient_request_output(const nnclient_request_t* request, uint32_t 
  * daemon hands its slot back. */
 void nnclient_request_release(nnclient_t* c, nnclient_request_t* request);
 
-/* Asks the daemon to reload its configuration (as SIGHUP does); returns when the reload has been
- * accepted or refused (the message is in nnclient_last_error). */
+/* Asks the daemon to reload its configuration (as SIGHUP does); returns when a reload that started
+ * after this call has finished (at most 120 s), OK or failed (the message is in
+ * nnclient_last_error). Only root, the daemon's own user and members of the config's
+ * daemon.control_group may reload: others get NNCLIENT_E_ACCESS. */
 nnclient_status nnclient_reload(nnclient_t* c);
 
 /* Per-model statistics since the daemon started, for the model at `index`. */

@@ -363,6 +363,7 @@ class Daemon {
     if (n.endpoint != o.endpoint) warn("endpoint");
     if (n.user != o.user) warn("user");
     if (n.group != o.group) warn("group");
+    if (n.control_group != o.control_group) warn("control_group");
     if (n.socket_mode != o.socket_mode) warn("socket_mode");
     if (n.workers != o.workers) warn("workers");
     if (n.cpu_affinity != o.cpu_affinity) warn("cpu_affinity");
@@ -428,6 +429,7 @@ bool Daemon::start_server() {
   o.max_shared_memory_bytes = d.max_shared_memory_bytes;
   o.handshake_timeout_ms = d.handshake_timeout_ms;
   o.max_pending_connections = d.max_pending_connections;
+  o.control_gid = d.control_gid;
   server_ = std::make_unique<Server>(o, registry_, [](int level, const std::string& m) {
     log(static_cast<LogLevel>(std::clamp(level, 3, 7)), m);
   });

@@ -299,7 +299,7 @@ class Parser {
         "endpoint", "user", "group", "socket_mode", "workers", "cpu_affinity",
         "realtime_priority", "log_level", "watchdog", "max_clients", "max_inflight_per_client",
         "slots_per_client", "spin_us", "max_request_bytes", "max_shared_memory_bytes",
-        "handshake_timeout_ms", "max_pending_connections", "on_model_error"};
+        "handshake_timeout_ms", "max_pending_connections", "on_model_error", "control_group"};
     for_each_key(d, "daemon", known, [&](const std::string& k, const YAML::Node& v,
                                          const std::string& key) {
       if (k == "endpoint") {
@@ -394,6 +394,16 @@ class Parser {
         integer(v, key, 100, 60000, s.handshake_timeout_ms);
       } else if (k == "max_pending_connections") {
         integer(v, key, 1, 1024, s.max_pending_connections);
+      } else if (k == "control_group") {
+        std::string g;
+        if (!string_value(v, key, g)) return;
+        s.control_group = g;
+        if (g.empty()) return;
+        if (auto gid = lookup_group(g)) {
+          s.control_gid = *gid;
+        } else {
+          issue(v, key, "unknown group '" + g + "'");
+        }
       } else if (k == "on_model_error") {
         std::string e;
         if (!string_value(v, key, e)) return;

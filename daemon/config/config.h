@@ -29,6 +29,8 @@ struct DaemonSettings {
   std::string group;                   // group that may connect ("" = none)
   std::optional<uid_t> uid;            // resolved `user`
   std::optional<gid_t> gid;            // resolved `group`
+  std::string control_group;           // group that may reload besides root and the daemon's user
+  std::optional<gid_t> control_gid;    // resolved `control_group`
   uint32_t socket_mode = 0660;         // file mode of the hand-shake socket
   uint32_t workers = 2;                // inference worker threads
   std::vector<int> cpu_affinity;       // CPUs the workers may run on (worker i -> cpus[i % n])

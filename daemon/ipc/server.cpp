@@ -244,6 +244,7 @@ struct Server::Impl {
   void reload_main();
   void stop_reload_thread();
   bool peer_allowed(const Session& s, std::string* why) const;
+  bool may_control(const Session& s) const;
   uint64_t slot_data_bytes_for(const ModelSet& set) const;
   void fill_model_info(const ServedModel& m, nnd_ipc_model_info* info) const;
   sched::ModelStats* stats_for(const std::string& name);
@@ -504,6 +505,21 @@ bool Server::Impl::peer_allowed(const Session& s, std::string* why) const {
   return false;
 }
 
+bool Server::Impl::may_control(const Session& s) const {
+  if (s.uid == static_cast<uid_t>(-1)) return false;
+  if (s.uid == 0 || s.uid == geteuid()) return true;
+  if (!opt.control_gid) return false;
+  if (s.gid == *opt.control_gid) return true;
+  std::array<gid_t, 256> groups;
+  socklen_t len = sizeof(groups);
+  if (getsockopt(s.sock, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len) == 0) {
+    for (size_t i = 0; i < len / sizeof(gid_t); ++i) {
+      if (groups[i] == *opt.control_gid) return true;
+    }
+  }
+  return false;
+}
+
 uint64_t Server::Impl::slot_data_bytes_for(const ModelSet& set) const {
   uint64_t need = NND_IPC_DATA_ALIGN;
   for (const auto& m : set.models) {
@@ -751,6 +767,12 @@ void send_reload_reply(const Session& s, int32_t status, const std::string& mess
 // A reload (compiling models) may take seconds: it runs on the reload thread so that the control
 // thread keeps accepting clients and noticing dead ones; the reply goes out when it is done.
 void Server::Impl::start_reload(const std::shared_ptr<Session>& s) {
+  if (!may_control(*s)) {
+    log(kWarn, s->name + " (uid " + std::to_string(s->uid) + ") asked for a reload: refused");
+    send_reload_reply(*s, NND_IPC_E_ACCESS,
+                      "reload is reserved for root, the daemon's user and daemon.control_group");
+    return;
+  }
   std::lock_guard lk(reload_mu);
   if (!reload_cb || reload_stop) {
     send_reload_reply(*s, reload_stop ? NND_IPC_E_SHUTTING_DOWN : NND_IPC_E_INTERNAL,

@@ -58,6 +58,10 @@ struct ServerOptions {
   std::optional<gid_t> allowed_gid;
   bool allow_own_uid = true;
   bool allow_root = true;
+  // Who may send control operations that change the daemon (RELOAD): root, the daemon's own user
+  // and members of control_gid (primary or supplementary group). Every admitted client may infer
+  // and query; a refused RELOAD is answered NND_IPC_E_ACCESS.
+  std::optional<gid_t> control_gid;
   uint32_t socket_mode = 0660;          // chmod of the socket file; owner allowed_uid, group allowed_gid (if set)
 
   uint32_t workers = 1;                 // worker threads; worker w uses ServedModel::engines[w]

@@ -363,6 +363,18 @@ TEST_F(ConfigTest, OnModelErrorAndRequired) {
   EXPECT_NE(is[1].message.find("expected true or false"), std::string::npos);
 }
 
+TEST_F(ConfigTest, ControlGroup) {
+  const Config c = parse("daemon:\n  control_group: root\nmodels:\n  - name: m\n"
+                         "    path: models/a.h5\n");
+  ASSERT_TRUE(c.daemon.control_gid.has_value());
+  EXPECT_EQ(*c.daemon.control_gid, 0u);
+  const auto is = issues("daemon:\n  control_group: no-such-group-xyz\nmodels:\n  - name: m\n"
+                         "    path: models/a.h5\n");
+  ASSERT_EQ(is.size(), 1u);
+  EXPECT_EQ(is[0].line, 2);
+  EXPECT_NE(is[0].message.find("unknown group 'no-such-group-xyz'"), std::string::npos);
+}
+
 TEST_F(ConfigTest, DefaultConfigIsValid) {
   const Config c = load_config(NND_SOURCE_DIR "/config/nnd.yaml");
   ASSERT_EQ(c.models.size(), 3u);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -700,6 +701,54 @@ TEST(IpcServer, StopAnswersRequestsStillInTheRingShuttingDown) {
   f.server->stop();
   ASSERT_EQ(c.wait_complete(1'000'000'000), 1);
   EXPECT_EQ(c.slot(1)->status, NND_IPC_E_SHUTTING_DOWN);
+}
+
+// Issue 18, control permission: any admitted client could reload the daemon. Now only root, the
+// daemon's user and daemon.control_group may; the others still infer.
+TEST(IpcServer, ReloadOnlyForRootOwnUserAndControlGroup) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to run a client as another user";
+  ServerOptions o;
+  o.allowed_uid = 4242;  // admitted (and owner of the socket file)
+  o.control_gid = 4343;
+  ServerFixture f("control", {make_model("tiny", 1)}, o);
+  std::atomic<int> reloads{0};
+  f.server->set_reload_callback([&] {
+    ++reloads;
+    return daemon::ReloadResult{true, "reloaded"};
+  });
+  // Exit code of a child running as uid 4242 (in group `gid` if given): the RELOAD status + 100,
+  // or 1..3 for a setup failure.
+  auto reload_as_4242 = [&](std::optional<gid_t> gid) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const gid_t g = gid.value_or(4242);
+      if (setgroups(gid ? 1 : 0, &g) != 0 || setgid(4242) != 0 || setuid(4242) != 0) _exit(1);
+      RawClient c;
+      if (c.connect_and_hello(f.server->socket_path()) != NND_IPC_OK) _exit(2);
+      if (run_tiny(c, 0, 1, 1.0f) != NND_IPC_OK) _exit(3);
+      nnd_ipc_model_query q{};
+      q.type = NND_MSG_RELOAD;
+      nnd_ipc_reply r{};
+      if (!c.control(q, &r)) _exit(4);
+      _exit(100 + r.status);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  };
+  EXPECT_EQ(reload_as_4242(std::nullopt), 100 + NND_IPC_E_ACCESS);
+  EXPECT_EQ(reloads.load(), 0);
+  EXPECT_TRUE(f.log_contains("asked for a reload: refused"));
+  EXPECT_EQ(reload_as_4242(gid_t{4343}), 100 + NND_IPC_OK);
+  EXPECT_EQ(reloads.load(), 1);
+  // Root (this process) may.
+  RawClient root;
+  ASSERT_EQ(root.connect_and_hello(f.server->socket_path()), NND_IPC_OK);
+  nnd_ipc_model_query q{};
+  q.type = NND_MSG_RELOAD;
+  nnd_ipc_reply r{};
+  ASSERT_TRUE(root.control(q, &r));
+  EXPECT_EQ(r.status, NND_IPC_OK);
 }
 
 TEST(IpcServer, ReloadChangesModelsForNewRequests) {
