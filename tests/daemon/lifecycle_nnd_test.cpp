@@ -348,13 +348,17 @@ TEST_F(LifecycleTest, FailedReloadKeepsServing) {
 TEST_F(LifecycleTest, DamagedModelAtStartupIsSkipped) {
   std::ofstream(dir_ / "models" / "junk.h5") << "junk";
   start_daemon(write_config("nnd.yaml", "  - name: junk\n    path: models/junk.h5\n"));
-  // READY=1 came; its STATUS= (also logged) says that a model was left out.
-  const std::string err = read_file(dir_ / "nnd.err");
+  // READY=1 came; its STATUS= (logged right after the notification) says a model was left out.
+  const std::string ready_line = "serving 2 model(s), generation 1 on " + socket_path_ +
+                                 "; 1 model(s) failed to load";
+  std::string err;
+  for (int i = 0; i < 500; ++i) {
+    err = read_file(dir_ / "nnd.err");
+    if (err.find(ready_line) != std::string::npos) break;
+    ::usleep(10000);
+  }
   EXPECT_NE(err.find("not serving model 'junk'"), std::string::npos) << err;
-  EXPECT_NE(err.find("serving 2 model(s), generation 1 on " + socket_path_ +
-                     "; 1 model(s) failed to load"),
-            std::string::npos)
-      << err;
+  EXPECT_NE(err.find(ready_line), std::string::npos) << err;
   EXPECT_TRUE(alive());
   EXPECT_TRUE(socket_exists());
 #ifdef NND_HAVE_NNCLIENT
