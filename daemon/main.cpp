@@ -1,7 +1,8 @@
 // nnd: the on-robot neural-network inference daemon.
 //
 //   nnd [--config FILE] [--endpoint NAME] [--log-level L]   serve (default config /etc/nnd/nnd.yaml)
-//   nnd --check FILE                                       validate + compile, print the table
+//   nnd --check [FILE]                                     validate + compile, print the table
+//                                                          (FILE defaults to the --config file)
 //
 // Lifecycle (see DESIGN.md "Lifecycle"):
 //   startup   read the config, compile every model in parallel (each engine warmed up once), start
@@ -512,7 +513,11 @@ int main(int argc, char** argv) {
     set_log_level(*o.log_level);
   }
   if (check->count() > 0) {
-    return run_check(check_files.empty() ? config_path : check_files.front(), o);
+    // A bare --check arrives as no value or as one empty string (CLI11 fills an expected(0,1)
+    // vector option with ""), and means the --config file, like serving does: `nnd --check`
+    // validates what `nnd` would serve.
+    const bool bare = check_files.empty() || check_files.front().empty();
+    return run_check(bare ? config_path : check_files.front(), o);
   }
   Daemon d(config_path, o);
   return d.run();

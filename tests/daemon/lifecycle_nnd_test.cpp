@@ -240,6 +240,23 @@ TEST_F(LifecycleTest, CheckDefaultConfigPrintsTheTable) {
   }
 }
 
+// A bare --check (no value) checks the --config file: CLI11 hands the option an empty string,
+// which must not be taken for a file name.
+TEST_F(LifecycleTest, BareCheckUsesTheConfigOption) {
+  ASSERT_EQ(run({"--check", "--config", (kSource / "config" / "nnd.yaml").string()}), 0)
+      << read_file(dir_ / "nnd.err");
+  const std::string out = read_file(dir_ / "nnd.out");
+  EXPECT_NE(out.find("nnd.yaml: OK"), std::string::npos) << out;
+  EXPECT_NE(out.find("total (3)"), std::string::npos) << out;
+
+  // The same with the flag last, and with a broken --config: exit 1 naming that file.
+  const fs::path cfg = dir_ / "broken.yaml";
+  std::ofstream(cfg) << "daemon:\n  workers: 0\n";
+  EXPECT_EQ(run({"--config", cfg.string(), "--check"}), 1);
+  EXPECT_NE(read_file(dir_ / "nnd.err").find("broken.yaml"), std::string::npos)
+      << read_file(dir_ / "nnd.err");
+}
+
 TEST_F(LifecycleTest, CheckBrokenConfigFails) {
   const fs::path cfg = dir_ / "broken.yaml";
   std::ofstream(cfg) << "daemon:\n  workers: 0\nmodels:\n  - name: m\n    path: models/nope.h5\n";
