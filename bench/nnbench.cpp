@@ -31,6 +31,7 @@
 #include "core/jit/kernel_module.h"
 #include "core/ref/reference_engine.h"
 #include "core/util/error.h"
+#include "nnd_version.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -181,9 +182,13 @@ int main(int argc, char** argv) {
     else if (a == "--load-time") load_time = true;
     else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
-    else if (a == "-h" || a == "--help") {
+    else if (a == "--version") {
+      std::printf("%s\n", NND_VERSION_TEXT("nnbench"));
+      return 0;
+    } else if (a == "-h" || a == "--help") {
       std::printf("usage: nnbench [MODEL.h5...] [--isa all|sse4.1|avx2|avx512[,...]] [--repeat N]\n"
-                  "       nnbench [MODEL.h5...] --load-time [--runs N]   (load + compile only, cold and warm)\n");
+                  "       nnbench [MODEL.h5...] --load-time [--runs N]   (load + compile only, cold and warm)\n"
+                  "       nnbench --version\n");
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "nnbench: unknown option %s\n", a.c_str());

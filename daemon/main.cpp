@@ -39,6 +39,7 @@
 #include "daemon/sys/log.h"
 #include "daemon/sys/notify.h"
 #include "daemon/sys/signals.h"
+#include "nnd_version.h"
 
 #ifdef NND_HAVE_IPC_SERVER
 #include "daemon/ipc/server.h"
@@ -133,8 +134,10 @@ class Daemon {
       return 1;
     }
     set_log_level(cfg_.daemon.log_level);
-    logf(LogLevel::kNotice, "starting: config %s, endpoint %s, %u worker(s), %zu model(s)",
-         config_path_.c_str(), endpoint_socket_path(cfg_.daemon.endpoint).c_str(),
+    // The version first: a journal excerpt then says which build logged it.
+    logf(LogLevel::kNotice,
+         "starting: nnd %s (git %s), config %s, endpoint %s, %u worker(s), %zu model(s)",
+         NND_VERSION_STRING, NND_GIT_REVISION, config_path_.c_str(), endpoint_socket_path(cfg_.daemon.endpoint).c_str(),
          cfg_.daemon.workers, cfg_.models.size());
     notify_status("compiling " + std::to_string(cfg_.models.size()) + " model(s)");
 
@@ -499,6 +502,7 @@ int main(int argc, char** argv) {
                  "socket path");
   app.add_option("--log-level", level, "override daemon.log_level")
       ->check(CLI::IsMember({"error", "warning", "notice", "info", "debug"}));
+  app.set_version_flag("--version", NND_VERSION_TEXT("nnd"));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "nnd_version.h"
+
 #ifdef NND_HAVE_NNCLIENT
 #include "client/nnclient.h"
 #endif
@@ -286,6 +288,10 @@ TEST_F(LifecycleTest, ReadyReloadStop) {
   start_daemon(write_config("nnd.yaml"));
   EXPECT_TRUE(socket_exists()) << socket_path_;
   const std::string err = read_file(dir_ / "nnd.err");
+  // The start-up line says which build is running.
+  EXPECT_NE(err.find("starting: nnd " NND_VERSION_STRING " (git " NND_GIT_REVISION "), config"),
+            std::string::npos)
+      << err;
   EXPECT_NE(err.find("model 'ball' v1: compiled in"), std::string::npos) << err;
   EXPECT_NE(err.find("model 'detector' v1: compiled in"), std::string::npos) << err;
   EXPECT_NE(err.find("code "), std::string::npos) << err;

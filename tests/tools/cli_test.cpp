@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "core/io/npy.h"
+#include "nnd_version.h"
 
 namespace nnd::test {
 namespace {
@@ -65,6 +67,26 @@ TEST(Cli, NnrunHelpDocumentsTheContract) {
     EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(r.output.find("(j*37 + k*101) mod 256"), std::string::npos);
+}
+
+// Every tool answers --version with "<tool> <project version> (git <revision>)" and exit 0, so a
+// bug report can say which build it came from. The tool list comes from CMake (the tools this
+// build has).
+TEST(Cli, EveryToolPrintsTheProjectVersion) {
+  std::vector<std::string> tools;
+  const std::string list = NND_VERSION_TOOLS;
+  for (size_t b = 0; b < list.size();) {
+    const size_t e = std::min(list.find(',', b), list.size());
+    tools.push_back(list.substr(b, e - b));
+    b = e + 1;
+  }
+  ASSERT_GE(tools.size(), 2u) << list;  // nnrun and nninfo at least
+  for (const std::string& path : tools) {
+    const std::string name = fs::path(path).filename().string();
+    Result r = run(path + " --version");
+    EXPECT_EQ(r.status, 0) << path << ": " << r.output;
+    EXPECT_EQ(r.output, name + " " NND_VERSION_STRING " (git " NND_GIT_REVISION ")\n") << path;
+  }
 }
 
 TEST(Cli, NnrunMissingModelFailsWithTheFileName) {

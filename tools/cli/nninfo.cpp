@@ -10,6 +10,7 @@
 #include "core/io/keras_hdf5.h"
 #include "core/jit/jit_engine.h"
 #include "core/util/error.h"
+#include "nnd_version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
       "per sample (a multiply-add counts 2). Exits 1 with a message if nnd cannot load it."};
   std::string model_path;
   app.add_option("model", model_path, "Keras HDF5 model file (.h5)")->required();
+  app.set_version_flag("--version", NND_VERSION_TEXT("nninfo"));
   CLI11_PARSE(app, argc, argv);
 
   try {

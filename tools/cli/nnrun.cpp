@@ -16,6 +16,7 @@
 #include "core/io/model_inputs.h"
 #include "core/jit/jit_engine.h"
 #include "core/util/error.h"
+#include "nnd_version.h"
 
 namespace {
 
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--repeat", repeat, "run this many times and report min/median time (default 1)")
       ->check(CLI::Range(1, 1000000));
+  app.set_version_flag("--version", NND_VERSION_TEXT("nnrun"));
   CLI11_PARSE(app, argc, argv);
 
   std::map<std::string, std::string> files;

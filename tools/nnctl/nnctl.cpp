@@ -26,6 +26,7 @@
 #include "core/io/model_inputs.h"
 #include "core/io/npy.h"
 #include "core/util/error.h"
+#include "nnd_version.h"
 
 namespace {
 
@@ -336,6 +337,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string endpoint;
   app.add_option("--endpoint,-e", endpoint, "daemon endpoint name or socket path");
+  app.set_version_flag("--version", NND_VERSION_TEXT("nnctl"));
 
   CLI::App* infer = app.add_subcommand(
       "infer",

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <string>
 
+#include "nnd_version.h"
 #include "soak_run.h"
 
 namespace {
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
   app.add_option("--work-dir", o.work_dir, "folder for configs, runtime dir and nnd.log (default: "
                  "a new temp folder, removed after a passing run)");
   app.add_flag("--keep", o.keep, "keep the temp work folder");
+  app.set_version_flag("--version", NND_VERSION_TEXT("nnd_soak"));
   CLI11_PARSE(app, argc, argv);
   o.rss_check = !no_rss;
   if (o.nnd_exe.empty()) o.nnd_exe = find_nnd();
