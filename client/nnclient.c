@@ -167,6 +167,18 @@ static nnclient_status from_ipc(int32_t s) {
   }
 }
 
+/* ---- version ------------------------------------------------------------------------------ */
+
+#define NNC_STR_(x) #x
+#define NNC_STR(x) NNC_STR_(x)
+
+/* Built from the header's macros at library build time, so an application compiled against
+ * another header still learns which library it runs with. */
+NNC_EXPORT const char* nnclient_version(void) {
+  return NNC_STR(NNCLIENT_VERSION_MAJOR) "." NNC_STR(NNCLIENT_VERSION_MINOR) "." NNC_STR(
+      NNCLIENT_VERSION_PATCH);
+}
+
 /* ---- status text -------------------------------------------------------------------------- */
 
 NNC_EXPORT const char* nnclient_strerror(nnclient_status s) {

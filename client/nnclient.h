@@ -40,6 +40,13 @@
 extern "C" {
 #endif
 
+/* Version of this header: the nnd project version (CMake checks at configure time that these
+ * equal project(nnd VERSION ...)). Compare with nnclient_version() to tell the header an
+ * application was built with from the library it runs with. */
+#define NNCLIENT_VERSION_MAJOR 0
+#define NNCLIENT_VERSION_MINOR 1
+#define NNCLIENT_VERSION_PATCH 0
+
 typedef enum nnclient_status {
   NNCLIENT_OK = 0,
   NNCLIENT_E_DAEMON_NOT_RUNNING = 1, /* no daemon listens on the endpoint */
@@ -183,6 +190,11 @@ const char* nnclient_status_name(nnclient_status s);
  * nnclient_last_error(NULL) returns the detail of the last nnclient_open that failed in the
  * calling thread (thread-local; valid until the next nnclient_open in that thread). */
 const char* nnclient_last_error(const nnclient_t* c);
+
+/* Version of the library actually linked (shared or static), "MAJOR.MINOR.PATCH", e.g. "0.1.0":
+ * the NNCLIENT_VERSION_* macros of the header it was built from. Static text; never NULL;
+ * thread-safe. */
+const char* nnclient_version(void);
 
 #ifdef __cplusplus
 }

@@ -59,6 +59,16 @@ class ScopedEnv {
 
 // ---- no daemon ------------------------------------------------------------------------------
 
+// The linked library reports the version of the header it was built from: the macros this test
+// was compiled with, joined with dots.
+TEST(ClientVersion, LibraryVersionMatchesTheHeaderMacros) {
+  const std::string want = std::to_string(NNCLIENT_VERSION_MAJOR) + "." +
+                           std::to_string(NNCLIENT_VERSION_MINOR) + "." +
+                           std::to_string(NNCLIENT_VERSION_PATCH);
+  ASSERT_NE(nnclient_version(), nullptr);
+  EXPECT_EQ(std::string(nnclient_version()), want);
+}
+
 TEST(Status, EveryCodeHasTextAndName) {
   std::set<std::string> texts, names;
   for (int s = NNCLIENT_OK; s <= NNCLIENT_E_MEMORY_LIMIT; ++s) {
