@@ -67,6 +67,25 @@ TEST(Cli, NnrunHelpDocumentsTheContract) {
     EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(r.output.find("(j*37 + k*101) mod 256"), std::string::npos);
+  EXPECT_NE(r.output.find("jit (default"), std::string::npos) << r.output;
+}
+
+// Without --engine nnrun runs the JIT, as nnd does (the float64 reference engine is ~50x slower
+// and only asked for by name); a model the JIT cannot take is refused exactly as with
+// --engine jit, naming the JIT.
+TEST(Cli, NnrunDefaultsToTheJit) {
+  const AnyFixture f = any_fixture();
+  Result def = run(nnrun() + " " + f.model + " --batch 2");
+  Result jit = run(nnrun() + " " + f.model + " --batch 2 --engine jit");
+  EXPECT_EQ(def.status, jit.status) << def.output << "\n---\n" << jit.output;
+  if (def.status == 0) {
+    EXPECT_NE(def.output.find(", engine jit-"), std::string::npos) << def.output;
+  } else {
+    EXPECT_NE(def.output.find("JIT"), std::string::npos) << def.output;
+  }
+  Result ref = run(nnrun() + " " + f.model + " --batch 2 --engine reference");
+  ASSERT_EQ(ref.status, 0) << ref.output;
+  EXPECT_NE(ref.output.find(", engine reference"), std::string::npos) << ref.output;
 }
 
 // Every tool answers --version with "<tool> <project version> (git <revision>)" and exit 0, so a
@@ -107,7 +126,7 @@ TEST(Cli, NnrunJitAgreesWithReferenceOrSaysWhy) {
   const AnyFixture f = any_fixture();
   const fs::path dir = fs::temp_directory_path() / ("nnd_cli_jit_" + std::to_string(::getpid()));
   const std::string common = " " + f.model + " --input " + f.input_name + "=" + f.input_file;
-  Result ref = run(nnrun() + common + " --output-dir " + (dir / "ref").string());
+  Result ref = run(nnrun() + common + " --engine reference --output-dir " + (dir / "ref").string());
   ASSERT_EQ(ref.status, 0) << ref.output;
   Result jit = run(nnrun() + common + " --engine jit --output-dir " + (dir / "jit").string());
   if (jit.status != 0) {
