@@ -43,8 +43,8 @@ extern "C" {
 /* Version of this header: the nnd project version (CMake checks at configure time that these
  * equal project(nnd VERSION ...)). Compare with nnclient_version() to tell the header an
  * application was built with from the library it runs with. */
-#define NNCLIENT_VERSION_MAJOR 0
-#define NNCLIENT_VERSION_MINOR 1
+#define NNCLIENT_VERSION_MAJOR 1
+#define NNCLIENT_VERSION_MINOR 0
 #define NNCLIENT_VERSION_PATCH 0
 
 typedef enum nnclient_status {
@@ -191,7 +191,7 @@ const char* nnclient_status_name(nnclient_status s);
  * calling thread (thread-local; valid until the next nnclient_open in that thread). */
 const char* nnclient_last_error(const nnclient_t* c);
 
-/* Version of the library actually linked (shared or static), "MAJOR.MINOR.PATCH", e.g. "0.1.0":
+/* Version of the library actually linked (shared or static), "MAJOR.MINOR.PATCH", e.g. "1.0.0":
  * the NNCLIENT_VERSION_* macros of the header it was built from. Static text; never NULL;
  * thread-safe. */
 const char* nnclient_version(void);
