@@ -254,6 +254,17 @@ class Parser {
     return true;
   }
 
+  // A group by name or number: `name` as written, `gid` resolved (left unset when empty).
+  void group_value(const YAML::Node& v, const std::string& key, std::string& name,
+                   std::optional<gid_t>& gid) {
+    if (!string_value(v, key, name) || name.empty()) return;
+    if (auto g = lookup_group(name)) {
+      gid = *g;
+    } else {
+      issue(v, key, "unknown group '" + name + "'");
+    }
+  }
+
   bool boolean(const YAML::Node& v, const std::string& key, bool& out) {
     std::string s;
     if (!scalar(v, key, "true or false", s)) return false;
@@ -328,15 +339,7 @@ class Parser {
           issue(v, key, "unknown user '" + u + "'");
         }
       } else if (k == "group") {
-        std::string g;
-        if (!string_value(v, key, g)) return;
-        s.group = g;
-        if (g.empty()) return;
-        if (auto gid = lookup_group(g)) {
-          s.gid = *gid;
-        } else {
-          issue(v, key, "unknown group '" + g + "'");
-        }
+        group_value(v, key, s.group, s.gid);
       } else if (k == "socket_mode") {
         uint32_t mode = 0;
         if (!integer(v, key, 0, 0777, mode, 8)) return;
@@ -395,15 +398,7 @@ class Parser {
       } else if (k == "max_pending_connections") {
         integer(v, key, 1, 1024, s.max_pending_connections);
       } else if (k == "control_group") {
-        std::string g;
-        if (!string_value(v, key, g)) return;
-        s.control_group = g;
-        if (g.empty()) return;
-        if (auto gid = lookup_group(g)) {
-          s.control_gid = *gid;
-        } else {
-          issue(v, key, "unknown group '" + g + "'");
-        }
+        group_value(v, key, s.control_group, s.control_gid);
       } else if (k == "on_model_error") {
         std::string e;
         if (!string_value(v, key, e)) return;

@@ -483,6 +483,21 @@ void Server::Impl::accept_clients() {
   }
 }
 
+namespace {
+// Whether the peer's primary group, or one of its supplementary groups, is `g`.
+bool peer_in_group(const Session& s, gid_t g) {
+  if (s.gid == g) return true;
+  std::array<gid_t, 256> groups;
+  socklen_t len = sizeof(groups);
+  if (getsockopt(s.sock, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len) == 0) {
+    for (size_t i = 0; i < len / sizeof(gid_t); ++i) {
+      if (groups[i] == g) return true;
+    }
+  }
+  return false;
+}
+}  // namespace
+
 bool Server::Impl::peer_allowed(const Session& s, std::string* why) const {
   if (s.uid == static_cast<uid_t>(-1)) {
     *why = "peer credentials unavailable";
@@ -491,16 +506,7 @@ bool Server::Impl::peer_allowed(const Session& s, std::string* why) const {
   if (opt.allow_root && s.uid == 0) return true;
   if (opt.allow_own_uid && s.uid == geteuid()) return true;
   if (opt.allowed_uid && s.uid == *opt.allowed_uid) return true;
-  if (opt.allowed_gid) {
-    if (s.gid == *opt.allowed_gid) return true;
-    std::array<gid_t, 256> groups;
-    socklen_t len = sizeof(groups);
-    if (getsockopt(s.sock, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len) == 0) {
-      for (size_t i = 0; i < len / sizeof(gid_t); ++i) {
-        if (groups[i] == *opt.allowed_gid) return true;
-      }
-    }
-  }
+  if (opt.allowed_gid && peer_in_group(s, *opt.allowed_gid)) return true;
   *why = "uid " + std::to_string(s.uid) + " gid " + std::to_string(s.gid) + " is not allowed";
   return false;
 }
@@ -508,16 +514,7 @@ bool Server::Impl::peer_allowed(const Session& s, std::string* why) const {
 bool Server::Impl::may_control(const Session& s) const {
   if (s.uid == static_cast<uid_t>(-1)) return false;
   if (s.uid == 0 || s.uid == geteuid()) return true;
-  if (!opt.control_gid) return false;
-  if (s.gid == *opt.control_gid) return true;
-  std::array<gid_t, 256> groups;
-  socklen_t len = sizeof(groups);
-  if (getsockopt(s.sock, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len) == 0) {
-    for (size_t i = 0; i < len / sizeof(gid_t); ++i) {
-      if (groups[i] == *opt.control_gid) return true;
-    }
-  }
-  return false;
+  return opt.control_gid && peer_in_group(s, *opt.control_gid);
 }
 
 uint64_t Server::Impl::slot_data_bytes_for(const ModelSet& set) const {
