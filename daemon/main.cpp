@@ -137,8 +137,9 @@ class Daemon {
     // The version first: a journal excerpt then says which build logged it.
     logf(LogLevel::kNotice,
          "starting: nnd %s (git %s), config %s, endpoint %s, %u worker(s), %zu model(s)",
-         NND_VERSION_STRING, NND_GIT_REVISION, config_path_.c_str(), endpoint_socket_path(cfg_.daemon.endpoint).c_str(),
-         cfg_.daemon.workers, cfg_.models.size());
+         NND_VERSION_STRING, NND_GIT_REVISION, config_path_.c_str(),
+         endpoint_socket_path(cfg_.daemon.endpoint).c_str(), cfg_.daemon.workers,
+         cfg_.models.size());
     notify_status("compiling " + std::to_string(cfg_.models.size()) + " model(s)");
 
     try {

@@ -4,8 +4,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -203,13 +203,14 @@ struct Server::Impl {
   std::deque<std::pair<int64_t, uint64_t>> handshake_deadlines;
   size_t pending = 0;          // entries of conns not welcomed yet
   bool accepting = true;       // listen_fd is in io_epfd
-  // accept() ran out of descriptors or memory: paused until then (0: not paused).
+  // accept() ran out of descriptors or memory: accepting pauses for kAcceptPauseNs, with one
+  // warning per kAcceptWarnIntervalNs.
   static constexpr int64_t kAcceptPauseNs = 100'000'000;
   static constexpr int64_t kAcceptWarnIntervalNs = 10'000'000'000;
-  int64_t accept_paused_until_ns = 0;
+  int64_t accept_paused_until_ns = 0;  // 0: not paused
+  int64_t accept_warned_ns = INT64_MIN / 2;
   // Descriptors besides the sessions': listen socket, epolls, wake fds, logs, model files.
   static constexpr rlim_t kReservedDescriptors = 32;
-  int64_t accept_warned_ns = INT64_MIN / 2;
 
   Impl(ServerOptions o, ModelRegistry& r, ServerLogger l)
       : opt(std::move(o)), registry(r), logger(std::move(l)), scheduler(opt.policy) {}
