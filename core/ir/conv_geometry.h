@@ -24,8 +24,11 @@ inline int64_t effective_kernel(int64_t k, int64_t dilation) { return (k - 1) * 
 //   same:   out = ceil(in / s); total = max((out - 1) * s + k_eff - in, 0);
 //           pad_before = total / 2 (the odd extra goes to the end)
 //   causal: pad_before = k_eff - 1, then as valid (so out = ceil(in / s))
+//   explicit: the given pads, then as valid over in + before + after
+// Callers with a Window use window_h / window_w below.
 inline AxisGeometry conv_axis(int64_t in, int64_t k, int64_t stride, int64_t dilation,
-                              Padding padding) {
+                              Padding padding, int64_t explicit_before = 0,
+                              int64_t explicit_after = 0) {
   AxisGeometry g;
   g.kernel_eff = effective_kernel(k, dilation);
   switch (padding) {
@@ -42,8 +45,24 @@ inline AxisGeometry conv_axis(int64_t in, int64_t k, int64_t stride, int64_t dil
       g.pad_before = g.kernel_eff - 1;
       g.out = (in - 1) / stride + 1;
       break;
+    case Padding::kExplicit: {
+      const int64_t padded = in + explicit_before + explicit_after;
+      g.pad_before = explicit_before;
+      g.out = padded >= g.kernel_eff ? (padded - g.kernel_eff) / stride + 1 : 0;
+      break;
+    }
   }
   return g;
+}
+
+// The geometry of a window's vertical (h) and horizontal (w) axis over an input of that length.
+inline AxisGeometry window_h(const Window& win, int64_t in) {
+  return conv_axis(in, win.kernel_h, win.stride_h, win.dilation_h, win.padding, win.pad_top,
+                   win.pad_bottom);
+}
+inline AxisGeometry window_w(const Window& win, int64_t in) {
+  return conv_axis(in, win.kernel_w, win.stride_w, win.dilation_w, win.padding, win.pad_left,
+                   win.pad_right);
 }
 
 // Transposed convolution along one axis, as Keras computes it
@@ -54,6 +73,8 @@ inline AxisGeometry conv_axis(int64_t in, int64_t k, int64_t stride, int64_t dil
 // output length: the padding is that forward convolution's (conv_axis(out, ...)), whose output
 // length must equal `in` (`forward_out` reports it so callers can reject a mismatch). Input
 // element i contributes to output position i * s - pad_before + kk * dilation for kernel tap kk.
+// Explicit padding (ONNX ConvTranspose `pads`) uses the same placement with the given pads:
+//   out = (in - 1) * s + k_eff - before - after + max(output_padding, 0), pad_before = before.
 struct TransposeAxisGeometry {
   int64_t out = 0;
   int64_t pad_before = 0;
@@ -62,9 +83,18 @@ struct TransposeAxisGeometry {
 
 inline TransposeAxisGeometry conv_transpose_axis(int64_t in, int64_t k, int64_t stride,
                                                  int64_t dilation, Padding padding,
-                                                 int64_t output_padding) {
+                                                 int64_t output_padding,
+                                                 int64_t explicit_before = 0,
+                                                 int64_t explicit_after = 0) {
   TransposeAxisGeometry t;
   const int64_t k_eff = effective_kernel(k, dilation);
+  if (padding == Padding::kExplicit) {
+    t.out = (in - 1) * stride + k_eff - explicit_before - explicit_after +
+            std::max<int64_t>(output_padding, 0);
+    t.pad_before = explicit_before;
+    t.forward_out = in;
+    return t;
+  }
   if (output_padding < 0) {
     t.out = padding == Padding::kSame ? in * stride : in * stride + std::max<int64_t>(k_eff - stride, 0);
   } else {
@@ -77,6 +107,16 @@ inline TransposeAxisGeometry conv_transpose_axis(int64_t in, int64_t k, int64_t 
     t.forward_out = f.out;
   }
   return t;
+}
+
+// conv_transpose_axis for a Window's h and w axes with their output_padding (-1: none).
+inline TransposeAxisGeometry transpose_window_h(const Window& win, int64_t in, int64_t output_padding) {
+  return conv_transpose_axis(in, win.kernel_h, win.stride_h, win.dilation_h, win.padding,
+                             output_padding, win.pad_top, win.pad_bottom);
+}
+inline TransposeAxisGeometry transpose_window_w(const Window& win, int64_t in, int64_t output_padding) {
+  return conv_transpose_axis(in, win.kernel_w, win.stride_w, win.dilation_w, win.padding,
+                             output_padding, win.pad_left, win.pad_right);
 }
 
 }  // namespace nnd

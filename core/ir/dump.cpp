@@ -13,6 +13,7 @@ const char* padding_name(Padding p) {
     case Padding::kValid: return "valid";
     case Padding::kSame: return "same";
     case Padding::kCausal: return "causal";
+    case Padding::kExplicit: return "pads";
   }
   return "?";
 }
@@ -21,6 +22,9 @@ void window(std::ostream& o, const Window& w) {
   o << " k" << w.kernel_h << "x" << w.kernel_w << " s" << w.stride_h << "x" << w.stride_w;
   if (w.dilation_h != 1 || w.dilation_w != 1) o << " d" << w.dilation_h << "x" << w.dilation_w;
   o << " " << padding_name(w.padding);
+  if (w.padding == Padding::kExplicit) {
+    o << "(" << w.pad_top << "," << w.pad_bottom << "," << w.pad_left << "," << w.pad_right << ")";
+  }
 }
 
 void act(std::ostream& o, ActivationKind k) {

@@ -32,14 +32,18 @@ enum class Padding : uint8_t {
   kSame,    // TensorFlow "same": out = ceil(in / stride); total pad = max((out-1)*stride +
             // (k-1)*dilation + 1 - in, 0); pad_before = total / 2, pad_after = total - pad_before
   kCausal,  // Conv1D only: pad (k-1)*dilation on the left, none on the right
+  kExplicit,  // the pad_* fields of Window, each smaller than the dilated kernel (ONNX `pads`):
+              // out = floor((in + before + after - k_eff) / stride) + 1
 };
 
-// Spatial window of convolutions and pooling. 1-D layers use kernel_h = stride_h = dilation_h = 1.
+// Spatial window of convolutions and pooling. 1-D layers use kernel_h = stride_h = dilation_h = 1
+// (and pad_top = pad_bottom = 0).
 struct Window {
   int64_t kernel_h = 1, kernel_w = 1;
   int64_t stride_h = 1, stride_w = 1;
   int64_t dilation_h = 1, dilation_w = 1;
   Padding padding = Padding::kValid;
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;  // kExplicit only
 };
 
 // Dense: y = act(x · kernel + bias) over the last axis; any leading per-sample axes are kept.

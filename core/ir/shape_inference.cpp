@@ -142,7 +142,8 @@ class NodeInference {
     if (w.padding == Padding::kCausal && (!allow_causal || rank != 1)) {
       fail("padding", "\"causal\" is only supported by 1-D convolutions");
     }
-    if (w.padding != Padding::kValid && w.padding != Padding::kSame && w.padding != Padding::kCausal) {
+    if (w.padding != Padding::kValid && w.padding != Padding::kSame && w.padding != Padding::kCausal &&
+        w.padding != Padding::kExplicit) {
       fail("padding", "unknown padding mode");
     }
     if (w.dilation_h > 1 && w.stride_h > 1) {
@@ -157,12 +158,26 @@ class NodeInference {
                 what("dilated kernel_size"));
     checked_add(checked_mul(w.kernel_w - 1, w.dilation_w, what("dilated kernel_size")), 1,
                 what("dilated kernel_size"));
+    if (w.padding == Padding::kExplicit) {
+      if (rank == 1 && (w.pad_top != 0 || w.pad_bottom != 0)) {
+        fail("pads", "a 1-D layer has no vertical padding");
+      }
+      const int64_t keff_h = (w.kernel_h - 1) * w.dilation_h + 1;
+      const int64_t keff_w = (w.kernel_w - 1) * w.dilation_w + 1;
+      for (auto [pad, keff] : {std::pair{w.pad_top, keff_h}, {w.pad_bottom, keff_h},
+                               {w.pad_left, keff_w}, {w.pad_right, keff_w}}) {
+        if (pad < 0 || pad >= keff) {
+          fail("pads", "padding " + num(pad) + " must be at least 0 and smaller than the dilated kernel (" +
+                           num(keff) + ")");
+        }
+      }
+    }
   }
 
   // Spatial output size of a forward window over {H, W} (rank 2) or {W} (rank 1, H = 1).
   std::pair<int64_t, int64_t> spatial_out(int rank, int64_t h, int64_t w, const Window& win) const {
-    const AxisGeometry gh = conv_axis(h, win.kernel_h, win.stride_h, win.dilation_h, win.padding);
-    const AxisGeometry gw = conv_axis(w, win.kernel_w, win.stride_w, win.dilation_w, win.padding);
+    const AxisGeometry gh = window_h(win, h);
+    const AxisGeometry gw = window_w(win, w);
     if (gh.out < 1 || gw.out < 1) {
       if (rank == 1) {
         fail("kernel_size", "input length " + num(w) + " is smaller than the dilated kernel " +
@@ -269,10 +284,8 @@ class NodeInference {
     // Bound the arithmetic: in * stride and the kernel are each <= kMaxElements.
     checked_mul(h, p.window.stride_h, what("output size"));
     checked_mul(w, p.window.stride_w, what("output size"));
-    const auto th = conv_transpose_axis(h, p.window.kernel_h, p.window.stride_h, p.window.dilation_h,
-                                        p.window.padding, p.rank == 1 ? -1 : p.output_padding_h);
-    const auto tw = conv_transpose_axis(w, p.window.kernel_w, p.window.stride_w, p.window.dilation_w,
-                                        p.window.padding, p.output_padding_w);
+    const auto th = transpose_window_h(p.window, h, p.rank == 1 ? -1 : p.output_padding_h);
+    const auto tw = transpose_window_w(p.window, w, p.output_padding_w);
     for (int64_t o : {th.out, tw.out}) {
       if (o < 1) fail("output_padding", "output length " + num(o) + " is not positive");
     }
@@ -546,5 +559,7 @@ void infer_shapes(Graph& g) {
   }
   for (Node& n : g.nodes) NodeInference(g, n).run();
 }
+
+void infer_node_shape(Graph& g, NodeId n) { NodeInference(g, g.nodes[static_cast<size_t>(n)]).run(); }
 
 }  // namespace nnd

@@ -14,4 +14,8 @@ namespace nnd {
 // Requires graph inputs to have shapes and the graph to pass verify_structure().
 void infer_shapes(Graph& g);
 
+// The same for one node whose inputs already have shapes (loaders that need each output shape as
+// they build the graph, e.g. the ONNX importer).
+void infer_node_shape(Graph& g, NodeId n);
+
 }  // namespace nnd

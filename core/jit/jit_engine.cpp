@@ -391,8 +391,8 @@ class JitEngineImpl final : public JitEngine {
   };
   static Pads pads_for(const Window& win, const Hwc& in) {
     Pads p;
-    p.h = conv_axis(in.h, win.kernel_h, win.stride_h, win.dilation_h, win.padding);
-    p.w = conv_axis(in.w, win.kernel_w, win.stride_w, win.dilation_w, win.padding);
+    p.h = window_h(win, in.h);
+    p.w = window_w(win, in.w);
     p.top = p.h.pad_before;
     p.left = p.w.pad_before;
     p.bottom = std::max<int64_t>(0, (p.h.out - 1) * win.stride_h + p.h.kernel_eff - in.h - p.top);

@@ -77,9 +77,8 @@ void lower_conv_transpose(const Graph& g, const Node& n, const ConvTransposePara
   const Dims& out_shape = g.values[n.output].shape;
   const Hwc3 in = hwc(p.rank, in_shape), out = hwc(p.rank, out_shape);
   const Window& w = p.window;
-  const auto th = conv_transpose_axis(in.h, w.kernel_h, w.stride_h, w.dilation_h, w.padding,
-                                      p.rank == 1 ? -1 : p.output_padding_h);
-  const auto tw = conv_transpose_axis(in.w, w.kernel_w, w.stride_w, w.dilation_w, w.padding, p.output_padding_w);
+  const auto th = transpose_window_h(w, in.h, p.rank == 1 ? -1 : p.output_padding_h);
+  const auto tw = transpose_window_w(w, in.w, p.output_padding_w);
   // Forward convolution (stride 1, flipped kernel) over the zero-inserted, padded input U:
   // input pixel i sits at U position i * s + P with P = (k - 1) * d - pad_before.
   const int64_t ph = (w.kernel_h - 1) * w.dilation_h - th.pad_before;

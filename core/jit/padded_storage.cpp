@@ -32,8 +32,8 @@ bool hwc_of(const Dims& s, int rank, PaddedStore& p) {
 
 // The engine's padding of a window over an (h, w) input (as JitEngine::pads_for).
 void window_pads(const Window& win, PaddedStore& p) {
-  const AxisGeometry gh = conv_axis(p.h, win.kernel_h, win.stride_h, win.dilation_h, win.padding);
-  const AxisGeometry gw = conv_axis(p.w, win.kernel_w, win.stride_w, win.dilation_w, win.padding);
+  const AxisGeometry gh = window_h(win, p.h);
+  const AxisGeometry gw = window_w(win, p.w);
   p.top = gh.pad_before;
   p.left = gw.pad_before;
   p.bottom = std::max<int64_t>(0, (gh.out - 1) * win.stride_h + gh.kernel_eff - p.h - p.top);

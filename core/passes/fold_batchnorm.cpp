@@ -60,12 +60,10 @@ void fold_affine_into_inputs(const ChannelAffine& a, int64_t groups, Weights& ke
 }
 
 bool conv_reads_no_padding(const Window& win, int64_t h, int64_t w) {
-  auto axis_clean = [](int64_t in, int64_t k, int64_t s, int64_t d, Padding p) {
-    const AxisGeometry a = conv_axis(in, k, s, d, p);
+  auto axis_clean = [](const AxisGeometry& a, int64_t in, int64_t s) {
     return a.pad_before == 0 && (a.out - 1) * s + a.kernel_eff <= in;
   };
-  return axis_clean(h, win.kernel_h, win.stride_h, win.dilation_h, win.padding) &&
-         axis_clean(w, win.kernel_w, win.stride_w, win.dilation_w, win.padding);
+  return axis_clean(window_h(win, h), h, win.stride_h) && axis_clean(window_w(win, w), w, win.stride_w);
 }
 
 namespace {

@@ -29,8 +29,7 @@ struct Geo {
 };
 
 Geo geometry(const Window& win, const Hwc& in) {
-  return {conv_axis(in.h, win.kernel_h, win.stride_h, win.dilation_h, win.padding),
-          conv_axis(in.w, win.kernel_w, win.stride_w, win.dilation_w, win.padding)};
+  return {window_h(win, in.h), window_w(win, in.w)};
 }
 
 // Depthwise part shared by DepthwiseConv and SeparableConv: out channel c * dm + m.
@@ -158,10 +157,8 @@ Tensor conv_transpose(const ConvTransposeParams& p, const Tensor& x, const Dims&
   Tensor y(out_shape, x.batch);
   const Hwc in = as_hwc(p.rank, x.shape), out = as_hwc(p.rank, out_shape);
   const Window& win = p.window;
-  const auto th = conv_transpose_axis(in.h, win.kernel_h, win.stride_h, win.dilation_h, win.padding,
-                                      p.rank == 1 ? -1 : p.output_padding_h);
-  const auto tw = conv_transpose_axis(in.w, win.kernel_w, win.stride_w, win.dilation_w, win.padding,
-                                      p.output_padding_w);
+  const auto th = transpose_window_h(win, in.h, p.rank == 1 ? -1 : p.output_padding_h);
+  const auto tw = transpose_window_w(win, in.w, p.output_padding_w);
   const int64_t filters = p.filters;
   for (int64_t n = 0; n < x.batch; ++n) {
     const double* xs = x.sample(n);

@@ -15,8 +15,8 @@ Tensor pool(const PoolParams& p, const Tensor& x, const Dims& out_shape) {
   Tensor y(out_shape, x.batch);
   const Hwc in = as_hwc(p.rank, x.shape), out = as_hwc(p.rank, out_shape);
   const Window& win = p.window;
-  const AxisGeometry gh = conv_axis(in.h, win.kernel_h, win.stride_h, 1, win.padding);
-  const AxisGeometry gw = conv_axis(in.w, win.kernel_w, win.stride_w, 1, win.padding);
+  const AxisGeometry gh = window_h(win, in.h);  // pooling windows have dilation 1
+  const AxisGeometry gw = window_w(win, in.w);
   std::vector<double> acc(static_cast<size_t>(in.c));
   for (int64_t n = 0; n < x.batch; ++n) {
     const double* xs = x.sample(n);
