@@ -21,7 +21,7 @@
 
 #include "client/nnclient.h"
 #include "core/engine/engine_options.h"
-#include "core/io/keras_hdf5.h"
+#include "core/io/model_file.h"
 #include "tests/integration/daemon_harness.h"
 
 namespace {
@@ -317,7 +317,7 @@ int main(int argc, char** argv) {
   // (b) the same engine in-process.
   Lat inproc;
   {
-    nnd::Graph g = nnd::load_keras_h5(model);
+    nnd::Graph g = nnd::load_model(model);
     nnd::EngineOptions o;
     o.engine = nnd::EngineKind::kJit;
     auto engine = nnd::make_engine(g, o);

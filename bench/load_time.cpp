@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "core/engine/engine_options.h"
-#include "core/io/keras_hdf5.h"
+#include "core/io/model_file.h"
 #include "core/util/error.h"
 
 extern char** environ;
@@ -37,7 +37,7 @@ struct Sample {
 Sample measure(const std::string& model) {
   Sample s;
   const double w0 = now_ms(CLOCK_MONOTONIC), c0 = now_ms(CLOCK_THREAD_CPUTIME_ID);
-  const nnd::Graph g = nnd::load_keras_h5(model);
+  const nnd::Graph g = nnd::load_model(model);
   const double w1 = now_ms(CLOCK_MONOTONIC), c1 = now_ms(CLOCK_THREAD_CPUTIME_ID);
   nnd::EngineOptions o;
   o.engine = nnd::EngineKind::kJit;

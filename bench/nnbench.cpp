@@ -26,7 +26,7 @@
 #include "bench/load_time.h"
 #include "core/engine/engine_options.h"
 #include "core/ir/cost.h"
-#include "core/io/keras_hdf5.h"
+#include "core/io/model_file.h"
 #include "core/jit/jit_engine.h"
 #include "core/jit/kernel_module.h"
 #include "core/ref/reference_engine.h"
@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
   for (const std::string& path : models) {
     try {
       auto t0 = Clock::now();
-      const nnd::Graph g = nnd::load_keras_h5(path);
+      const nnd::Graph g = nnd::load_model(path);
       const double load_ms = us_since(t0) / 1e3;
       const double flops = static_cast<double>(nnd::flops_per_sample(g));
       std::printf("\n%s: %.2f MFLOP per sample, load %.2f ms\n", fs::path(path).filename().c_str(), flops / 1e6,

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "core/engine/engine_options.h"
-#include "core/io/keras_hdf5.h"
+#include "core/io/model_file.h"
 #include "core/ir/cost.h"
 #include "core/jit/jit_engine.h"
 #include "core/util/error.h"
@@ -121,7 +121,7 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, uint32
   m->file_mtime_ns = file_mtime_ns(settings.path);  // before reading: a later change is seen
   if (log) log(LogLevel::kDebug, "model '" + settings.name + "': loading " + settings.path);
   try {
-    m->graph = load_keras_h5(settings.path);
+    m->graph = load_model(settings.path);
   } catch (const Error& e) {
     throw Error("model '" + settings.name + "': " + e.what());
   }

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "core/io/keras_hdf5.h"
+#include "core/io/model_file.h"
 #include "core/io/model_inputs.h"
 #include "core/io/npy.h"
 #include "tests/jit/jit_test_util.h"
@@ -24,11 +25,14 @@ struct Loaded {
   ModelInputs inputs;
 };
 
-Loaded load(const fs::path& model, const fs::path& dir, const nlohmann::json& spec) {
-  Loaded l{load_keras_h5(model.string()), {}};
+// `name_key` names the manifest field holding each input's name in this model file ("name" for
+// the .h5 files, "onnx_name" for their ONNX twins).
+Loaded load(const fs::path& model, const fs::path& dir, const nlohmann::json& spec,
+            const char* name_key = "name") {
+  Loaded l{load_model(model.string()), {}};
   std::map<std::string, std::string> files;
   for (const auto& in : spec.at("inputs")) {
-    files[in.at("name").get<std::string>()] = (dir / in.at("file").get<std::string>()).string();
+    files[in.at(name_key).get<std::string>()] = (dir / in.at("file").get<std::string>()).string();
   }
   l.inputs = prepare_inputs(l.g, files, 0);
   return l;
@@ -102,13 +106,21 @@ TEST(JitModels, RealNetworks) {
   if (!in || !fs::exists(models)) GTEST_SKIP() << "../shared/models or tests/data/real absent: real networks skipped";
   const nlohmann::json manifest = nlohmann::json::parse(in);
   ASSERT_FALSE(manifest.at("cases").empty());
-  for (const auto& c : manifest.at("cases")) {
-    const std::string model = c.at("model").get<std::string>();
+  for (const auto& [c, model_key, name_key] :
+       [&] {
+         std::vector<std::tuple<nlohmann::json, const char*, const char*>> runs;
+         for (const auto& c : manifest.at("cases")) {
+           runs.emplace_back(c, "model", "name");      // the Keras .h5 file
+           runs.emplace_back(c, "onnx", "onnx_name");  // its ONNX twin
+         }
+         return runs;
+       }()) {
+    const std::string model = c.at(model_key).get<std::string>();
     if (!fs::exists(models / model)) {
       std::printf("[ skip ] %s not found\n", model.c_str());
       continue;
     }
-    Loaded l = load(models / model, data, c);
+    Loaded l = load(models / model, data, c, name_key);
     const auto unsupported = jit_unsupported_layers(l.g);
     if (!unsupported.empty()) {
       ADD_FAILURE() << model << ": " << unsupported.front();

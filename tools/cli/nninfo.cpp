@@ -1,4 +1,4 @@
-// nninfo: print a Keras .h5 model's layers as nnd understands them: kind, output shape,
+// nninfo: print a model's layers (Keras .h5 or ONNX) as nnd understands them: kind, output shape,
 // parameters and FLOPs per sample, whether the JIT compiles it, with totals.
 #include <CLI/CLI.hpp>
 
@@ -7,23 +7,25 @@
 #include <vector>
 
 #include "core/ir/cost.h"
-#include "core/io/keras_hdf5.h"
+#include "core/io/model_file.h"
 #include "core/jit/jit_engine.h"
 #include "core/util/error.h"
 #include "nnd_version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "nninfo: list a Keras .h5 model's layers with output shapes, parameter counts and FLOPs\n"
-      "per sample (a multiply-add counts 2). Exits 1 with a message if nnd cannot load it."};
+      "nninfo: list a model's layers (after nnd's import: one row per IR layer, with the Keras\n"
+      "layer or ONNX node it came from) with output shapes, parameter counts and FLOPs per sample\n"
+      "(a multiply-add counts 2). Exits 1 with a message if nnd cannot load it."};
   std::string model_path;
-  app.add_option("model", model_path, "Keras HDF5 model file (.h5)")->required();
+  app.add_option("model", model_path, "model file: Keras HDF5 (.h5) or ONNX (.onnx), recognised by content")->required();
   app.set_version_flag("--version", NND_VERSION_TEXT("nninfo"));
   CLI11_PARSE(app, argc, argv);
 
   try {
-    const nnd::Graph g = nnd::load_keras_h5(model_path);
-    std::printf("model %s (Keras %s)\n", model_path.c_str(), g.keras_version.c_str());
+    const nnd::Graph g = nnd::load_model(model_path);
+    const bool onnx = g.keras_version.rfind("onnx", 0) == 0;
+    std::printf("model %s (%s%s)\n", model_path.c_str(), onnx ? "" : "Keras ", g.keras_version.c_str());
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       const nnd::Value& v = g.values[g.inputs[i]];
       std::printf("input  %-28s %-16s %s\n", g.input_names[i].c_str(),
@@ -37,7 +39,7 @@ int main(int argc, char** argv) {
       }
       return true;
     };
-    std::printf("%-4s %-32s %-20s %-14s %-20s %12s %14s %4s\n", "#", "layer", "class", "ir kind",
+    std::printf("%-4s %-32s %-20s %-14s %-20s %12s %14s %4s\n", "#", "layer", onnx ? "onnx op" : "class", "ir kind",
                 "output shape", "params", "FLOPs", "jit");
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const nnd::Node& n = g.nodes[i];

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/engine/engine_options.h"
-#include "core/io/keras_hdf5.h"
+#include "core/io/model_file.h"
 #include "core/io/model_inputs.h"
 #include "core/jit/jit_engine.h"
 #include "core/util/error.h"
@@ -47,7 +47,7 @@ void print_output_summary(const nnd::Graph& g, const nnd::ModelOutputs& out, siz
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "nnrun: run a Keras .h5 model with one of nnd's engines.\n\n"
+      "nnrun: run a model (Keras .h5 or ONNX) with one of nnd's engines.\n\n"
       "The default engine is the JIT (what nnd serves with); it refuses a model with a layer it\n"
       "does not compile, naming each one, rather than fall back silently: --engine reference\n"
       "runs any model on the exact float64 reference engine (slow; for comparison).\n\n"
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   std::string output_dir;
   int64_t batch = 0;
   int repeat = 1;
-  app.add_option("model", model_path, "Keras HDF5 model file (.h5)")->required();
+  app.add_option("model", model_path, "model file: Keras HDF5 (.h5) or ONNX (.onnx), recognised by content")->required();
   // jit by default: the reference engine is some 50x slower on a real network and is what
   // nobody deploys; timings and outputs should be the daemon's unless asked otherwise.
   app.add_option("--engine", engine_name,
@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
 
   try {
     auto t0 = Clock::now();
-    nnd::Graph g = nnd::load_keras_h5(model_path);
+    nnd::Graph g = nnd::load_model(model_path);
     const double load_ms = ms_since(t0);
     if (options.engine == nnd::EngineKind::kJit) {
       // Name every layer the JIT does not compile at once, not just the first.

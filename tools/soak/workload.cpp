@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "core/engine/engine_options.h"
-#include "core/io/keras_hdf5.h"
+#include "core/io/model_file.h"
 #include "core/util/error.h"
 
 namespace nnd::soak {
@@ -49,7 +49,7 @@ ModelData load(const std::string& path, bool uint8_input, size_t n, uint32_t see
   m.path = path;
   m.uint8_input = uint8_input;
   m.n = n;
-  const Graph g = load_keras_h5(path);
+  const Graph g = load_model(path);
   if (g.inputs.size() != 1) throw Error(path + ": the soak expects one input");
   m.input_name = g.input_names[0];
   const size_t elems = static_cast<size_t>(element_count(g.values[g.inputs[0]].shape, "input"));

@@ -1,0 +1,81 @@
+#include "core/io/model_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "core/io/keras_hdf5.h"
+#include "core/io/onnx_loader.h"
+#include "core/util/error.h"
+
+namespace nnd {
+namespace {
+
+bool starts_with(const unsigned char* p, size_t n, const char* prefix, size_t len) {
+  return n >= len && std::memcmp(p, prefix, len) == 0;
+}
+
+// A protobuf message starts with a field tag: a field number >= 1 and wire type 0 (varint) or 2
+// (length-delimited). ModelProto's fields (ir_version = 1, opset_import = 8, producer_name = 2,
+// graph = 7, ...) are all small numbers; any other first byte is not an ONNX file.
+bool looks_like_onnx(const unsigned char* p, size_t n) {
+  if (n < 2) return false;
+  const unsigned field = p[0] >> 3, wire = p[0] & 7u;
+  return field >= 1 && field <= 20 && (wire == 0 || wire == 2);
+}
+
+}  // namespace
+
+ModelFormat sniff_model_format(const void* head, size_t size) {
+  const auto* p = static_cast<const unsigned char*>(head);
+  if (size == 0) return ModelFormat::kEmpty;
+  if (starts_with(p, size, "\x89HDF\r\n\x1a\n", 8)) return ModelFormat::kKerasH5;
+  if (starts_with(p, size, "PK\x03\x04", 4)) return ModelFormat::kZip;
+  if (starts_with(p, size, "version https://git-lfs.github.com/spec", 39)) return ModelFormat::kGitLfsPointer;
+  if (looks_like_onnx(p, size)) return ModelFormat::kOnnx;
+  return ModelFormat::kUnknown;
+}
+
+const char* model_format_name(ModelFormat f) {
+  switch (f) {
+    case ModelFormat::kKerasH5: return "Keras HDF5";
+    case ModelFormat::kOnnx: return "ONNX";
+    case ModelFormat::kZip: return "zip archive";
+    case ModelFormat::kGitLfsPointer: return "Git LFS pointer";
+    case ModelFormat::kEmpty: return "empty file";
+    case ModelFormat::kUnknown: return "unknown";
+  }
+  return "?";
+}
+
+Graph load_model(const std::string& path) {
+  unsigned char head[64];
+  ssize_t n = 0;
+  {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+    n = ::read(fd, head, sizeof head);
+    const int err = errno;
+    ::close(fd);
+    if (n < 0) throw Error(path + ": cannot read: " + std::strerror(err));
+  }
+  switch (sniff_model_format(head, static_cast<size_t>(n))) {
+    case ModelFormat::kKerasH5:
+      return load_keras_h5(path);
+    case ModelFormat::kOnnx:
+      return load_onnx(path);
+    case ModelFormat::kEmpty:
+      throw Error(path + ": the file is empty");
+    case ModelFormat::kGitLfsPointer:
+      throw Error(path + ": this is a Git LFS pointer, not the model: fetch the file with `git lfs pull`");
+    case ModelFormat::kZip:
+      throw Error(path + ": a zip archive (a Keras 3 .keras file?): nnd reads Keras .h5 and ONNX files; "
+                         "save the Keras model with model.save(\"model.h5\") or export it to ONNX");
+    case ModelFormat::kUnknown:
+      break;
+  }
+  throw Error(path + ": not a model file nnd reads (Keras .h5 or ONNX .onnx, recognised by content)");
+}
+
+}  // namespace nnd

@@ -1,0 +1,30 @@
+// Model files by content: which format a file holds (never by its name), and one entry point that
+// loads any supported format into the graph IR. Tools and the daemon load models only through here.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "core/ir/graph.h"
+
+namespace nnd {
+
+enum class ModelFormat {
+  kKerasH5,       // HDF5 file (Keras .h5)
+  kOnnx,          // protobuf ModelProto (.onnx)
+  kZip,           // zip archive (a Keras 3 .keras file, or another archive)
+  kGitLfsPointer, // the text Git LFS leaves in place of a file that was not fetched
+  kEmpty,
+  kUnknown,
+};
+
+// Guesses the format from a file's first bytes (64 are enough).
+ModelFormat sniff_model_format(const void* head, size_t size);
+const char* model_format_name(ModelFormat f);  // "Keras HDF5", "ONNX", ...
+
+// Loads `path` with the loader its content calls for; throws nnd::Error naming the file and what
+// it is when nnd cannot read it (an empty file, a Git LFS pointer, a zip that is no model nnd
+// reads, an unknown format).
+Graph load_model(const std::string& path);
+
+}  // namespace nnd

@@ -1,0 +1,438 @@
+#include "core/io/onnx_constant.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/util/checked_math.h"
+#include "core/util/error.h"
+
+namespace nnd::onnx_import {
+namespace {
+
+std::string dims_text(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+int64_t count_of(const std::vector<int64_t>& dims, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) throw Error(what + ": negative dimension in " + dims_text(dims));
+    n = checked_mul(n, d, what);
+  }
+  return n;
+}
+
+// IEEE half to float (denormals, infinities and NaN included).
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  float f;
+  if (exp == 0) {
+    f = std::ldexp(static_cast<float>(man), -24);
+  } else if (exp == 31) {
+    f = man ? std::nanf("") : INFINITY;
+  } else {
+    f = std::ldexp(static_cast<float>(man | 0x400u), static_cast<int>(exp) - 25);
+  }
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits |= sign;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+template <typename T>
+std::vector<T> raw_values(const std::string& raw, int64_t n, const std::string& what) {
+  if (raw.size() != static_cast<size_t>(n) * sizeof(T)) {
+    throw Error(what + ": raw_data holds " + std::to_string(raw.size()) + " bytes, expected " +
+                std::to_string(static_cast<size_t>(n) * sizeof(T)));
+  }
+  std::vector<T> v(static_cast<size_t>(n));
+  if (n) std::memcpy(v.data(), raw.data(), raw.size());  // ONNX raw data is little-endian
+  return v;
+}
+
+void check_count(int64_t have, int64_t want, const std::string& what) {
+  if (have != want) {
+    throw Error(what + ": holds " + std::to_string(have) + " values, its dims need " + std::to_string(want));
+  }
+}
+
+std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+int64_t normalise_axis(int64_t axis, size_t rank, const std::string& what) {
+  const int64_t r = static_cast<int64_t>(rank);
+  const int64_t a = axis < 0 ? axis + r : axis;
+  if (a < 0 || a >= r) {
+    throw Error(what + ": axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+  }
+  return a;
+}
+
+}  // namespace
+
+int64_t Constant::size() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+double Constant::real_at(int64_t i) const {
+  if (!is_int) return reals[static_cast<size_t>(i)];
+  const int64_t v = ints[static_cast<size_t>(i)];
+  if (v == kBatchMarker) throw Error("a value computed from the batch size is used as a number");
+  return static_cast<double>(v);
+}
+
+int64_t Constant::int_at(int64_t i) const { return ints[static_cast<size_t>(i)]; }
+
+std::vector<int64_t> Constant::as_ints(const std::string& what) const {
+  if (!is_int) throw Error(what + ": expected an integer tensor, got floating-point values");
+  if (dims.size() > 1) throw Error(what + ": expected a 1-D list, got shape " + dims_text(dims));
+  return ints;
+}
+
+Constant decode_tensor(const onnx::TensorProto& t, const std::string& what) {
+  if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL || t.external_data_size() > 0) {
+    throw Error(what + ": the tensor is stored in an external data file; nnd reads self-contained "
+                       "models (re-export with the weights inside the .onnx file)");
+  }
+  Constant c;
+  c.dims.assign(t.dims().begin(), t.dims().end());
+  const int64_t n = count_of(c.dims, what);
+  const bool raw = t.has_raw_data();
+  const std::string& rd = t.raw_data();
+  switch (t.data_type()) {
+    case onnx::TensorProto_DataType_FLOAT: {
+      std::vector<float> v;
+      if (raw) {
+        v = raw_values<float>(rd, n, what);
+      } else {
+        check_count(t.float_data_size(), n, what);
+        v.assign(t.float_data().begin(), t.float_data().end());
+      }
+      c.reals.assign(v.begin(), v.end());
+      break;
+    }
+    case onnx::TensorProto_DataType_DOUBLE: {
+      if (raw) {
+        c.reals = raw_values<double>(rd, n, what);
+      } else {
+        check_count(t.double_data_size(), n, what);
+        c.reals.assign(t.double_data().begin(), t.double_data().end());
+      }
+      break;
+    }
+    case onnx::TensorProto_DataType_FLOAT16: {
+      std::vector<uint16_t> v;
+      if (raw) {
+        v = raw_values<uint16_t>(rd, n, what);
+      } else {
+        check_count(t.int32_data_size(), n, what);
+        for (int32_t x : t.int32_data()) v.push_back(static_cast<uint16_t>(x));
+      }
+      for (uint16_t h : v) c.reals.push_back(half_to_float(h));
+      break;
+    }
+    case onnx::TensorProto_DataType_INT64: {
+      c.is_int = true;
+      if (raw) {
+        c.ints = raw_values<int64_t>(rd, n, what);
+      } else {
+        check_count(t.int64_data_size(), n, what);
+        c.ints.assign(t.int64_data().begin(), t.int64_data().end());
+      }
+      break;
+    }
+    case onnx::TensorProto_DataType_INT32:
+    case onnx::TensorProto_DataType_INT8:
+    case onnx::TensorProto_DataType_UINT8:
+    case onnx::TensorProto_DataType_BOOL: {
+      c.is_int = true;
+      const int type = t.data_type();
+      if (raw) {
+        if (type == onnx::TensorProto_DataType_INT32) {
+          for (int32_t x : raw_values<int32_t>(rd, n, what)) c.ints.push_back(x);
+        } else if (type == onnx::TensorProto_DataType_INT8) {
+          for (int8_t x : raw_values<int8_t>(rd, n, what)) c.ints.push_back(x);
+        } else {
+          for (uint8_t x : raw_values<uint8_t>(rd, n, what)) c.ints.push_back(x);
+        }
+      } else {
+        check_count(t.int32_data_size(), n, what);
+        c.ints.assign(t.int32_data().begin(), t.int32_data().end());
+      }
+      break;
+    }
+    default:
+      throw Error(what + ": element type " + std::to_string(t.data_type()) + " (" +
+                  onnx::TensorProto_DataType_Name(t.data_type()) +
+                  ") is not supported for constants (float, double, float16 and integer types are)");
+  }
+  return c;
+}
+
+std::vector<int64_t> broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                                    const std::string& what) {
+  const size_t r = std::max(a.size(), b.size());
+  std::vector<int64_t> out(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      throw Error(what + ": shapes " + dims_text(a) + " and " + dims_text(b) + " do not broadcast");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Constant fold_binary(ConstOp op, const Constant& a, const Constant& b, const std::string& what) {
+  Constant c;
+  c.dims = broadcast_dims(a.dims, b.dims, what);
+  const int64_t n = count_of(c.dims, what);
+  const size_t r = c.dims.size();
+  // Index of output element i in an operand of shape d (aligned right, size-1 axes broadcast).
+  auto index_in = [&](const std::vector<int64_t>& d, int64_t i) {
+    int64_t idx = 0, stride = 1;
+    for (size_t k = r; k-- > 0;) {
+      const int64_t coord = i % c.dims[k];
+      i /= c.dims[k];
+      const size_t off = r - d.size();
+      if (k >= off) {
+        const int64_t dk = d[k - off];
+        idx += (dk == 1 ? 0 : coord) * stride;
+        stride *= dk;
+      }
+    }
+    return idx;
+  };
+  c.is_int = a.is_int && b.is_int && op != ConstOp::kPow;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t ia = index_in(a.dims, i), ib = index_in(b.dims, i);
+    if (c.is_int) {
+      const int64_t x = a.int_at(ia), y = b.int_at(ib);
+      if (x == kBatchMarker || y == kBatchMarker) {
+        throw Error(what + ": arithmetic on the batch size cannot be folded at load time");
+      }
+      int64_t v = 0;
+      switch (op) {
+        case ConstOp::kAdd: v = x + y; break;
+        case ConstOp::kSub: v = x - y; break;
+        case ConstOp::kMul: v = x * y; break;
+        case ConstOp::kDiv:
+          if (y == 0) throw Error(what + ": integer division by zero");
+          v = x / y;
+          break;
+        case ConstOp::kMin: v = std::min(x, y); break;
+        case ConstOp::kMax: v = std::max(x, y); break;
+        case ConstOp::kPow: break;
+      }
+      c.ints.push_back(v);
+    } else {
+      const double x = a.real_at(ia), y = b.real_at(ib);
+      double v = 0;
+      switch (op) {
+        case ConstOp::kAdd: v = x + y; break;
+        case ConstOp::kSub: v = x - y; break;
+        case ConstOp::kMul: v = x * y; break;
+        case ConstOp::kDiv: v = x / y; break;
+        case ConstOp::kMin: v = std::min(x, y); break;
+        case ConstOp::kMax: v = std::max(x, y); break;
+        case ConstOp::kPow: v = std::pow(x, y); break;
+      }
+      c.reals.push_back(v);
+    }
+  }
+  return c;
+}
+
+Constant fold_gather(const Constant& data, const Constant& indices, int64_t axis, const std::string& what) {
+  if (!indices.is_int) throw Error(what + ": Gather indices must be integers");
+  if (data.dims.empty()) throw Error(what + ": Gather on a scalar");
+  const int64_t a = normalise_axis(axis, data.dims.size(), what);
+  const int64_t len = data.dims[static_cast<size_t>(a)];
+  Constant c;
+  c.is_int = data.is_int;
+  c.dims.assign(data.dims.begin(), data.dims.begin() + a);
+  c.dims.insert(c.dims.end(), indices.dims.begin(), indices.dims.end());
+  c.dims.insert(c.dims.end(), data.dims.begin() + a + 1, data.dims.end());
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < a; ++k) outer *= data.dims[static_cast<size_t>(k)];
+  for (size_t k = static_cast<size_t>(a) + 1; k < data.dims.size(); ++k) inner *= data.dims[k];
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < indices.size(); ++j) {
+      int64_t idx = indices.int_at(j);
+      if (idx < 0) idx += len;
+      if (idx < 0 || idx >= len) {
+        throw Error(what + ": Gather index " + std::to_string(indices.int_at(j)) +
+                    " is out of range for an axis of length " + std::to_string(len));
+      }
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t src = (o * len + idx) * inner + i;
+        if (c.is_int) {
+          c.ints.push_back(data.int_at(src));
+        } else {
+          c.reals.push_back(data.reals[static_cast<size_t>(src)]);
+        }
+      }
+    }
+  }
+  return c;
+}
+
+Constant fold_concat(const std::vector<const Constant*>& parts, int64_t axis, const std::string& what) {
+  if (parts.empty()) throw Error(what + ": Concat without inputs");
+  const Constant& first = *parts[0];
+  const int64_t a = normalise_axis(axis, std::max<size_t>(first.dims.size(), 1), what);
+  Constant c;
+  c.is_int = first.is_int;
+  c.dims = first.dims.empty() ? std::vector<int64_t>{1} : first.dims;
+  c.dims[static_cast<size_t>(a)] = 0;
+  for (const Constant* p : parts) {
+    std::vector<int64_t> d = p->dims.empty() ? std::vector<int64_t>{1} : p->dims;
+    if (p->is_int != c.is_int) throw Error(what + ": Concat of integer and floating-point constants");
+    if (d.size() != c.dims.size()) throw Error(what + ": Concat inputs of different ranks");
+    for (size_t k = 0; k < d.size(); ++k) {
+      if (static_cast<int64_t>(k) != a && d[k] != c.dims[k]) {
+        throw Error(what + ": Concat inputs differ outside the concatenation axis: " + dims_text(first.dims) +
+                    " and " + dims_text(p->dims));
+      }
+    }
+    c.dims[static_cast<size_t>(a)] += d[static_cast<size_t>(a)];
+  }
+  int64_t outer = 1;
+  for (int64_t k = 0; k < a; ++k) outer *= c.dims[static_cast<size_t>(k)];
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const Constant* p : parts) {
+      const int64_t chunk = p->size() / outer;
+      for (int64_t i = 0; i < chunk; ++i) {
+        if (c.is_int) {
+          c.ints.push_back(p->int_at(o * chunk + i));
+        } else {
+          c.reals.push_back(p->reals[static_cast<size_t>(o * chunk + i)]);
+        }
+      }
+    }
+  }
+  return c;
+}
+
+Constant fold_slice(const Constant& data, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                    const std::vector<int64_t>& axes_in, const std::vector<int64_t>& steps_in,
+                    const std::string& what) {
+  const size_t r = data.dims.size();
+  std::vector<int64_t> begin(r, 0), step(r, 1), len = data.dims;
+  std::vector<int64_t> axes = axes_in;
+  if (axes.empty()) {
+    for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+  }
+  if (starts.size() != ends.size() || axes.size() != starts.size() ||
+      (!steps_in.empty() && steps_in.size() != starts.size())) {
+    throw Error(what + ": Slice starts, ends, axes and steps differ in length");
+  }
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const size_t a = static_cast<size_t>(normalise_axis(axes[k], r, what));
+    const int64_t dim = data.dims[a];
+    const int64_t s = steps_in.empty() ? 1 : steps_in[k];
+    if (s == 0) throw Error(what + ": Slice step 0");
+    auto clampi = [&](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
+    int64_t st = starts[k], en = ends[k];
+    if (st < 0) st += dim;
+    if (en < 0 && en > std::numeric_limits<int64_t>::min() / 2) en += dim;
+    if (s > 0) {
+      st = clampi(st, 0, dim);
+      en = clampi(en, 0, dim);
+      len[a] = en > st ? (en - st + s - 1) / s : 0;
+    } else {
+      st = clampi(st, 0, dim - 1);
+      en = clampi(en, -1, dim - 1);
+      len[a] = st > en ? (st - en + (-s) - 1) / (-s) : 0;
+    }
+    begin[a] = st;
+    step[a] = s;
+  }
+  Constant c;
+  c.is_int = data.is_int;
+  c.dims = len;
+  const int64_t n = count_of(c.dims, what);
+  const std::vector<int64_t> src_strides = strides_of(data.dims);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i, src = 0;
+    for (size_t k = r; k-- > 0;) {
+      const int64_t coord = rem % len[k];
+      rem /= len[k];
+      src += (begin[k] + coord * step[k]) * src_strides[k];
+    }
+    if (c.is_int) {
+      c.ints.push_back(data.int_at(src));
+    } else {
+      c.reals.push_back(data.reals[static_cast<size_t>(src)]);
+    }
+  }
+  return c;
+}
+
+Constant fold_transpose(const Constant& data, std::vector<int64_t> perm, const std::string& what) {
+  const size_t r = data.dims.size();
+  if (perm.empty()) {
+    for (size_t k = 0; k < r; ++k) perm.push_back(static_cast<int64_t>(r - 1 - k));
+  }
+  if (perm.size() != r) throw Error(what + ": Transpose perm has the wrong length");
+  std::vector<bool> seen(r, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(r) || seen[static_cast<size_t>(p)]) {
+      throw Error(what + ": Transpose perm is not a permutation");
+    }
+    seen[static_cast<size_t>(p)] = true;
+  }
+  Constant c;
+  c.is_int = data.is_int;
+  for (int64_t p : perm) c.dims.push_back(data.dims[static_cast<size_t>(p)]);
+  const std::vector<int64_t> src_strides = strides_of(data.dims);
+  const int64_t n = data.size();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i, src = 0;
+    for (size_t k = r; k-- > 0;) {
+      const int64_t coord = rem % c.dims[k];
+      rem /= c.dims[k];
+      src += coord * src_strides[static_cast<size_t>(perm[k])];
+    }
+    if (c.is_int) {
+      c.ints.push_back(data.int_at(src));
+    } else {
+      c.reals.push_back(data.reals[static_cast<size_t>(src)]);
+    }
+  }
+  return c;
+}
+
+Constant fold_cast(const Constant& c, bool to_int, const std::string& what) {
+  Constant out;
+  out.dims = c.dims;
+  out.is_int = to_int;
+  if (to_int) {
+    if (c.is_int) {
+      out.ints = c.ints;
+    } else {
+      for (double v : c.reals) {
+        if (!std::isfinite(v) || std::fabs(v) > 9.2e18) throw Error(what + ": Cast of " + std::to_string(v) + " to an integer");
+        out.ints.push_back(static_cast<int64_t>(v));
+      }
+    }
+  } else {
+    for (int64_t i = 0; i < c.size(); ++i) out.reals.push_back(c.real_at(i));
+  }
+  return out;
+}
+
+}  // namespace nnd::onnx_import

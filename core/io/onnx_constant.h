@@ -1,0 +1,63 @@
+// Constant tensors of an ONNX graph at load time: initializers, `Constant` nodes and everything
+// folded from them (shape arithmetic, casts, gathers). Internal to the ONNX loader (core/io).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace nnd::onnx_import {
+
+// The batch size is not known at load time: `Shape` of a tensor yields this marker for the batch
+// axis, gathers, slices, concatenations and casts carry it, and `Reshape` reads it as "keep the
+// batch". Arithmetic on it is refused (the result would depend on the batch size).
+inline constexpr int64_t kBatchMarker = std::numeric_limits<int64_t>::min() + 1;
+
+// A constant of any rank (ONNX dims, the batch axis included if it has one). Integers (int64,
+// int32, bool, uint8 used as indices) are kept exactly in `ints`; floating-point values in
+// `reals` as double. Exactly one of the two vectors is used, as `is_int` says.
+struct Constant {
+  std::vector<int64_t> dims;
+  bool is_int = false;
+  std::vector<int64_t> ints;
+  std::vector<double> reals;
+
+  int64_t size() const;  // number of elements (product of dims)
+  bool is_scalar_like() const { return size() == 1; }
+  double real_at(int64_t i) const;  // element i as double (refuses the batch marker)
+  int64_t int_at(int64_t i) const;  // element i as an integer (integers only)
+  std::vector<int64_t> as_ints(const std::string& what) const;  // 1-D or scalar integer list
+};
+
+// Decodes an initializer or a Constant node's tensor. `what` starts error messages. Throws
+// nnd::Error for external data, unsupported element types and size mismatches.
+Constant decode_tensor(const onnx::TensorProto& t, const std::string& what);
+
+// Element-wise arithmetic with numpy broadcasting, on reals or (for Add/Sub/Mul/Div) ints.
+enum class ConstOp { kAdd, kSub, kMul, kDiv, kMin, kMax, kPow };
+Constant fold_binary(ConstOp op, const Constant& a, const Constant& b, const std::string& what);
+
+// numpy-style broadcast of two shapes; throws naming `what` when they do not broadcast.
+std::vector<int64_t> broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                                    const std::string& what);
+
+// Gather along `axis` with integer indices (negative indices count from the end).
+Constant fold_gather(const Constant& data, const Constant& indices, int64_t axis,
+                     const std::string& what);
+// Concat along `axis` (all integers or all reals).
+Constant fold_concat(const std::vector<const Constant*>& parts, int64_t axis, const std::string& what);
+// Slice with per-axis starts/ends/steps (ONNX clamping rules).
+Constant fold_slice(const Constant& data, const std::vector<int64_t>& starts,
+                    const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
+                    const std::vector<int64_t>& steps, const std::string& what);
+// Transpose by `perm` (empty: reverse the axes).
+Constant fold_transpose(const Constant& data, std::vector<int64_t> perm, const std::string& what);
+// Casts to integers (truncating toward zero) or reals.
+Constant fold_cast(const Constant& c, bool to_int, const std::string& what);
+
+}  // namespace nnd::onnx_import

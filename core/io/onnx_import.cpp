@@ -1,0 +1,425 @@
+#include "core/io/onnx_import.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/io/file_bytes.h"
+#include "core/io/onnx_loader.h"
+#include "core/ir/shape_inference.h"
+#include "core/util/error.h"
+
+namespace nnd {
+namespace onnx_import {
+namespace {
+
+std::string perm_text(const Perm& p) {
+  std::string s;
+  for (int a : p) s += std::to_string(a);
+  return s;
+}
+
+const char* attribute_type_name(int type) {
+  switch (type) {
+    case onnx::AttributeProto_AttributeType_FLOAT: return "a float";
+    case onnx::AttributeProto_AttributeType_INT: return "an int";
+    case onnx::AttributeProto_AttributeType_STRING: return "a string";
+    case onnx::AttributeProto_AttributeType_TENSOR: return "a tensor";
+    case onnx::AttributeProto_AttributeType_FLOATS: return "a list of floats";
+    case onnx::AttributeProto_AttributeType_INTS: return "a list of ints";
+    default: return "another type";
+  }
+}
+
+}  // namespace
+
+Perm identity_perm(size_t rank) {
+  Perm p(rank);
+  for (size_t i = 0; i < rank; ++i) p[i] = static_cast<int>(i);
+  return p;
+}
+
+Perm channels_last_perm(size_t rank) {
+  Perm p{0};
+  for (size_t i = 2; i < rank; ++i) p.push_back(static_cast<int>(i));
+  p.push_back(1);
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attributes
+
+Attributes::Attributes(const onnx::NodeProto& node, std::string context)
+    : node_(node), context_(std::move(context)) {}
+
+const onnx::AttributeProto* Attributes::find(const std::string& name, int type) {
+  read_.insert(name);
+  for (const auto& a : node_.attribute()) {
+    if (a.name() != name) continue;
+    if (!a.ref_attr_name().empty()) {
+      throw Error(context_ + ": attribute '" + name + "' refers to a function attribute, which is not supported");
+    }
+    // Files from old exporters leave `type` unset; trust the field that is filled in then.
+    if (a.type() != onnx::AttributeProto_AttributeType_UNDEFINED && a.type() != type) {
+      throw Error(context_ + ": attribute '" + name + "' must be " + attribute_type_name(type) + ", got " +
+                  attribute_type_name(a.type()));
+    }
+    return &a;
+  }
+  return nullptr;
+}
+
+bool Attributes::has(const std::string& name) const {
+  for (const auto& a : node_.attribute()) {
+    if (a.name() == name) return true;
+  }
+  return false;
+}
+
+int64_t Attributes::i(const std::string& name, int64_t fallback) {
+  const auto* a = find(name, onnx::AttributeProto_AttributeType_INT);
+  return a ? a->i() : fallback;
+}
+
+double Attributes::f(const std::string& name, double fallback) {
+  const auto* a = find(name, onnx::AttributeProto_AttributeType_FLOAT);
+  return a ? a->f() : fallback;
+}
+
+std::string Attributes::s(const std::string& name, const std::string& fallback) {
+  const auto* a = find(name, onnx::AttributeProto_AttributeType_STRING);
+  return a ? a->s() : fallback;
+}
+
+std::optional<std::vector<int64_t>> Attributes::ints(const std::string& name) {
+  const auto* a = find(name, onnx::AttributeProto_AttributeType_INTS);
+  if (!a) return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::optional<std::vector<double>> Attributes::floats(const std::string& name) {
+  const auto* a = find(name, onnx::AttributeProto_AttributeType_FLOATS);
+  if (!a) return std::nullopt;
+  return std::vector<double>(a->floats().begin(), a->floats().end());
+}
+
+const onnx::TensorProto* Attributes::t(const std::string& name) {
+  const auto* a = find(name, onnx::AttributeProto_AttributeType_TENSOR);
+  return a ? &a->t() : nullptr;
+}
+
+void Attributes::check_all_read() const {
+  for (const auto& a : node_.attribute()) {
+    if (!read_.count(a.name())) {
+      throw Error(context_ + ": attribute '" + a.name() + "' is not supported for this operator");
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Importer
+
+Importer::Importer(const onnx::ModelProto& model, std::string source)
+    : model_(model), source_(std::move(source)) {
+  g_.source = source_;
+  for (const auto& o : model_.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = static_cast<int>(o.version());
+  }
+  if (model_.opset_import_size() == 0) opset_ = 1;  // IR version 2 files: implicitly opset 1
+  g_.keras_version = "onnx opset " + std::to_string(opset_) +
+                     (model_.producer_name().empty() ? "" : ", " + model_.producer_name() + " " +
+                                                              model_.producer_version());
+}
+
+void Importer::fail(const std::string& message) const { throw Error(context_ + ": " + message); }
+
+std::string Importer::unique_value_name(const std::string& base) {
+  std::string name = base.empty() ? "value" : base;
+  for (int k = 1; value_names_.count(name); ++k) name = base + ":" + std::to_string(k);
+  value_names_.insert(name);
+  return name;
+}
+
+std::string Importer::unique_node_name(const std::string& base) {
+  std::string name = base;
+  for (int k = 1; node_names_.count(name); ++k) name = base + ":" + std::to_string(k);
+  node_names_.insert(name);
+  return name;
+}
+
+Symbol Importer::dynamic_symbol(ValueId v, Perm perm, DType dtype) const {
+  Symbol s;
+  s.value = v;
+  const Dims& shape = ir_shape(v);
+  s.dims.assign(shape.size() + 1, 0);
+  s.dims[0] = kBatchMarker;
+  for (size_t j = 1; j < perm.size(); ++j) s.dims[static_cast<size_t>(perm[j])] = shape[j - 1];
+  s.perm = std::move(perm);
+  s.dtype = dtype;
+  return s;
+}
+
+void Importer::read_inputs() {
+  const auto& graph = model_.graph();
+  for (const auto& init : graph.initializer()) {
+    Symbol s;
+    s.constant = decode_tensor(init, source_ + ": initializer '" + init.name() + "'");
+    symbols_[init.name()] = std::move(s);
+  }
+  if (graph.sparse_initializer_size() > 0) {
+    throw Error(source_ + ": sparse initializers are not supported");
+  }
+  for (const auto& in : graph.input()) {
+    if (symbols_.count(in.name())) continue;  // an initializer also listed as input (IR < 4)
+    const std::string ctx = source_ + ": input '" + in.name() + "'";
+    if (!in.type().has_tensor_type()) throw Error(ctx + ": is not a tensor");
+    const auto& tt = in.type().tensor_type();
+    DType dtype;
+    if (tt.elem_type() == onnx::TensorProto_DataType_FLOAT) {
+      dtype = DType::kFloat32;
+    } else if (tt.elem_type() == onnx::TensorProto_DataType_UINT8) {
+      dtype = DType::kUInt8;
+    } else {
+      throw Error(ctx + ": element type " + onnx::TensorProto_DataType_Name(tt.elem_type()) +
+                  " is not supported (float32 and uint8 inputs are)");
+    }
+    if (!tt.has_shape()) throw Error(ctx + ": has no shape; nnd compiles models with fixed input shapes");
+    const auto& dims = tt.shape().dim();
+    if (dims.size() < 2) {
+      throw Error(ctx + ": has rank " + std::to_string(dims.size()) +
+                  "; nnd needs a batch axis followed by at least one more axis");
+    }
+    Dims sample;
+    for (int k = 1; k < dims.size(); ++k) {
+      if (!dims[k].has_dim_value() || dims[k].dim_value() < 1) {
+        throw Error(ctx + ": dimension " + std::to_string(k) + " is " +
+                    (dims[k].has_dim_param() ? "symbolic ('" + dims[k].dim_param() + "')" : "unknown") +
+                    "; only the batch axis (0) may vary: export the model with a fixed input size");
+      }
+      sample.push_back(dims[k].dim_value());
+    }
+    Value v;
+    v.name = unique_value_name(in.name());
+    v.dtype = dtype;
+    v.shape = sample;
+    const ValueId id = static_cast<ValueId>(g_.values.size());
+    g_.values.push_back(std::move(v));
+    g_.inputs.push_back(id);
+    g_.input_names.push_back(in.name());
+    symbols_[in.name()] = dynamic_symbol(id, identity_perm(sample.size() + 1), dtype);
+  }
+  if (g_.inputs.empty()) throw Error(source_ + ": the graph has no inputs besides its weights");
+  for (const auto& node : graph.node()) {
+    for (const auto& name : node.input()) {
+      if (!name.empty()) ++readers_[name];
+    }
+  }
+  for (const auto& out : graph.output()) ++readers_[out.name()];
+}
+
+int Importer::readers(const std::string& name) const {
+  auto it = readers_.find(name);
+  return it == readers_.end() ? 0 : it->second;
+}
+
+Node* Importer::producer_of(ValueId v) {
+  const NodeId p = g_.values[static_cast<size_t>(v)].producer;
+  return p == kNoNode ? nullptr : &g_.nodes[static_cast<size_t>(p)];
+}
+
+bool Importer::has_input(const onnx::NodeProto& node, int n) const {
+  return n < node.input_size() && !node.input(n).empty();
+}
+
+Symbol& Importer::input(const onnx::NodeProto& node, int n) {
+  if (!has_input(node, n)) fail("input " + std::to_string(n) + " is missing");
+  auto it = symbols_.find(node.input(n));
+  if (it == symbols_.end()) {
+    fail("input '" + node.input(n) + "' is not produced by any earlier node, initializer or graph input");
+  }
+  return it->second;
+}
+
+const Constant& Importer::const_input(const onnx::NodeProto& node, int n, const std::string& role) {
+  Symbol& s = input(node, n);
+  if (!s.is_const()) {
+    fail(role + " (input '" + node.input(n) + "') must be a constant; here it is computed from the model input");
+  }
+  return *s.constant;
+}
+
+Symbol& Importer::dynamic_input(const onnx::NodeProto& node, int n) {
+  Symbol& s = input(node, n);
+  if (s.is_const()) {
+    fail("input '" + node.input(n) + "' is a constant; this operator on constants only is not folded");
+  }
+  return s;
+}
+
+int64_t Importer::onnx_axis(const Symbol& s, int64_t axis) const {
+  const int64_t r = static_cast<int64_t>(s.rank());
+  const int64_t a = axis < 0 ? axis + r : axis;
+  if (a < 0 || a >= r) fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+  return a;
+}
+
+int Importer::ir_axis(const Symbol& s, int64_t axis) const {
+  const int64_t a = onnx_axis(s, axis);
+  for (size_t j = 0; j < s.perm.size(); ++j) {
+    if (s.perm[j] == a) return static_cast<int>(j);
+  }
+  fail("internal: axis not in layout");
+}
+
+ValueId Importer::in_layout(Symbol& s, const Perm& perm) {
+  if (s.perm == perm) return s.value;
+  if (perm.size() != s.perm.size()) fail("internal: layout of the wrong rank");
+  auto key = std::make_pair(s.value, perm);
+  if (auto it = layouts_.find(key); it != layouts_.end()) return it->second;
+  std::vector<int> pos(s.perm.size());
+  for (size_t j = 0; j < s.perm.size(); ++j) pos[static_cast<size_t>(s.perm[j])] = static_cast<int>(j);
+  PermuteParams p;
+  Dims target;
+  for (size_t j = 1; j < perm.size(); ++j) {
+    p.dims.push_back(pos[static_cast<size_t>(perm[j])]);
+    target.push_back(s.dims[static_cast<size_t>(perm[j])]);
+  }
+  // When only axes of length 1 move, the memory order is unchanged: a Reshape, not a copy.
+  std::vector<int> moved;
+  for (int d : p.dims) {
+    if (s.dims[static_cast<size_t>(s.perm[static_cast<size_t>(d)])] != 1) moved.push_back(d);
+  }
+  const bool order_kept = std::is_sorted(moved.begin(), moved.end());
+  const std::string name = g_.values[static_cast<size_t>(s.value)].name + ":layout" + perm_text(perm);
+  ValueId v = order_kept ? emit_internal(name, ReshapeParams{target}, {s.value})
+                         : emit_internal(name, p, {s.value});
+  layouts_[key] = v;
+  return v;
+}
+
+ValueId Importer::emit_internal(const std::string& name, LayerParams params, std::vector<ValueId> inputs) {
+  Value v;
+  v.name = unique_value_name(name);
+  const ValueId id = static_cast<ValueId>(g_.values.size());
+  const NodeId nid = static_cast<NodeId>(g_.nodes.size());
+  v.producer = nid;
+  g_.values.push_back(std::move(v));
+  Node n;
+  n.name = unique_node_name(name);
+  n.keras_class = current_op_;
+  n.params = std::move(params);
+  n.inputs = std::move(inputs);
+  n.output = id;
+  g_.nodes.push_back(std::move(n));
+  infer_node_shape(g_, nid);
+  return id;
+}
+
+void Importer::emit(const onnx::NodeProto& node, int out, LayerParams params, std::vector<ValueId> inputs,
+                    const Perm& perm, const std::string& suffix) {
+  const std::string& out_name = node.output(out);
+  const ValueId v = emit_internal(node_name_ + suffix, std::move(params), std::move(inputs));
+  g_.values[static_cast<size_t>(v)].name = unique_value_name(out_name);
+  Symbol s = dynamic_symbol(v, perm, DType::kFloat32);
+  s.origin = out_name;
+  symbols_[out_name] = std::move(s);
+}
+
+void Importer::alias(const onnx::NodeProto& node, int out, const Symbol& s, Perm perm) {
+  Symbol a = s;
+  if (!s.is_const()) {
+    // Reorder the ONNX dims to match the new perm's meaning: dims follow the ONNX axes.
+    a = dynamic_symbol(s.value, std::move(perm), s.dtype);
+    a.origin = s.origin;
+  }
+  symbols_[node.output(out)] = std::move(a);
+}
+
+void Importer::set_constant(const onnx::NodeProto& node, int out, Constant c) {
+  Symbol s;
+  s.constant = std::move(c);
+  symbols_[node.output(out)] = std::move(s);
+}
+
+void Importer::lower(const onnx::NodeProto& node, int index) {
+  current_op_ = node.op_type();
+  node_name_ = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+  context_ = source_ + ": node '" + node_name_ + "' (" + node.op_type() + ")";
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    fail("operator domain '" + node.domain() + "' is not supported (only the default ONNX domain is)");
+  }
+  const Lowering lowering = find_lowering(node.op_type());
+  if (!lowering) fail("operator '" + node.op_type() + "' is not supported");
+  Attributes attrs(node, context_);
+  lowering(*this, node, attrs);
+  attrs.check_all_read();
+  for (int k = 0; k < node.output_size(); ++k) {
+    const std::string& name = node.output(k);
+    if (!name.empty() && !symbols_.count(name) && readers(name) > 0) {
+      fail("output " + std::to_string(k) + " ('" + name + "') is used but not supported");
+    }
+  }
+}
+
+void Importer::set_outputs() {
+  std::set<ValueId> used;
+  for (const auto& out : model_.graph().output()) {
+    context_ = source_ + ": output '" + out.name() + "'";
+    auto it = symbols_.find(out.name());
+    if (it == symbols_.end()) fail("is not produced by any node");
+    Symbol& s = it->second;
+    if (s.is_const()) fail("is a constant; nnd serves outputs computed from the inputs");
+    ValueId v = in_layout(s, identity_perm(s.rank()));
+    const bool is_input = std::find(g_.inputs.begin(), g_.inputs.end(), v) != g_.inputs.end();
+    if (is_input || used.count(v)) v = emit_internal(out.name(), IdentityParams{}, {v});
+    used.insert(v);
+    g_.outputs.push_back(v);
+    g_.output_names.push_back(out.name());
+  }
+  if (g_.outputs.empty()) throw Error(source_ + ": the graph has no outputs");
+}
+
+Graph Importer::run() {
+  read_inputs();
+  int index = 0;
+  for (const auto& node : model_.graph().node()) lower(node, index++);
+  set_outputs();
+  verify_structure(g_);
+  infer_shapes(g_);
+  return std::move(g_);
+}
+
+}  // namespace onnx_import
+
+namespace {
+
+Graph parse_and_import(const void* data, size_t size, const std::string& name) {
+  if (size == 0) throw Error(name + ": the file is empty");
+  if (size > static_cast<size_t>(INT32_MAX)) throw Error(name + ": larger than 2 GiB, the protobuf limit");
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(data, static_cast<int>(size))) {
+    throw Error(name + ": not an ONNX model (the protobuf message does not parse; truncated or another format)");
+  }
+  if (!model.has_graph() || model.graph().node_size() == 0) {
+    throw Error(name + ": not an ONNX model (no graph with nodes)");
+  }
+  return onnx_import::Importer(model, name).run();
+}
+
+}  // namespace
+
+Graph load_onnx(const std::string& path) {
+  constexpr uint64_t kMaxModelBytes = uint64_t{2} << 30;
+  h5::FileBytes bytes = h5::FileBytes::read(path, kMaxModelBytes);
+  if (!bytes.data()) throw Error(path + ": cannot read the file (missing, not a regular file, or over 2 GiB)");
+  return parse_and_import(bytes.data(), bytes.size(), path);
+}
+
+Graph load_onnx_bytes(const void* data, size_t size, const std::string& name) {
+  return parse_and_import(data, size, name);
+}
+
+std::vector<std::string> onnx_supported_operators() { return onnx_import::supported_operators(); }
+
+}  // namespace nnd

@@ -1,0 +1,146 @@
+// The ONNX importer's internals, shared by onnx_import.cpp (tensors, layouts, the node loop) and
+// onnx_ops.cpp (one lowering per operator). Not a public header: see onnx_loader.h.
+//
+// Layout. ONNX graphs from PyTorch are NCHW; nnd's IR and engines are channels-last. Each ONNX
+// tensor is kept as an IR value plus a permutation `perm`: IR axis j (batch included) holds ONNX
+// axis perm[j]. A Conv wants its input with the channel axis last (perm {0, 2, 3, 1} for NCHW)
+// and produces that layout, so a chain of convolutions, activations, batch norms and pools never
+// moves data; a `Transpose` only changes `perm`, so tf2onnx's NHWC→NCHW→NHWC pairs cost nothing.
+// Data is moved (an IR Permute node) only where an operator depends on the memory order (Reshape,
+// Flatten, MatMul over the last axis) or at a graph output, which has the ONNX layout the model
+// declares. Graph inputs arrive in the declared layout too.
+//
+// Batch. ONNX axis 0 of every non-constant tensor is the batch; it must stay axis 0. A batch fixed
+// to 1 in the file is treated as free: the graph runs any batch where it is per-sample.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/io/onnx_constant.h"
+#include "core/ir/graph.h"
+
+namespace onnx {
+class ModelProto;
+class NodeProto;
+class AttributeProto;
+class TensorProto;
+}  // namespace onnx
+
+namespace nnd::onnx_import {
+
+using Perm = std::vector<int>;
+
+// One ONNX tensor name during import: a constant, or an IR value in some layout.
+struct Symbol {
+  std::optional<Constant> constant;
+  ValueId value = -1;
+  std::vector<int64_t> dims;  // ONNX dims; dims[0] is the batch (kBatchMarker)
+  Perm perm;                  // IR axis j holds ONNX axis perm[j]; perm[0] == 0
+  DType dtype = DType::kFloat32;
+  std::string origin;  // the ONNX output name under which `value` was emitted
+
+  bool is_const() const { return constant.has_value(); }
+  size_t rank() const { return dims.size(); }
+};
+
+// Attribute access that remembers what was read, so an attribute no lowering understood is
+// refused by name instead of silently ignored.
+class Attributes {
+ public:
+  Attributes(const onnx::NodeProto& node, std::string context);
+  bool has(const std::string& name) const;
+  int64_t i(const std::string& name, int64_t fallback);
+  double f(const std::string& name, double fallback);
+  std::string s(const std::string& name, const std::string& fallback);
+  std::optional<std::vector<int64_t>> ints(const std::string& name);
+  std::optional<std::vector<double>> floats(const std::string& name);
+  const onnx::TensorProto* t(const std::string& name);
+  void ignore(const std::string& name) { read_.insert(name); }
+  // Throws naming the first attribute nobody read.
+  void check_all_read() const;
+
+ private:
+  const onnx::AttributeProto* find(const std::string& name, int type);
+  const onnx::NodeProto& node_;
+  std::string context_;
+  std::set<std::string> read_;
+};
+
+class Importer;
+using Lowering = void (*)(Importer&, const onnx::NodeProto&, Attributes&);
+
+// Identity permutation of `rank` axes, and channels-last (ONNX N, C, S... -> IR N, S..., C).
+Perm identity_perm(size_t rank);
+Perm channels_last_perm(size_t rank);
+
+class Importer {
+ public:
+  Importer(const onnx::ModelProto& model, std::string source);
+  Graph run();
+
+  // --- used by the lowerings (onnx_ops.cpp) ---
+  int opset() const { return opset_; }
+  const std::string& context() const { return context_; }  // "file.onnx: node 'x' (Conv)"
+  [[noreturn]] void fail(const std::string& message) const;
+
+  // The n-th input of the current node (empty names are optional inputs left out).
+  bool has_input(const onnx::NodeProto& node, int n) const;
+  Symbol& input(const onnx::NodeProto& node, int n);
+  const Constant& const_input(const onnx::NodeProto& node, int n, const std::string& role);
+  Symbol& dynamic_input(const onnx::NodeProto& node, int n);
+
+  // The IR value of `s` in layout `perm` (adds a Permute, or a Reshape when only axes of size 1
+  // move, the first time a layout is asked for).
+  ValueId in_layout(Symbol& s, const Perm& perm);
+
+  // Adds an IR node computing output `out` of the current node and records its layout.
+  void emit(const onnx::NodeProto& node, int out, LayerParams params, std::vector<ValueId> inputs,
+            const Perm& perm, const std::string& suffix = "");
+  // Adds an intermediate IR node (not an ONNX output); returns its value.
+  ValueId emit_internal(const std::string& name, LayerParams params, std::vector<ValueId> inputs);
+  // Makes ONNX output `out` of the node another name for `s` (Identity, Dropout, free Transpose).
+  void alias(const onnx::NodeProto& node, int out, const Symbol& s, Perm perm);
+  void set_constant(const onnx::NodeProto& node, int out, Constant c);
+
+  const Dims& ir_shape(ValueId v) const { return g_.values[static_cast<size_t>(v)].shape; }
+  // IR axis (0 = batch) that holds ONNX axis `axis` of `s` (negative counts from the end).
+  int ir_axis(const Symbol& s, int64_t axis) const;
+  int64_t onnx_axis(const Symbol& s, int64_t axis) const;  // normalised ONNX axis
+
+  // How many nodes read ONNX tensor `name` (graph outputs count as readers).
+  int readers(const std::string& name) const;
+  Node* producer_of(ValueId v);
+
+ private:
+  void read_inputs();
+  void lower(const onnx::NodeProto& node, int index);
+  void set_outputs();
+  Symbol dynamic_symbol(ValueId v, Perm perm, DType dtype) const;
+  std::string unique_value_name(const std::string& base);
+  std::string unique_node_name(const std::string& base);
+
+  const onnx::ModelProto& model_;
+  std::string source_;
+  std::string context_;    // of the node being lowered
+  std::string current_op_;  // its op_type
+  std::string node_name_;   // its name (or "<op>_<index>" when the file gives none)
+  int opset_ = 0;
+  Graph g_;
+  std::unordered_map<std::string, Symbol> symbols_;
+  std::map<std::pair<ValueId, Perm>, ValueId> layouts_;
+  std::unordered_map<std::string, int> readers_;
+  std::set<std::string> value_names_, node_names_;
+};
+
+// The lowering for `op_type` in the default domain, or nullptr for an unknown operator.
+Lowering find_lowering(const std::string& op_type);
+// Every operator with a lowering, sorted (for error messages and `nninfo`).
+std::vector<std::string> supported_operators();
+
+}  // namespace nnd::onnx_import

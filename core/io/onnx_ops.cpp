@@ -1,0 +1,1362 @@
+// One lowering per ONNX operator onto the graph IR (see onnx_import.h for layouts and batch).
+// A lowering reads its node's inputs and attributes, folds what is constant, and emits IR nodes;
+// anything it cannot express exactly is refused with a message naming the attribute or input.
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "core/io/onnx_import.h"
+#include "core/util/error.h"
+
+namespace nnd::onnx_import {
+namespace {
+
+using Node_ = onnx::NodeProto;
+
+std::string list_text(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+Weights weights_of(const Constant& c, Dims shape) {
+  Weights w;
+  w.shape = std::move(shape);
+  w.data.reserve(static_cast<size_t>(c.size()));
+  for (int64_t i = 0; i < c.size(); ++i) w.data.push_back(static_cast<float>(c.real_at(i)));
+  return w;
+}
+
+Weights filled(int64_t n, float v) {
+  Weights w;
+  w.shape = {n};
+  w.data.assign(static_cast<size_t>(n), v);
+  return w;
+}
+
+// Integer list from an attribute, or from constant input `n` when the opset moved it there.
+std::optional<std::vector<int64_t>> ints_from(Importer& im, const Node_& node, Attributes& a,
+                                              const std::string& attr, int n) {
+  if (auto v = a.ints(attr)) return v;
+  if (im.has_input(node, n)) return im.const_input(node, n, attr).as_ints(im.context() + ": " + attr);
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A constant operand of an element-wise operation on a tensor `x`: a scalar, or a vector along one
+// ONNX axis of x (numpy broadcasting).
+struct AxisVector {
+  int axis = -1;  // ONNX axis, -1 for a scalar
+  std::vector<double> values;
+};
+
+AxisVector axis_vector(Importer& im, const Symbol& x, const Constant& c) {
+  if (c.dims.size() > x.rank()) im.fail("the constant operand has more axes than the tensor");
+  AxisVector v;
+  const size_t off = x.rank() - c.dims.size();
+  for (size_t k = 0; k < c.dims.size(); ++k) {
+    const int64_t d = c.dims[k];
+    if (d == 1) continue;
+    const size_t axis = k + off;
+    if (axis == 0) im.fail("the constant operand varies along the batch axis");
+    if (d != x.dims[axis]) {
+      im.fail("the constant operand of shape " + list_text(c.dims) + " does not broadcast to the tensor");
+    }
+    if (v.axis >= 0) {
+      im.fail("the constant operand of shape " + list_text(c.dims) +
+              " varies along more than one axis (only scalars and per-axis vectors are supported)");
+    }
+    v.axis = static_cast<int>(axis);
+  }
+  for (int64_t i = 0; i < c.size(); ++i) v.values.push_back(c.real_at(i));
+  return v;
+}
+
+// y = x * scale + shift along the axis of `scale`/`shift` (an IR BatchNormalization with mean 0,
+// variance 1, epsilon 0). Both vectors have one value (scalar) or the axis length.
+void emit_affine(Importer& im, const Node_& node, Symbol& x, int onnx_axis, std::vector<double> scale,
+                 std::vector<double> shift) {
+  const int axis = onnx_axis >= 1 ? onnx_axis : static_cast<int>(x.perm[x.rank() - 1]);
+  const int64_t n = x.dims[static_cast<size_t>(axis)];
+  auto expand = [n](std::vector<double> v) {
+    if (v.size() == 1) v.assign(static_cast<size_t>(n), v[0]);
+    return v;
+  };
+  scale = expand(std::move(scale));
+  shift = expand(std::move(shift));
+  BatchNormParams bn;
+  bn.keras_axis = im.ir_axis(x, axis);
+  bn.epsilon = 0.0;
+  bn.gamma = filled(n, 0.0f);
+  bn.beta = filled(n, 0.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    bn.gamma.data[static_cast<size_t>(i)] = static_cast<float>(scale[static_cast<size_t>(i)]);
+    bn.beta.data[static_cast<size_t>(i)] = static_cast<float>(shift[static_cast<size_t>(i)]);
+  }
+  bn.moving_mean = filled(n, 0.0f);
+  bn.moving_variance = filled(n, 1.0f);
+  const Perm perm = x.perm;
+  im.emit(node, 0, bn, {x.value}, perm);
+}
+
+// Adds a per-channel bias to the Dense or Conv node producing `x` when that node has none yet and
+// `x` is read only here (MatMul + Add from tf2onnx, Conv without bias + Add). Returns whether it did.
+bool fold_bias_into_producer(Importer& im, const Node_& node, const std::string& x_name, Symbol& x,
+                             const AxisVector& bias) {
+  // Only a tensor its producer emitted under this name (not an alias of another, which may have
+  // other readers) and that nothing else reads.
+  if (im.readers(x_name) != 1 || x.origin != x_name) return false;
+  Node* p = im.producer_of(x.value);
+  if (!p) return false;
+  const int last = x.perm.back();
+  if (bias.axis >= 0 && bias.axis != last) return false;
+  return std::visit(
+      [&](auto& params) {
+        using T = std::decay_t<decltype(params)>;
+        if constexpr (std::is_same_v<T, DenseParams> || std::is_same_v<T, ConvParams> ||
+                      std::is_same_v<T, DepthwiseConvParams> || std::is_same_v<T, ConvTransposeParams>) {
+          if (!params.bias.empty() || params.activation != ActivationKind::kLinear) return false;
+          if constexpr (!std::is_same_v<T, ConvTransposeParams>) {
+            if (params.residual) return false;
+          }
+          const int64_t n = x.dims[static_cast<size_t>(last)];
+          params.bias = filled(n, 0.0f);
+          for (int64_t i = 0; i < n; ++i) {
+            params.bias.data[static_cast<size_t>(i)] =
+                static_cast<float>(bias.values[bias.values.size() == 1 ? 0 : static_cast<size_t>(i)]);
+          }
+          Symbol same = x;
+          im.alias(node, 0, same, same.perm);
+          return true;
+        } else {
+          return false;
+        }
+      },
+      p->params);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plumbing and constants
+
+void lower_identity(Importer& im, const Node_& node, Attributes& a) {
+  a.ignore("seed");
+  a.ignore("ratio");
+  a.ignore("is_test");
+  if (node.op_type() == "Dropout" && im.has_input(node, 2)) {
+    const Constant& training = im.const_input(node, 2, "training_mode");
+    if (training.size() == 1 && training.real_at(0) != 0) im.fail("training_mode is true; nnd runs inference");
+  }
+  const Symbol& s = im.input(node, 0);
+  im.alias(node, 0, s, s.perm);
+}
+
+void lower_constant(Importer& im, const Node_& node, Attributes& a) {
+  Constant c;
+  if (const auto* t = a.t("value")) {
+    c = decode_tensor(*t, im.context() + ": value");
+  } else if (a.has("value_float")) {
+    c.reals = {a.f("value_float", 0)};
+  } else if (a.has("value_int")) {
+    c.is_int = true;
+    c.ints = {a.i("value_int", 0)};
+  } else if (auto fs = a.floats("value_floats")) {
+    c.dims = {static_cast<int64_t>(fs->size())};
+    c.reals = *fs;
+  } else if (auto is = a.ints("value_ints")) {
+    c.is_int = true;
+    c.dims = {static_cast<int64_t>(is->size())};
+    c.ints = *is;
+  } else {
+    im.fail("has no value attribute nnd reads (value, value_float(s), value_int(s))");
+  }
+  im.set_constant(node, 0, std::move(c));
+}
+
+void lower_constant_of_shape(Importer& im, const Node_& node, Attributes& a) {
+  const std::vector<int64_t> dims = im.const_input(node, 0, "shape").as_ints(im.context() + ": shape");
+  Constant fill;
+  fill.reals = {0.0};
+  if (const auto* t = a.t("value")) fill = decode_tensor(*t, im.context() + ": value");
+  if (fill.size() != 1) im.fail("value must hold one element");
+  Constant c;
+  c.is_int = fill.is_int;
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || d == kBatchMarker) im.fail("the shape depends on the batch size or is negative");
+    c.dims.push_back(d);
+    n *= d;
+    if (n > (int64_t{1} << 26)) im.fail("the constant is too large to fold");
+  }
+  if (c.is_int) c.ints.assign(static_cast<size_t>(n), fill.int_at(0));
+  else c.reals.assign(static_cast<size_t>(n), fill.real_at(0));
+  im.set_constant(node, 0, std::move(c));
+}
+
+void lower_shape(Importer& im, const Node_& node, Attributes& a) {
+  const Symbol& s = im.input(node, 0);
+  Constant c;
+  c.is_int = true;
+  c.ints = s.is_const() ? s.constant->dims : s.dims;
+  const int64_t r = static_cast<int64_t>(c.ints.size());
+  int64_t start = a.i("start", 0), end = a.i("end", r);
+  if (start < 0) start += r;
+  if (end < 0) end += r;
+  start = std::clamp<int64_t>(start, 0, r);
+  end = std::clamp<int64_t>(end, start, r);
+  c.ints = std::vector<int64_t>(c.ints.begin() + start, c.ints.begin() + end);
+  c.dims = {static_cast<int64_t>(c.ints.size())};
+  im.set_constant(node, 0, std::move(c));
+}
+
+void lower_gather(Importer& im, const Node_& node, Attributes& a) {
+  const int64_t axis = a.i("axis", 0);
+  const Constant& data = im.const_input(node, 0, "data");
+  const Constant& idx = im.const_input(node, 1, "indices");
+  im.set_constant(node, 0, fold_gather(data, idx, axis, im.context()));
+}
+
+bool is_integer_type(int64_t t) {
+  return t == onnx::TensorProto_DataType_INT64 || t == onnx::TensorProto_DataType_INT32 ||
+         t == onnx::TensorProto_DataType_INT16 || t == onnx::TensorProto_DataType_INT8 ||
+         t == onnx::TensorProto_DataType_UINT8 || t == onnx::TensorProto_DataType_UINT16 ||
+         t == onnx::TensorProto_DataType_UINT32 || t == onnx::TensorProto_DataType_UINT64 ||
+         t == onnx::TensorProto_DataType_BOOL;
+}
+
+void lower_cast(Importer& im, const Node_& node, Attributes& a) {
+  const int64_t to = a.i("to", 0);
+  a.ignore("saturate");
+  const Symbol& s = im.input(node, 0);
+  if (s.is_const()) {
+    im.set_constant(node, 0, fold_cast(*s.constant, is_integer_type(to), im.context()));
+    return;
+  }
+  if (to != onnx::TensorProto_DataType_FLOAT) {
+    im.fail("cast of a computed tensor to type " + std::to_string(to) + " (only to float is supported)");
+  }
+  im.alias(node, 0, s, s.perm);
+}
+
+// Element-wise unary operators on constants (shape arithmetic in exported graphs).
+void lower_const_unary(Importer& im, const Node_& node, Attributes&) {
+  const Constant& c = im.const_input(node, 0, "X");
+  Constant out = c;
+  const std::string& op = node.op_type();
+  if (c.is_int && (op == "Neg" || op == "Abs")) {
+    for (auto& v : out.ints) {
+      if (v == kBatchMarker) im.fail("arithmetic on the batch size cannot be folded at load time");
+      v = op == "Neg" ? -v : std::abs(v);
+    }
+  } else {
+    out = fold_cast(c, false, im.context());
+    for (auto& v : out.reals) {
+      if (op == "Neg") v = -v;
+      else if (op == "Abs") v = std::fabs(v);
+      else if (op == "Sqrt") v = std::sqrt(v);
+      else if (op == "Reciprocal") v = 1.0 / v;
+      else if (op == "Floor") v = std::floor(v);
+      else if (op == "Ceil") v = std::ceil(v);
+    }
+  }
+  im.set_constant(node, 0, std::move(out));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shape-changing operators
+
+// Gives `x` the ONNX dims `dims` in layout `perm` without moving data (a Reshape when the IR
+// shape changes).
+void reshape_in_place(Importer& im, const Node_& node, Symbol& x, const std::vector<int64_t>& dims,
+                      const Perm& perm) {
+  Dims target;
+  for (size_t j = 1; j < perm.size(); ++j) target.push_back(dims[static_cast<size_t>(perm[j])]);
+  if (target == im.ir_shape(x.value)) {
+    im.alias(node, 0, x, perm);
+  } else {
+    im.emit(node, 0, ReshapeParams{target}, {x.value}, perm);
+  }
+}
+
+void lower_unsqueeze(Importer& im, const Node_& node, Attributes& a) {
+  const auto axes_in = ints_from(im, node, a, "axes", 1);
+  if (!axes_in) im.fail("axes are missing");
+  Symbol& x = im.input(node, 0);
+  const std::vector<int64_t> old_dims = x.is_const() ? x.constant->dims : x.dims;
+  const int64_t r = static_cast<int64_t>(old_dims.size() + axes_in->size());
+  std::vector<bool> inserted(static_cast<size_t>(r), false);
+  for (int64_t ax : *axes_in) {
+    const int64_t k = ax < 0 ? ax + r : ax;
+    if (k < 0 || k >= r || inserted[static_cast<size_t>(k)]) im.fail("axes " + list_text(*axes_in) + " are invalid");
+    inserted[static_cast<size_t>(k)] = true;
+  }
+  std::vector<int64_t> dims;
+  std::vector<int> old_to_new;
+  for (int64_t k = 0, o = 0; k < r; ++k) {
+    if (inserted[static_cast<size_t>(k)]) {
+      dims.push_back(1);
+    } else {
+      old_to_new.push_back(static_cast<int>(k));
+      dims.push_back(old_dims[static_cast<size_t>(o++)]);
+    }
+  }
+  if (x.is_const()) {
+    Constant c = *x.constant;
+    c.dims = dims;
+    im.set_constant(node, 0, std::move(c));
+    return;
+  }
+  if (inserted[0]) im.fail("inserting an axis before the batch axis is not supported");
+  // New axes sit in the IR right after the IR position of the ONNX axis before them.
+  Perm perm;
+  for (int old : x.perm) perm.push_back(old_to_new[static_cast<size_t>(old)]);
+  for (int64_t k = 1; k < r; ++k) {
+    if (!inserted[static_cast<size_t>(k)]) continue;
+    const auto it = std::find(perm.begin(), perm.end(), static_cast<int>(k - 1));
+    perm.insert(it + 1, static_cast<int>(k));
+  }
+  reshape_in_place(im, node, x, dims, perm);
+}
+
+void lower_squeeze(Importer& im, const Node_& node, Attributes& a) {
+  Symbol& x = im.input(node, 0);
+  const std::vector<int64_t> old_dims = x.is_const() ? x.constant->dims : x.dims;
+  const int64_t r = static_cast<int64_t>(old_dims.size());
+  std::vector<bool> drop(static_cast<size_t>(r), false);
+  if (const auto axes = ints_from(im, node, a, "axes", 1)) {
+    for (int64_t ax : *axes) {
+      const int64_t k = ax < 0 ? ax + r : ax;
+      if (k < 0 || k >= r) im.fail("axis " + std::to_string(ax) + " is out of range");
+      if (k == 0 && !x.is_const()) im.fail("squeezing the batch axis is not supported");
+      if (old_dims[static_cast<size_t>(k)] != 1) im.fail("axis " + std::to_string(ax) + " does not have length 1");
+      drop[static_cast<size_t>(k)] = true;
+    }
+  } else {
+    for (int64_t k = x.is_const() ? 0 : 1; k < r; ++k) drop[static_cast<size_t>(k)] = old_dims[static_cast<size_t>(k)] == 1;
+  }
+  std::vector<int64_t> dims;
+  std::vector<int> old_to_new(static_cast<size_t>(r), -1);
+  for (int64_t k = 0; k < r; ++k) {
+    if (drop[static_cast<size_t>(k)]) continue;
+    old_to_new[static_cast<size_t>(k)] = static_cast<int>(dims.size());
+    dims.push_back(old_dims[static_cast<size_t>(k)]);
+  }
+  if (x.is_const()) {
+    Constant c = *x.constant;
+    c.dims = dims;
+    im.set_constant(node, 0, std::move(c));
+    return;
+  }
+  if (dims.size() < 2) im.fail("the result would have no axis besides the batch");
+  Perm perm;
+  for (int old : x.perm) {
+    if (old_to_new[static_cast<size_t>(old)] >= 0) perm.push_back(old_to_new[static_cast<size_t>(old)]);
+  }
+  reshape_in_place(im, node, x, dims, perm);
+}
+
+void lower_transpose(Importer& im, const Node_& node, Attributes& a) {
+  Symbol& x = im.input(node, 0);
+  std::vector<int64_t> p = a.ints("perm").value_or(std::vector<int64_t>{});
+  if (x.is_const()) {
+    im.set_constant(node, 0, fold_transpose(*x.constant, p, im.context()));
+    return;
+  }
+  const size_t r = x.rank();
+  if (p.empty()) {
+    for (size_t k = 0; k < r; ++k) p.push_back(static_cast<int64_t>(r - 1 - k));
+  }
+  if (p.size() != r) im.fail("perm " + list_text(p) + " does not match rank " + std::to_string(r));
+  std::vector<int> inverse(r, -1);
+  for (size_t i = 0; i < r; ++i) {
+    if (p[i] < 0 || p[i] >= static_cast<int64_t>(r) || inverse[static_cast<size_t>(p[i])] >= 0) {
+      im.fail("perm " + list_text(p) + " is not a permutation");
+    }
+    inverse[static_cast<size_t>(p[i])] = static_cast<int>(i);
+  }
+  if (p[0] != 0) im.fail("perm " + list_text(p) + " moves the batch axis, which must stay first");
+  Perm perm;
+  for (int old : x.perm) perm.push_back(inverse[static_cast<size_t>(old)]);
+  im.alias(node, 0, x, perm);  // no data moves: only the layout's meaning changes
+}
+
+void lower_reshape(Importer& im, const Node_& node, Attributes& a) {
+  const bool allow_zero = a.i("allowzero", 0) != 0;
+  Symbol& x = im.input(node, 0);
+  std::vector<int64_t> t = im.const_input(node, 1, "shape").as_ints(im.context() + ": shape");
+  if (x.is_const()) {
+    Constant c = *x.constant;
+    int64_t known = 1, unknown = -1;
+    for (size_t k = 0; k < t.size(); ++k) {
+      if (t[k] == 0 && !allow_zero) t[k] = k < c.dims.size() ? c.dims[k] : 0;
+      if (t[k] == -1) unknown = static_cast<int64_t>(k);
+      else known *= t[k];
+    }
+    if (unknown >= 0) t[static_cast<size_t>(unknown)] = known ? c.size() / known : 0;
+    c.dims = t;
+    im.set_constant(node, 0, std::move(c));
+    return;
+  }
+  if (t.empty()) im.fail("the target shape is empty");
+  if (allow_zero && std::count(t.begin(), t.end(), 0)) im.fail("allowzero with a 0 in the shape");
+  int64_t per_sample = 1;
+  for (size_t k = 1; k < x.rank(); ++k) per_sample *= x.dims[k];
+  std::vector<int64_t> sample;
+  int unknown = -1;
+  int64_t known = 1;
+  for (size_t k = 1; k < t.size(); ++k) {
+    int64_t d = t[k];
+    if (d == 0) d = k < x.rank() ? x.dims[k] : 0;
+    if (d == kBatchMarker) im.fail("the target shape " + list_text(t) + " puts the batch size on axis " + std::to_string(k));
+    if (d == -1) {
+      if (unknown >= 0) im.fail("the target shape has more than one -1");
+      unknown = static_cast<int>(sample.size());
+    } else if (d < 1) {
+      im.fail("the target shape " + list_text(t) + " has a dimension " + std::to_string(d));
+    } else {
+      known *= d;
+    }
+    sample.push_back(d);
+  }
+  if (unknown >= 0) {
+    if (known == 0 || per_sample % known) im.fail("the target shape " + list_text(t) + " does not fit the input");
+    sample[static_cast<size_t>(unknown)] = per_sample / known;
+    known = per_sample;
+  }
+  // Axis 0 must be the batch: the marker, 0 (copy), -1 or a literal batch with the rest fitting.
+  if (known != per_sample || (t[0] == -1 && unknown >= 0)) {
+    im.fail("the target shape " + list_text(t) + " moves data across the batch axis (input " +
+            std::to_string(per_sample) + " elements per sample)");
+  }
+  if (sample.empty()) im.fail("the result would have no axis besides the batch");
+  const ValueId v = im.in_layout(x, identity_perm(x.rank()));
+  std::vector<int64_t> dims{kBatchMarker};
+  dims.insert(dims.end(), sample.begin(), sample.end());
+  if (Dims(sample) == im.ir_shape(v)) {
+    Symbol s = x;
+    s.value = v;
+    s.perm = identity_perm(x.rank());
+    im.alias(node, 0, s, s.perm);
+    return;
+  }
+  im.emit(node, 0, ReshapeParams{Dims(sample)}, {v}, identity_perm(dims.size()));
+}
+
+void lower_flatten(Importer& im, const Node_& node, Attributes& a) {
+  Symbol& x = im.dynamic_input(node, 0);
+  const int64_t axis = a.i("axis", 1);
+  const int64_t r = static_cast<int64_t>(x.rank());
+  const int64_t k = axis < 0 ? axis + r : axis;
+  if (k < 1 || k > r) im.fail("axis " + std::to_string(axis) + ": flattening into the batch axis is not supported");
+  const ValueId v = im.in_layout(x, identity_perm(x.rank()));
+  Dims target;
+  for (int64_t i = 1; i < k; ++i) target.push_back(x.dims[static_cast<size_t>(i)]);
+  int64_t rest = 1;
+  for (int64_t i = k; i < r; ++i) rest *= x.dims[static_cast<size_t>(i)];
+  target.push_back(rest);
+  if (target == im.ir_shape(v)) {
+    Symbol s = x;
+    s.value = v;
+    s.perm = identity_perm(x.rank());
+    im.alias(node, 0, s, s.perm);
+    return;
+  }
+  im.emit(node, 0, ReshapeParams{target}, {v}, identity_perm(target.size() + 1));
+}
+
+void lower_concat(Importer& im, const Node_& node, Attributes& a) {
+  const int64_t axis = a.i("axis", 0);
+  bool all_const = true, any_const = false;
+  for (int k = 0; k < node.input_size(); ++k) {
+    const bool c = im.input(node, k).is_const();
+    all_const = all_const && c;
+    any_const = any_const || c;
+  }
+  if (all_const) {
+    std::vector<const Constant*> parts;
+    for (int k = 0; k < node.input_size(); ++k) parts.push_back(&*im.input(node, k).constant);
+    im.set_constant(node, 0, fold_concat(parts, axis, im.context()));
+    return;
+  }
+  if (any_const) im.fail("concatenating constants with computed tensors is not supported");
+  Symbol& first = im.input(node, 0);
+  const int64_t onnx_axis = im.onnx_axis(first, axis);
+  if (onnx_axis == 0) im.fail("concatenation along the batch axis is not supported");
+  const Perm perm = first.perm;
+  std::vector<ValueId> ins;
+  for (int k = 0; k < node.input_size(); ++k) {
+    Symbol& s = im.input(node, k);
+    if (s.rank() != first.rank()) im.fail("inputs of different ranks");
+    ins.push_back(im.in_layout(s, perm));
+  }
+  ConcatParams p;
+  p.keras_axis = im.ir_axis(first, onnx_axis);
+  im.emit(node, 0, p, ins, perm);
+}
+
+void lower_slice(Importer& im, const Node_& node, Attributes& a) {
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (a.has("starts")) {  // opset < 10
+    starts = *a.ints("starts");
+    ends = a.ints("ends").value_or(std::vector<int64_t>{});
+    axes = a.ints("axes").value_or(std::vector<int64_t>{});
+  } else {
+    starts = im.const_input(node, 1, "starts").as_ints(im.context() + ": starts");
+    ends = im.const_input(node, 2, "ends").as_ints(im.context() + ": ends");
+    if (im.has_input(node, 3)) axes = im.const_input(node, 3, "axes").as_ints(im.context() + ": axes");
+    if (im.has_input(node, 4)) steps = im.const_input(node, 4, "steps").as_ints(im.context() + ": steps");
+  }
+  Symbol& x = im.input(node, 0);
+  if (x.is_const()) {
+    im.set_constant(node, 0, fold_slice(*x.constant, starts, ends, axes, steps, im.context()));
+    return;
+  }
+  if (axes.empty()) {
+    for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+  }
+  if (starts.size() != ends.size() || axes.size() != starts.size()) im.fail("starts, ends and axes differ in length");
+  // Spatial crops of a channels-last tensor become Cropping1D/2D.
+  const size_t r = x.rank();
+  if (r != 3 && r != 4) im.fail("slicing a computed tensor of rank " + std::to_string(r) + " is not supported");
+  CroppingParams cp;
+  cp.rank = static_cast<int>(r) - 2;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t ax = im.onnx_axis(x, axes[k]);
+    const int64_t dim = x.dims[static_cast<size_t>(ax)];
+    if (!steps.empty() && steps[k] != 1) im.fail("slicing a computed tensor with a step other than 1 is not supported");
+    int64_t st = starts[k] < 0 ? starts[k] + dim : starts[k];
+    int64_t en = ends[k] < 0 ? ends[k] + dim : ends[k];
+    st = std::clamp<int64_t>(st, 0, dim);
+    en = std::clamp<int64_t>(en, 0, dim);
+    if (st == 0 && en == dim) continue;
+    const int ir = im.ir_axis(x, ax);
+    if (ax == 0 || ir == static_cast<int>(r) - 1) {
+      im.fail("slicing axis " + std::to_string(ax) + " of a computed tensor is not supported (only spatial axes)");
+    }
+    const bool first_spatial = cp.rank == 2 && ir == 1;
+    (first_spatial ? cp.top : cp.left) = st;
+    (first_spatial ? cp.bottom : cp.right) = dim - en;
+  }
+  im.emit(node, 0, cp, {x.value}, x.perm);
+}
+
+void lower_expand(Importer& im, const Node_& node, Attributes&) {
+  Symbol& x = im.input(node, 0);
+  const std::vector<int64_t> shape = im.const_input(node, 1, "shape").as_ints(im.context() + ": shape");
+  if (x.is_const()) im.fail("Expand of a constant is not folded");
+  std::vector<int64_t> want = shape;
+  for (auto& d : want) {
+    if (d == kBatchMarker) d = 1;
+  }
+  std::vector<int64_t> have = x.dims;
+  have[0] = 1;
+  if (broadcast_dims(have, want, im.context()) != have) {
+    im.fail("Expand to " + list_text(shape) + " copies data; only no-op expansions are supported");
+  }
+  im.alias(node, 0, x, x.perm);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Convolution, pooling and their windows
+
+struct WindowAttrs {
+  std::vector<int64_t> kernel, strides, dilations, pads;  // pads: begins then ends
+  std::string auto_pad;
+  bool ceil_mode = false;
+};
+
+WindowAttrs read_window(Importer& im, Attributes& a, size_t spatial, const std::vector<int64_t>& kernel_from_w) {
+  WindowAttrs w;
+  w.kernel = a.ints("kernel_shape").value_or(kernel_from_w);
+  if (w.kernel.size() != spatial) im.fail("kernel_shape " + list_text(w.kernel) + " does not match the input rank");
+  w.strides = a.ints("strides").value_or(std::vector<int64_t>(spatial, 1));
+  w.dilations = a.ints("dilations").value_or(std::vector<int64_t>(spatial, 1));
+  w.pads = a.ints("pads").value_or(std::vector<int64_t>(2 * spatial, 0));
+  w.auto_pad = a.s("auto_pad", "NOTSET");
+  if (w.strides.size() != spatial || w.dilations.size() != spatial || w.pads.size() != 2 * spatial) {
+    im.fail("strides, dilations or pads do not match the input rank");
+  }
+  return w;
+}
+
+// Fills an IR Window for spatial input lengths `in` (1 or 2 of them), following ONNX's auto_pad,
+// pads and ceil_mode rules.
+Window make_window(Importer& im, const WindowAttrs& wa, const std::vector<int64_t>& in) {
+  const size_t n = in.size();
+  Window w;
+  auto at = [&](const std::vector<int64_t>& v, size_t k) { return v[k]; };
+  const size_t h = n == 2 ? 0 : SIZE_MAX;  // index of the height axis, if any
+  const size_t x = n - 1;
+  if (h != SIZE_MAX) {
+    w.kernel_h = at(wa.kernel, h);
+    w.stride_h = at(wa.strides, h);
+    w.dilation_h = at(wa.dilations, h);
+  }
+  w.kernel_w = at(wa.kernel, x);
+  w.stride_w = at(wa.strides, x);
+  w.dilation_w = at(wa.dilations, x);
+  for (int64_t v : wa.kernel) {
+    if (v < 1) im.fail("kernel_shape " + list_text(wa.kernel) + " has a non-positive size");
+  }
+  for (int64_t v : wa.strides) {
+    if (v < 1) im.fail("strides " + list_text(wa.strides) + " has a non-positive stride");
+  }
+  for (int64_t v : wa.dilations) {
+    if (v < 1) im.fail("dilations " + list_text(wa.dilations) + " has a non-positive dilation");
+  }
+  std::vector<int64_t> begin(n), end(n);
+  for (size_t k = 0; k < n; ++k) {
+    const int64_t k_eff = (wa.kernel[k] - 1) * wa.dilations[k] + 1;
+    if (wa.auto_pad == "NOTSET") {
+      begin[k] = wa.pads[k];
+      end[k] = wa.pads[k + n];
+      if (wa.ceil_mode) {
+        // The last window may start past the end, as long as it starts inside input + begin pad.
+        const int64_t span = in[k] + begin[k] + end[k] - k_eff;
+        if (span >= 0) {
+          int64_t out = (span + wa.strides[k] - 1) / wa.strides[k] + 1;
+          if ((out - 1) * wa.strides[k] >= in[k] + begin[k]) --out;
+          end[k] = std::max<int64_t>(end[k], (out - 1) * wa.strides[k] + k_eff - in[k] - begin[k]);
+        }
+      }
+    } else if (wa.auto_pad == "VALID") {
+      begin[k] = end[k] = 0;
+    } else if (wa.auto_pad == "SAME_UPPER" || wa.auto_pad == "SAME_LOWER") {
+      const int64_t out = (in[k] + wa.strides[k] - 1) / wa.strides[k];
+      const int64_t total = std::max<int64_t>((out - 1) * wa.strides[k] + k_eff - in[k], 0);
+      const int64_t small = total / 2;
+      begin[k] = wa.auto_pad == "SAME_UPPER" ? small : total - small;
+      end[k] = total - begin[k];
+    } else {
+      im.fail("auto_pad '" + wa.auto_pad + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+    }
+    if (begin[k] < 0 || end[k] < 0) im.fail("negative pads " + list_text(wa.pads) + " are not supported");
+  }
+  const bool any = std::any_of(begin.begin(), begin.end(), [](int64_t v) { return v; }) ||
+                   std::any_of(end.begin(), end.end(), [](int64_t v) { return v; });
+  w.padding = any ? Padding::kExplicit : Padding::kValid;
+  if (h != SIZE_MAX) {
+    w.pad_top = begin[h];
+    w.pad_bottom = end[h];
+  }
+  w.pad_left = begin[x];
+  w.pad_right = end[x];
+  return w;
+}
+
+std::vector<int64_t> spatial_dims(const Symbol& x) {
+  return std::vector<int64_t>(x.dims.begin() + 2, x.dims.end());
+}
+
+void check_conv_rank(Importer& im, const Symbol& x) {
+  if (x.rank() != 3 && x.rank() != 4) {
+    im.fail("input of rank " + std::to_string(x.rank()) + ": 1-D (N, C, W) and 2-D (N, C, H, W) are supported");
+  }
+}
+
+void lower_conv(Importer& im, const Node_& node, Attributes& a) {
+  Symbol& x = im.dynamic_input(node, 0);
+  check_conv_rank(im, x);
+  const Constant& wc = im.const_input(node, 1, "W");
+  const size_t sp = x.rank() - 2;
+  if (wc.dims.size() != x.rank()) im.fail("W has shape " + list_text(wc.dims) + ", expected rank " + std::to_string(x.rank()));
+  const int64_t m = wc.dims[0], cin_g = wc.dims[1];
+  const int64_t kh = sp == 2 ? wc.dims[2] : 1, kw = wc.dims.back();
+  const int64_t cin = x.dims[1];
+  const int64_t group = a.i("group", 1);
+  if (group < 1 || cin % group || cin / group != cin_g || m % group) {
+    im.fail("group " + std::to_string(group) + " does not fit " + std::to_string(cin) + " input channels and W of shape " +
+            list_text(wc.dims));
+  }
+  const WindowAttrs wa = read_window(im, a, sp, std::vector<int64_t>(wc.dims.begin() + 2, wc.dims.end()));
+  const Window win = make_window(im, wa, spatial_dims(x));
+  Weights bias;
+  if (im.has_input(node, 2)) {
+    const Constant& b = im.const_input(node, 2, "B");
+    if (b.size() != m) im.fail("B has " + std::to_string(b.size()) + " values for " + std::to_string(m) + " filters");
+    bias = weights_of(b, {m});
+  }
+  const Perm perm = channels_last_perm(x.rank());
+  const ValueId in = im.in_layout(x, perm);
+  const int rank = static_cast<int>(sp);
+  if (group == cin && cin_g == 1 && group > 1) {
+    // Depthwise: ONNX filter o = c * dm + j reads channel c; the IR kernel is (kh, kw, C, dm).
+    const int64_t dm = m / cin;
+    DepthwiseConvParams p;
+    p.rank = rank;
+    p.depth_multiplier = dm;
+    p.window = win;
+    p.kernel.shape = {kh, kw, cin, dm};
+    p.kernel.data.resize(static_cast<size_t>(kh * kw * cin * dm));
+    for (int64_t c = 0; c < cin; ++c)
+      for (int64_t j = 0; j < dm; ++j)
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t z = 0; z < kw; ++z)
+            p.kernel.data[static_cast<size_t>(((y * kw + z) * cin + c) * dm + j)] =
+                static_cast<float>(wc.real_at(((c * dm + j) * kh + y) * kw + z));
+    p.bias = bias;
+    im.emit(node, 0, p, {in}, perm);
+    return;
+  }
+  ConvParams p;
+  p.rank = rank;
+  p.filters = m;
+  p.groups = group;
+  p.window = win;
+  p.kernel.shape = {kh, kw, cin_g, m};
+  p.kernel.data.resize(static_cast<size_t>(kh * kw * cin_g * m));
+  for (int64_t o = 0; o < m; ++o)
+    for (int64_t c = 0; c < cin_g; ++c)
+      for (int64_t y = 0; y < kh; ++y)
+        for (int64_t z = 0; z < kw; ++z)
+          p.kernel.data[static_cast<size_t>(((y * kw + z) * cin_g + c) * m + o)] =
+              static_cast<float>(wc.real_at(((o * cin_g + c) * kh + y) * kw + z));
+  p.bias = bias;
+  im.emit(node, 0, p, {in}, perm);
+}
+
+void lower_conv_transpose(Importer& im, const Node_& node, Attributes& a) {
+  Symbol& x = im.dynamic_input(node, 0);
+  check_conv_rank(im, x);
+  const Constant& wc = im.const_input(node, 1, "W");
+  const size_t sp = x.rank() - 2;
+  if (wc.dims.size() != x.rank()) im.fail("W has shape " + list_text(wc.dims) + ", expected rank " + std::to_string(x.rank()));
+  if (a.i("group", 1) != 1) im.fail("group > 1 is not supported for ConvTranspose");
+  if (a.has("output_shape")) im.fail("attribute 'output_shape' is not supported (give pads and output_padding)");
+  const int64_t cin = wc.dims[0], m = wc.dims[1];
+  const int64_t kh = sp == 2 ? wc.dims[2] : 1, kw = wc.dims.back();
+  if (cin != x.dims[1]) im.fail("W has " + std::to_string(cin) + " input channels, the input " + std::to_string(x.dims[1]));
+  const WindowAttrs wa = read_window(im, a, sp, std::vector<int64_t>(wc.dims.begin() + 2, wc.dims.end()));
+  const std::vector<int64_t> opad = a.ints("output_padding").value_or(std::vector<int64_t>(sp, 0));
+  if (opad.size() != sp) im.fail("output_padding does not match the input rank");
+  if (wa.auto_pad != "NOTSET" && wa.auto_pad != "VALID") im.fail("auto_pad '" + wa.auto_pad + "' is not supported for ConvTranspose");
+  ConvTransposeParams p;
+  p.rank = static_cast<int>(sp);
+  p.filters = m;
+  WindowAttrs no_pads = wa;
+  no_pads.auto_pad = "VALID";
+  p.window = make_window(im, no_pads, spatial_dims(x));
+  p.window.padding = Padding::kExplicit;
+  if (sp == 2) {
+    p.window.pad_top = wa.pads[0];
+    p.window.pad_bottom = wa.pads[2];
+    p.output_padding_h = opad[0];
+  }
+  p.window.pad_left = wa.pads[sp - 1];
+  p.window.pad_right = wa.pads[2 * sp - 1];
+  p.output_padding_w = opad[sp - 1];
+  if (wa.auto_pad == "VALID") p.window.pad_top = p.window.pad_bottom = p.window.pad_left = p.window.pad_right = 0;
+  p.kernel.shape = {kh, kw, m, cin};
+  p.kernel.data.resize(static_cast<size_t>(kh * kw * m * cin));
+  for (int64_t c = 0; c < cin; ++c)
+    for (int64_t o = 0; o < m; ++o)
+      for (int64_t y = 0; y < kh; ++y)
+        for (int64_t z = 0; z < kw; ++z)
+          p.kernel.data[static_cast<size_t>(((y * kw + z) * m + o) * cin + c)] =
+              static_cast<float>(wc.real_at(((c * m + o) * kh + y) * kw + z));
+  if (im.has_input(node, 2)) p.bias = weights_of(im.const_input(node, 2, "B"), {m});
+  const Perm perm = channels_last_perm(x.rank());
+  im.emit(node, 0, p, {im.in_layout(x, perm)}, perm);
+}
+
+void lower_pool(Importer& im, const Node_& node, Attributes& a) {
+  Symbol& x = im.dynamic_input(node, 0);
+  check_conv_rank(im, x);
+  const bool is_max = node.op_type() == "MaxPool";
+  const size_t sp = x.rank() - 2;
+  WindowAttrs wa = read_window(im, a, sp, {});
+  wa.ceil_mode = a.i("ceil_mode", 0) != 0;
+  a.ignore("storage_order");
+  const bool include_pad = !is_max && a.i("count_include_pad", 0) != 0;
+  for (int64_t d : wa.dilations) {
+    if (d != 1) im.fail("dilations " + list_text(wa.dilations) + " are not supported for pooling");
+  }
+  const Perm perm = channels_last_perm(x.rank());
+  ValueId in = im.in_layout(x, perm);
+  std::vector<int64_t> spatial = spatial_dims(x);
+  PoolParams p;
+  p.kind = is_max ? PoolKind::kMax : PoolKind::kAverage;
+  p.rank = static_cast<int>(sp);
+  Window win = make_window(im, wa, spatial);
+  if (include_pad && win.padding == Padding::kExplicit) {
+    // Averages over zero padding: pad with zeros explicitly, then pool without padding. The
+    // windows ceil_mode adds past the padded input would divide by fewer taps: refused.
+    if (wa.ceil_mode) im.fail("count_include_pad together with ceil_mode is not supported");
+    ZeroPaddingParams zp;
+    zp.rank = p.rank;
+    zp.top = win.pad_top;
+    zp.bottom = win.pad_bottom;
+    zp.left = win.pad_left;
+    zp.right = win.pad_right;
+    in = im.emit_internal(node.output(0) + ":padded", zp, {in});
+    win.padding = Padding::kValid;
+    win.pad_top = win.pad_bottom = win.pad_left = win.pad_right = 0;
+  }
+  p.window = win;
+  im.emit(node, 0, p, {in}, perm);
+}
+
+void lower_global_pool(Importer& im, const Node_& node, Attributes&) {
+  Symbol& x = im.dynamic_input(node, 0);
+  check_conv_rank(im, x);
+  GlobalPoolParams p;
+  p.kind = node.op_type() == "GlobalMaxPool" ? PoolKind::kMax : PoolKind::kAverage;
+  p.rank = static_cast<int>(x.rank()) - 2;
+  p.keepdims = true;
+  const Perm perm = channels_last_perm(x.rank());
+  im.emit(node, 0, p, {im.in_layout(x, perm)}, perm);
+}
+
+// ReduceMean / ReduceMax / ReduceSum over every axis but the batch and one channel axis: global
+// pooling (the sum is the mean times the window size).
+void lower_reduce(Importer& im, const Node_& node, Attributes& a) {
+  Symbol& x = im.dynamic_input(node, 0);
+  const bool keepdims = a.i("keepdims", 1) != 0;
+  if (a.i("noop_with_empty_axes", 0) != 0) im.fail("noop_with_empty_axes is not supported");
+  std::vector<int64_t> axes = ints_from(im, node, a, "axes", 1).value_or(std::vector<int64_t>{});
+  const size_t r = x.rank();
+  std::vector<bool> reduced(r, false);
+  if (axes.empty()) im.fail("reducing over every axis (the batch included) is not supported");
+  for (int64_t ax : axes) reduced[static_cast<size_t>(im.onnx_axis(x, ax))] = true;
+  if (reduced[0]) im.fail("reducing over the batch axis is not supported");
+  int kept = -1;
+  for (size_t k = 1; k < r; ++k) {
+    if (reduced[k]) continue;
+    if (kept >= 0 || r < 3 || r > 4) {
+      im.fail("axes " + list_text(axes) + ": only reductions over all spatial axes of a 1-D or 2-D feature map "
+              "(keeping the batch and one channel axis) are supported");
+    }
+    kept = static_cast<int>(k);
+  }
+  if (kept < 0) im.fail("axes " + list_text(axes) + " leave no channel axis");
+  // A layout with the kept axis last and the reduced axes in their current IR order.
+  Perm perm{0};
+  for (int ax : x.perm) {
+    if (ax != 0 && ax != kept) perm.push_back(ax);
+  }
+  perm.push_back(kept);
+  const ValueId in = im.in_layout(x, perm);
+  GlobalPoolParams p;
+  const std::string& op = node.op_type();
+  p.kind = op == "ReduceMax" ? PoolKind::kMax : PoolKind::kAverage;
+  p.rank = static_cast<int>(r) - 2;
+  p.keepdims = keepdims;
+  Perm out_perm = perm;
+  if (!keepdims) out_perm = identity_perm(2);
+  if (op == "ReduceSum") {
+    int64_t count = 1;
+    for (size_t k = 1; k < r; ++k) {
+      if (reduced[k]) count *= x.dims[k];
+    }
+    const ValueId mean = im.emit_internal(node.output(0) + ":mean", p, {in});
+    Symbol m;
+    m.value = mean;
+    m.perm = out_perm;
+    m.dims.assign(out_perm.size(), 1);
+    m.dims[0] = kBatchMarker;
+    const Dims& shape = im.ir_shape(mean);
+    for (size_t j = 1; j < out_perm.size(); ++j) m.dims[static_cast<size_t>(out_perm[j])] = shape[j - 1];
+    emit_affine(im, node, m, -1, {static_cast<double>(count)}, {0.0});
+    return;
+  }
+  if (op != "ReduceMean" && op != "ReduceMax") im.fail("internal: unexpected reduction");
+  im.emit(node, 0, p, {in}, out_perm);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dense layers and normalisation
+
+void lower_gemm(Importer& im, const Node_& node, Attributes& a) {
+  Symbol& x = im.dynamic_input(node, 0);
+  if (x.rank() != 2) im.fail("A must have rank 2 (batch, features), got rank " + std::to_string(x.rank()));
+  if (a.i("transA", 0)) im.fail("transA = 1 would transpose across the batch axis");
+  const bool trans_b = a.i("transB", 0) != 0;
+  a.ignore("broadcast");  // opset < 7
+  const double alpha = a.f("alpha", 1.0), beta = a.f("beta", 1.0);
+  const Constant& b = im.const_input(node, 1, "B");
+  if (b.dims.size() != 2) im.fail("B must be 2-D, got " + list_text(b.dims));
+  const int64_t k = trans_b ? b.dims[1] : b.dims[0], n = trans_b ? b.dims[0] : b.dims[1];
+  if (k != x.dims[1]) im.fail("B " + list_text(b.dims) + " does not fit " + std::to_string(x.dims[1]) + " input features");
+  DenseParams p;
+  p.units = n;
+  p.kernel.shape = {k, n};
+  p.kernel.data.resize(static_cast<size_t>(k * n));
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      p.kernel.data[static_cast<size_t>(i * n + j)] =
+          static_cast<float>(alpha * b.real_at(trans_b ? j * k + i : i * n + j));
+  if (im.has_input(node, 2)) {
+    const Constant& c = im.const_input(node, 2, "C");
+    if (c.size() != 1 && c.size() != n) im.fail("C of shape " + list_text(c.dims) + " is not a bias of " + std::to_string(n));
+    if (c.dims.size() == 2 && c.dims[0] != 1) im.fail("C varies along the batch axis");
+    p.bias = filled(n, 0.0f);
+    for (int64_t j = 0; j < n; ++j) {
+      p.bias.data[static_cast<size_t>(j)] = static_cast<float>(beta * c.real_at(c.size() == 1 ? 0 : j));
+    }
+  }
+  im.emit(node, 0, p, {im.in_layout(x, identity_perm(2))}, identity_perm(2));
+}
+
+void lower_matmul(Importer& im, const Node_& node, Attributes&) {
+  Symbol& x = im.dynamic_input(node, 0);
+  const Constant& b = im.const_input(node, 1, "B");
+  if (b.dims.size() != 2) im.fail("B must be a 2-D constant, got shape " + list_text(b.dims));
+  const int64_t k = b.dims[0], n = b.dims[1];
+  if (x.rank() < 2 || x.dims.back() != k) im.fail("B " + list_text(b.dims) + " does not fit the input's last axis");
+  // Dense works on the IR's last axis: keep x's layout when that already is the ONNX last axis.
+  Perm perm = x.perm;
+  if (perm.back() != static_cast<int>(x.rank()) - 1) perm = identity_perm(x.rank());
+  DenseParams p;
+  p.units = n;
+  p.kernel = weights_of(b, {k, n});
+  im.emit(node, 0, p, {im.in_layout(x, perm)}, perm);
+}
+
+void lower_batch_norm(Importer& im, const Node_& node, Attributes& a) {
+  Symbol& x = im.dynamic_input(node, 0);
+  if (a.i("training_mode", 0)) im.fail("training_mode = 1; nnd runs inference");
+  if (a.i("spatial", 1) != 1) im.fail("spatial = 0 is not supported");
+  a.ignore("momentum");
+  a.ignore("is_test");
+  a.ignore("consumed_inputs");
+  if (x.rank() < 2) im.fail("input needs a channel axis");
+  const int64_t c = x.dims[1];
+  BatchNormParams p;
+  p.keras_axis = im.ir_axis(x, 1);
+  p.epsilon = a.f("epsilon", 1e-5);
+  const char* roles[] = {"scale", "B", "input_mean", "input_var"};
+  Weights* dst[] = {&p.gamma, &p.beta, &p.moving_mean, &p.moving_variance};
+  for (int k = 0; k < 4; ++k) {
+    const Constant& w = im.const_input(node, k + 1, roles[k]);
+    if (w.size() != c) im.fail(std::string(roles[k]) + " has " + std::to_string(w.size()) + " values for " + std::to_string(c) + " channels");
+    *dst[k] = weights_of(w, {c});
+  }
+  const Perm perm = x.perm;
+  im.emit(node, 0, p, {x.value}, perm);
+}
+
+void lower_layer_norm(Importer& im, const Node_& node, Attributes& a) {
+  Symbol& x = im.dynamic_input(node, 0);
+  const int64_t axis = im.onnx_axis(x, a.i("axis", -1));
+  if (axis == 0) im.fail("normalising over the batch axis is not supported");
+  a.ignore("stash_type");
+  LayerNormParams p;
+  p.epsilon = a.f("epsilon", 1e-5);
+  int64_t count = 1;
+  for (int64_t k = axis; k < static_cast<int64_t>(x.rank()); ++k) {
+    p.keras_axes.push_back(static_cast<int>(k));
+    count *= x.dims[static_cast<size_t>(k)];
+  }
+  const Constant& scale = im.const_input(node, 1, "Scale");
+  if (scale.size() != count) im.fail("Scale does not cover the normalised axes");
+  p.gamma = weights_of(scale, {count});
+  if (im.has_input(node, 2)) {
+    const Constant& bias = im.const_input(node, 2, "B");
+    if (bias.size() != count) im.fail("B does not cover the normalised axes");
+    p.beta = weights_of(bias, {count});
+  }
+  const Perm perm = identity_perm(x.rank());
+  im.emit(node, 0, p, {im.in_layout(x, perm)}, perm);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Activations
+
+void emit_activation(Importer& im, const Node_& node, LayerParams params) {
+  Symbol& x = im.dynamic_input(node, 0);
+  const Perm perm = x.perm;
+  im.emit(node, 0, std::move(params), {x.value}, perm);
+}
+
+void lower_simple_activation(Importer& im, const Node_& node, Attributes&) {
+  static const std::map<std::string, ActivationKind> kinds = {
+      {"Relu", ActivationKind::kRelu},         {"Sigmoid", ActivationKind::kSigmoid},
+      {"Tanh", ActivationKind::kTanh},         {"Softplus", ActivationKind::kSoftplus},
+      {"Softsign", ActivationKind::kSoftsign}, {"Exp", ActivationKind::kExponential},
+      {"HardSwish", ActivationKind::kHardSwish}, {"Mish", ActivationKind::kMish},
+  };
+  emit_activation(im, node, ActivationParams{kinds.at(node.op_type())});
+}
+
+void lower_gelu(Importer& im, const Node_& node, Attributes& a) {
+  const std::string approx = a.s("approximate", "none");
+  if (approx != "none" && approx != "tanh") im.fail("approximate '" + approx + "' is not supported");
+  emit_activation(im, node, ActivationParams{approx == "tanh" ? ActivationKind::kGeluTanh : ActivationKind::kGeluErf});
+}
+
+void lower_leaky_relu(Importer& im, const Node_& node, Attributes& a) {
+  ReluParams p;
+  p.negative_slope = a.f("alpha", 0.01);
+  p.threshold = 0.0;
+  emit_activation(im, node, p);
+}
+
+void lower_thresholded_relu(Importer& im, const Node_& node, Attributes& a) {
+  emit_activation(im, node, ThresholdedReluParams{a.f("alpha", 1.0)});
+}
+
+void lower_elu(Importer& im, const Node_& node, Attributes& a) {
+  emit_activation(im, node, EluParams{a.f("alpha", 1.0)});
+}
+
+bool close_to(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::fabs(b); }
+
+void lower_selu(Importer& im, const Node_& node, Attributes& a) {
+  const double alpha = a.f("alpha", 1.67326319217681884765625), gamma = a.f("gamma", 1.05070102214813232421875);
+  if (!close_to(alpha, 1.6732632423543772) || !close_to(gamma, 1.0507009873554805)) {
+    im.fail("alpha " + num(alpha) + " / gamma " + num(gamma) + ": only SELU's standard constants are supported");
+  }
+  emit_activation(im, node, ActivationParams{ActivationKind::kSelu});
+}
+
+void lower_hard_sigmoid(Importer& im, const Node_& node, Attributes& a) {
+  const double alpha = a.f("alpha", 0.2), beta = a.f("beta", 0.5);
+  ActivationKind k;
+  if (close_to(alpha, 0.2) && close_to(beta, 0.5)) {
+    k = ActivationKind::kHardSigmoidK2;
+  } else if (close_to(alpha, 1.0 / 6.0) && close_to(beta, 0.5)) {
+    k = ActivationKind::kHardSigmoidK3;
+  } else {
+    im.fail("alpha " + num(alpha) + ", beta " + num(beta) + ": only (0.2, 0.5) and (1/6, 0.5) are supported");
+  }
+  emit_activation(im, node, ActivationParams{k});
+}
+
+void lower_clip(Importer& im, const Node_& node, Attributes& a) {
+  double lo = -INFINITY, hi = INFINITY;
+  if (a.has("min") || a.has("max")) {  // opset < 11
+    lo = a.f("min", -INFINITY);
+    hi = a.f("max", INFINITY);
+  } else {
+    if (im.has_input(node, 1)) lo = im.const_input(node, 1, "min").real_at(0);
+    if (im.has_input(node, 2)) hi = im.const_input(node, 2, "max").real_at(0);
+  }
+  Symbol& x = im.dynamic_input(node, 0);
+  if (lo == -INFINITY && hi == INFINITY) {
+    im.alias(node, 0, x, x.perm);
+    return;
+  }
+  if (lo != 0.0 || !(hi > 0.0)) {
+    im.fail("min " + num(lo) + ", max " + num(hi) + ": only Clip(0, max > 0) (ReLU, ReLU6) is supported");
+  }
+  ReluParams p;
+  p.max_value = hi;
+  emit_activation(im, node, p);
+}
+
+void lower_prelu(Importer& im, const Node_& node, Attributes&) {
+  Symbol& x = im.dynamic_input(node, 0);
+  const AxisVector slope = axis_vector(im, x, im.const_input(node, 1, "slope"));
+  PReluParams p;
+  const size_t r = x.rank();
+  p.alpha.shape.assign(r - 1, 1);
+  if (slope.axis >= 0) p.alpha.shape[static_cast<size_t>(im.ir_axis(x, slope.axis)) - 1] = x.dims[static_cast<size_t>(slope.axis)];
+  for (double v : slope.values) p.alpha.data.push_back(static_cast<float>(v));
+  emit_activation(im, node, p);
+}
+
+void lower_softmax(Importer& im, const Node_& node, Attributes& a) {
+  Symbol& x = im.dynamic_input(node, 0);
+  const int64_t axis = im.onnx_axis(x, a.i("axis", im.opset() >= 13 ? -1 : 1));
+  if (axis == 0) im.fail("softmax over the batch axis is not supported");
+  if (im.opset() < 13) {
+    // Before opset 13 the input is flattened to 2-D at `axis`: one axis only if the rest are 1.
+    for (size_t k = static_cast<size_t>(axis) + 1; k < x.rank(); ++k) {
+      if (x.dims[k] != 1) {
+        im.fail("axis " + std::to_string(axis) + " (opset " + std::to_string(im.opset()) +
+                " softmax over all following axes together) is not supported");
+      }
+    }
+  }
+  const int ir = im.ir_axis(x, axis);
+  if (node.op_type() == "LogSoftmax") {
+    if (ir != static_cast<int>(x.rank()) - 1) {
+      Perm perm{0};
+      for (int ax : x.perm) {
+        if (ax != 0 && ax != axis) perm.push_back(ax);
+      }
+      perm.push_back(static_cast<int>(axis));
+      const ValueId v = im.in_layout(x, perm);
+      im.emit(node, 0, ActivationParams{ActivationKind::kLogSoftmax}, {v}, perm);
+      return;
+    }
+    emit_activation(im, node, ActivationParams{ActivationKind::kLogSoftmax});
+    return;
+  }
+  SoftmaxParams p;
+  p.keras_axis = ir;
+  emit_activation(im, node, p);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element-wise binary operators
+
+void lower_binary(Importer& im, const Node_& node, Attributes& a) {
+  a.ignore("broadcast");  // opset < 7: broadcasting attributes; the shapes decide either way
+  a.ignore("axis");
+  a.ignore("consumed_inputs");
+  const std::string& op = node.op_type();
+  if (node.input_size() != 2) {
+    // Sum / Max / Min / Mean of several tensors.
+    std::vector<ValueId> ins;
+    Symbol& first = im.dynamic_input(node, 0);
+    const Perm perm = first.perm;
+    for (int k = 0; k < node.input_size(); ++k) {
+      Symbol& s = im.dynamic_input(node, k);
+      if (s.rank() != first.rank()) im.fail("inputs of different ranks");
+      ins.push_back(im.in_layout(s, perm));
+    }
+    const MergeOp m = op == "Max" ? MergeOp::kMaximum : op == "Min" ? MergeOp::kMinimum
+                    : op == "Mean" ? MergeOp::kAverage : MergeOp::kAdd;
+    im.emit(node, 0, MergeParams{m}, ins, perm);
+    return;
+  }
+  Symbol& lhs = im.input(node, 0);
+  Symbol& rhs = im.input(node, 1);
+  static const std::map<std::string, ConstOp> const_ops = {
+      {"Add", ConstOp::kAdd}, {"Sub", ConstOp::kSub}, {"Mul", ConstOp::kMul}, {"Div", ConstOp::kDiv},
+      {"Min", ConstOp::kMin}, {"Max", ConstOp::kMax}, {"Pow", ConstOp::kPow}, {"Sum", ConstOp::kAdd}};
+  if (lhs.is_const() && rhs.is_const()) {
+    im.set_constant(node, 0, fold_binary(const_ops.at(op), *lhs.constant, *rhs.constant, im.context()));
+    return;
+  }
+  if (!lhs.is_const() && !rhs.is_const()) {
+    if (lhs.rank() != rhs.rank()) im.fail("operands of different ranks " + list_text(lhs.dims) + " and " + list_text(rhs.dims));
+    MergeOp m;
+    if (op == "Add" || op == "Sum") m = MergeOp::kAdd;
+    else if (op == "Sub") m = MergeOp::kSubtract;
+    else if (op == "Mul") m = MergeOp::kMultiply;
+    else if (op == "Max") m = MergeOp::kMaximum;
+    else if (op == "Min") m = MergeOp::kMinimum;
+    else im.fail("'" + op + "' of two computed tensors is not supported");
+    const Perm perm = lhs.perm;
+    im.emit(node, 0, MergeParams{m}, {lhs.value, im.in_layout(rhs, perm)}, perm);
+    return;
+  }
+  // One computed tensor and one constant: an affine map along one axis, or a ReLU.
+  const bool const_left = lhs.is_const();
+  Symbol& x = const_left ? rhs : lhs;
+  const Constant& c = const_left ? *lhs.constant : *rhs.constant;
+  const AxisVector v = axis_vector(im, x, c);
+  std::vector<double> scale(v.values.size(), 1.0), shift(v.values.size(), 0.0);
+  if (op == "Add" || op == "Sum") {
+    if (fold_bias_into_producer(im, node, node.input(const_left ? 1 : 0), x, v)) return;
+    shift = v.values;
+  } else if (op == "Sub") {
+    for (size_t i = 0; i < v.values.size(); ++i) {
+      scale[i] = const_left ? -1.0 : 1.0;
+      shift[i] = const_left ? v.values[i] : -v.values[i];
+    }
+  } else if (op == "Mul") {
+    scale = v.values;
+  } else if (op == "Div" && !const_left) {
+    for (size_t i = 0; i < v.values.size(); ++i) scale[i] = 1.0 / v.values[i];
+  } else if (op == "Max" && v.values.size() == 1 && v.values[0] == 0.0) {
+    emit_activation(im, node, ActivationParams{ActivationKind::kRelu});
+    return;
+  } else {
+    im.fail("'" + op + "' with a constant " + (const_left ? "left" : "right") + " operand is not supported");
+  }
+  emit_affine(im, node, x, v.axis, scale, shift);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Padding and resizing
+
+void lower_pad(Importer& im, const Node_& node, Attributes& a) {
+  const std::string mode = a.s("mode", "constant");
+  if (mode != "constant") im.fail("mode '" + mode + "' is not supported (constant zero padding is)");
+  std::vector<int64_t> pads;
+  double value = a.f("value", 0.0);
+  if (auto p = a.ints("pads")) {
+    pads = *p;
+  } else if (auto p2 = a.ints("paddings")) {
+    pads = *p2;
+  } else {
+    pads = im.const_input(node, 1, "pads").as_ints(im.context() + ": pads");
+    if (im.has_input(node, 2)) value = im.const_input(node, 2, "constant_value").real_at(0);
+  }
+  if (im.has_input(node, 3)) im.fail("the axes input is not supported");
+  if (value != 0.0) im.fail("constant_value " + num(value) + " is not supported (zero padding is)");
+  Symbol& x = im.dynamic_input(node, 0);
+  const size_t r = x.rank();
+  if (pads.size() != 2 * r) im.fail("pads " + list_text(pads) + " do not match rank " + std::to_string(r));
+  if (r != 3 && r != 4) im.fail("padding a tensor of rank " + std::to_string(r) + " is not supported");
+  for (int64_t p : pads) {
+    if (p < 0) im.fail("negative pads (cropping) are not supported");
+  }
+  // Which ONNX axes are spatial: those not last in the IR's channels-last view of x.
+  const int channel = x.perm.back();
+  if (pads[0] || pads[r] || pads[static_cast<size_t>(channel)] || pads[static_cast<size_t>(channel) + r]) {
+    im.fail("pads " + list_text(pads) + " pad the batch or channel axis; only spatial padding is supported");
+  }
+  ZeroPaddingParams zp;
+  zp.rank = static_cast<int>(r) - 2;
+  for (size_t j = 1; j + 1 < r; ++j) {
+    const size_t ax = static_cast<size_t>(x.perm[j]);
+    const bool first_spatial = zp.rank == 2 && j == 1;
+    (first_spatial ? zp.top : zp.left) = pads[ax];
+    (first_spatial ? zp.bottom : zp.right) = pads[ax + r];
+  }
+  const Perm perm = x.perm;
+  im.emit(node, 0, zp, {x.value}, perm);
+}
+
+void lower_resize(Importer& im, const Node_& node, Attributes& a) {
+  const bool upsample = node.op_type() == "Upsample";
+  std::string mode = a.s("mode", "nearest");
+  std::string coord = upsample ? "asymmetric" : a.s("coordinate_transformation_mode", "half_pixel");
+  const std::string nearest_mode = a.s("nearest_mode", "round_prefer_floor");
+  a.ignore("cubic_coeff_a");
+  a.ignore("exclude_outside");
+  a.ignore("extrapolation_value");
+  if (a.i("antialias", 0)) im.fail("antialias is not supported");
+  if (a.has("axes")) im.fail("attribute 'axes' is not supported");
+  if (a.s("keep_aspect_ratio_policy", "stretch") != "stretch") im.fail("keep_aspect_ratio_policy is not supported");
+  Symbol& x = im.dynamic_input(node, 0);
+  check_conv_rank(im, x);
+  const size_t r = x.rank();
+  std::vector<double> scales;
+  if (auto s = a.floats("scales")) {
+    scales = *s;
+  } else {
+    const int scales_input = upsample ? 1 : 2;
+    if (im.has_input(node, scales_input) && im.const_input(node, scales_input, "scales").size() > 0) {
+      const Constant& c = im.const_input(node, scales_input, "scales");
+      for (int64_t i = 0; i < c.size(); ++i) scales.push_back(c.real_at(i));
+    } else if (!upsample && im.has_input(node, 3)) {
+      const std::vector<int64_t> sizes = im.const_input(node, 3, "sizes").as_ints(im.context() + ": sizes");
+      if (sizes.size() != r) im.fail("sizes " + list_text(sizes) + " do not match rank " + std::to_string(r));
+      scales.push_back(1.0);
+      for (size_t k = 1; k < r; ++k) scales.push_back(static_cast<double>(sizes[k]) / static_cast<double>(x.dims[k]));
+    } else {
+      im.fail("neither scales nor sizes are given");
+    }
+  }
+  if (scales.size() != r) im.fail("scales do not match rank " + std::to_string(r));
+  if (scales[1] != 1.0) im.fail("resizing the channel axis is not supported");
+  std::vector<int64_t> factor;
+  for (size_t k = 2; k < r; ++k) {
+    const double s = scales[k];
+    if (s < 1.0 || s != std::floor(s)) im.fail("scale " + num(s) + ": only integer up-scaling is supported");
+    factor.push_back(static_cast<int64_t>(s));
+  }
+  UpSamplingParams p;
+  p.rank = static_cast<int>(r) - 2;
+  p.size_h = p.rank == 2 ? factor[0] : 1;
+  p.size_w = factor.back();
+  if (mode == "nearest") {
+    const bool repeat = (coord == "asymmetric" && nearest_mode == "floor") || upsample ||
+                        ((coord == "half_pixel" || coord == "pytorch_half_pixel") &&
+                         (nearest_mode == "round_prefer_floor" || nearest_mode == "round_prefer_ceil"));
+    if (!repeat) {
+      im.fail("nearest with coordinate_transformation_mode '" + coord + "' and nearest_mode '" + nearest_mode +
+              "' is not a pixel repeat; not supported");
+    }
+    p.interpolation = Interpolation::kNearest;
+  } else if (mode == "linear" || mode == "bilinear") {
+    if (coord != "half_pixel" && coord != "pytorch_half_pixel") {
+      im.fail("linear with coordinate_transformation_mode '" + coord + "' is not supported (half_pixel is)");
+    }
+    if (p.rank != 2) im.fail("linear resizing of 1-D inputs is not supported");
+    p.interpolation = Interpolation::kBilinear;
+  } else {
+    im.fail("mode '" + mode + "' is not supported (nearest and linear are)");
+  }
+  const Perm perm = channels_last_perm(r);
+  im.emit(node, 0, p, {im.in_layout(x, perm)}, perm);
+}
+
+const std::map<std::string, Lowering>& lowerings() {
+  static const std::map<std::string, Lowering> table = {
+      {"Abs", lower_const_unary},
+      {"Add", lower_binary},
+      {"AveragePool", lower_pool},
+      {"BatchNormalization", lower_batch_norm},
+      {"Cast", lower_cast},
+      {"Ceil", lower_const_unary},
+      {"Clip", lower_clip},
+      {"Concat", lower_concat},
+      {"Constant", lower_constant},
+      {"ConstantOfShape", lower_constant_of_shape},
+      {"Conv", lower_conv},
+      {"ConvTranspose", lower_conv_transpose},
+      {"Div", lower_binary},
+      {"Dropout", lower_identity},
+      {"Elu", lower_elu},
+      {"Exp", lower_simple_activation},
+      {"Expand", lower_expand},
+      {"Flatten", lower_flatten},
+      {"Floor", lower_const_unary},
+      {"Gather", lower_gather},
+      {"Gelu", lower_gelu},
+      {"Gemm", lower_gemm},
+      {"GlobalAveragePool", lower_global_pool},
+      {"GlobalMaxPool", lower_global_pool},
+      {"HardSigmoid", lower_hard_sigmoid},
+      {"HardSwish", lower_simple_activation},
+      {"Identity", lower_identity},
+      {"LayerNormalization", lower_layer_norm},
+      {"LeakyRelu", lower_leaky_relu},
+      {"LogSoftmax", lower_softmax},
+      {"MatMul", lower_matmul},
+      {"Max", lower_binary},
+      {"MaxPool", lower_pool},
+      {"Mean", lower_binary},
+      {"Min", lower_binary},
+      {"Mish", lower_simple_activation},
+      {"Mul", lower_binary},
+      {"Neg", lower_const_unary},
+      {"Pad", lower_pad},
+      {"Pow", lower_binary},
+      {"PRelu", lower_prelu},
+      {"Reciprocal", lower_const_unary},
+      {"ReduceMax", lower_reduce},
+      {"ReduceMean", lower_reduce},
+      {"ReduceSum", lower_reduce},
+      {"Relu", lower_simple_activation},
+      {"Reshape", lower_reshape},
+      {"Resize", lower_resize},
+      {"Selu", lower_selu},
+      {"Shape", lower_shape},
+      {"Sigmoid", lower_simple_activation},
+      {"Slice", lower_slice},
+      {"Softmax", lower_softmax},
+      {"Softplus", lower_simple_activation},
+      {"Softsign", lower_simple_activation},
+      {"Sqrt", lower_const_unary},
+      {"Squeeze", lower_squeeze},
+      {"Sub", lower_binary},
+      {"Sum", lower_binary},
+      {"Tanh", lower_simple_activation},
+      {"ThresholdedRelu", lower_thresholded_relu},
+      {"Transpose", lower_transpose},
+      {"Unsqueeze", lower_unsqueeze},
+      {"Upsample", lower_resize},
+  };
+  return table;
+}
+
+}  // namespace
+
+Lowering find_lowering(const std::string& op_type) {
+  const auto& t = lowerings();
+  auto it = t.find(op_type);
+  return it == t.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> supported_operators() {
+  std::vector<std::string> ops;
+  for (const auto& [name, f] : lowerings()) ops.push_back(name);
+  return ops;
+}
+
+}  // namespace nnd::onnx_import
