@@ -190,6 +190,8 @@ void Importer::read_inputs() {
       throw Error(ctx + ": has rank " + std::to_string(dims.size()) +
                   "; nnd needs a batch axis followed by at least one more axis");
     }
+    const int64_t batch = dims[0].has_dim_value() ? dims[0].dim_value() : 0;
+    declared_batch_ = declared_batch_ < 0 || declared_batch_ == batch ? batch : 0;
     Dims sample;
     for (int k = 1; k < dims.size(); ++k) {
       if (!dims[k].has_dim_value() || dims[k].dim_value() < 1) {

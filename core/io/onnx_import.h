@@ -86,6 +86,8 @@ class Importer {
 
   // --- used by the lowerings (onnx_ops.cpp) ---
   int opset() const { return opset_; }
+  // The batch size the file fixes on its inputs (all of them alike), or 0 when it is free.
+  int64_t declared_batch() const { return declared_batch_; }
   const std::string& context() const { return context_; }  // "file.onnx: node 'x' (Conv)"
   [[noreturn]] void fail(const std::string& message) const;
 
@@ -131,6 +133,7 @@ class Importer {
   std::string current_op_;  // its op_type
   std::string node_name_;   // its name (or "<op>_<index>" when the file gives none)
   int opset_ = 0;
+  int64_t declared_batch_ = -1;  // -1 until the first input is read
   Graph g_;
   std::unordered_map<std::string, Symbol> symbols_;
   std::map<std::pair<ValueId, Perm>, ValueId> layouts_;

@@ -83,8 +83,8 @@ AxisVector axis_vector(Importer& im, const Symbol& x, const Constant& c) {
 
 // y = x * scale + shift along the axis of `scale`/`shift` (an IR BatchNormalization with mean 0,
 // variance 1, epsilon 0). Both vectors have one value (scalar) or the axis length.
-void emit_affine(Importer& im, const Node_& node, Symbol& x, int onnx_axis, std::vector<double> scale,
-                 std::vector<double> shift) {
+BatchNormParams affine_params(Importer& im, const Symbol& x, int onnx_axis, std::vector<double> scale,
+                              std::vector<double> shift) {
   const int axis = onnx_axis >= 1 ? onnx_axis : static_cast<int>(x.perm[x.rank() - 1]);
   const int64_t n = x.dims[static_cast<size_t>(axis)];
   auto expand = [n](std::vector<double> v) {
@@ -104,8 +104,13 @@ void emit_affine(Importer& im, const Node_& node, Symbol& x, int onnx_axis, std:
   }
   bn.moving_mean = filled(n, 0.0f);
   bn.moving_variance = filled(n, 1.0f);
+  return bn;
+}
+
+void emit_affine(Importer& im, const Node_& node, Symbol& x, int onnx_axis, std::vector<double> scale,
+                 std::vector<double> shift) {
   const Perm perm = x.perm;
-  im.emit(node, 0, bn, {x.value}, perm);
+  im.emit(node, 0, affine_params(im, x, onnx_axis, std::move(scale), std::move(shift)), {x.value}, perm);
 }
 
 // Adds a per-channel bias to the Dense or Conv node producing `x` when that node has none yet and
@@ -248,9 +253,12 @@ void lower_cast(Importer& im, const Node_& node, Attributes& a) {
 
 // Element-wise unary operators on constants (shape arithmetic in exported graphs).
 void lower_const_unary(Importer& im, const Node_& node, Attributes&) {
-  const Constant& c = im.const_input(node, 0, "X");
-  Constant out = c;
   const std::string& op = node.op_type();
+  if (!im.input(node, 0).is_const()) {
+    im.fail("'" + op + "' of a computed tensor is not supported (nnd folds it on constants only)");
+  }
+  const Constant& c = *im.input(node, 0).constant;
+  Constant out = c;
   if (c.is_int && (op == "Neg" || op == "Abs")) {
     for (auto& v : out.ints) {
       if (v == kBatchMarker) im.fail("arithmetic on the batch size cannot be folded at load time");
@@ -523,29 +531,56 @@ void lower_slice(Importer& im, const Node_& node, Attributes& a) {
     for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
   }
   if (starts.size() != ends.size() || axes.size() != starts.size()) im.fail("starts, ends and axes differ in length");
-  // Spatial crops of a channels-last tensor become Cropping1D/2D.
+  // Crops of up to rank - 2 axes become Cropping1D/2D over a layout whose last (channel) axis
+  // is one that is not cropped.
   const size_t r = x.rank();
   if (r != 3 && r != 4) im.fail("slicing a computed tensor of rank " + std::to_string(r) + " is not supported");
-  CroppingParams cp;
-  cp.rank = static_cast<int>(r) - 2;
+  std::vector<int64_t> crop_begin(r, 0), crop_end(r, 0);
   for (size_t k = 0; k < axes.size(); ++k) {
     const int64_t ax = im.onnx_axis(x, axes[k]);
+    if (ax == 0) {
+      // Exporters slice the batch axis whole: [0, INT_MAX), or [0, b) when the file fixes the
+      // batch to b. Anything else depends on the batch.
+      const int64_t whole = im.declared_batch() > 0 ? im.declared_batch() : int64_t{1} << 31;
+      if (starts[k] == 0 && ends[k] >= whole && (steps.empty() || steps[k] == 1)) continue;
+      im.fail("slicing the batch axis is not supported");
+    }
     const int64_t dim = x.dims[static_cast<size_t>(ax)];
     if (!steps.empty() && steps[k] != 1) im.fail("slicing a computed tensor with a step other than 1 is not supported");
     int64_t st = starts[k] < 0 ? starts[k] + dim : starts[k];
     int64_t en = ends[k] < 0 ? ends[k] + dim : ends[k];
     st = std::clamp<int64_t>(st, 0, dim);
     en = std::clamp<int64_t>(en, 0, dim);
-    if (st == 0 && en == dim) continue;
-    const int ir = im.ir_axis(x, ax);
-    if (ax == 0 || ir == static_cast<int>(r) - 1) {
-      im.fail("slicing axis " + std::to_string(ax) + " of a computed tensor is not supported (only spatial axes)");
-    }
-    const bool first_spatial = cp.rank == 2 && ir == 1;
-    (first_spatial ? cp.top : cp.left) = st;
-    (first_spatial ? cp.bottom : cp.right) = dim - en;
+    if (en <= st) im.fail("the slice of axis " + std::to_string(ax) + " is empty");
+    crop_begin[static_cast<size_t>(ax)] = st;
+    crop_end[static_cast<size_t>(ax)] = dim - en;
   }
-  im.emit(node, 0, cp, {x.value}, x.perm);
+  auto cropped = [&](int ax) { return crop_begin[static_cast<size_t>(ax)] || crop_end[static_cast<size_t>(ax)]; };
+  int channel = x.perm.back();
+  if (cropped(channel)) channel = 1;
+  if (cropped(channel)) {
+    im.fail("slicing every non-batch axis of a computed tensor is not supported (at most " +
+            std::to_string(r - 2) + " of them)");
+  }
+  Perm perm{0};
+  for (int ax : x.perm) {
+    if (ax != 0 && ax != channel) perm.push_back(ax);
+  }
+  perm.push_back(channel);
+  CroppingParams cp;
+  cp.rank = static_cast<int>(r) - 2;
+  for (size_t j = 1; j + 1 < r; ++j) {
+    const size_t ax = static_cast<size_t>(perm[j]);
+    const bool first_spatial = cp.rank == 2 && j == 1;
+    (first_spatial ? cp.top : cp.left) = crop_begin[ax];
+    (first_spatial ? cp.bottom : cp.right) = crop_end[ax];
+  }
+  const ValueId in = im.in_layout(x, perm);
+  if (!cp.top && !cp.bottom && !cp.left && !cp.right) {
+    im.alias(node, 0, x, x.perm);
+    return;
+  }
+  im.emit(node, 0, cp, {in}, perm);
 }
 
 void lower_expand(Importer& im, const Node_& node, Attributes&) {
@@ -1044,12 +1079,25 @@ void lower_clip(Importer& im, const Node_& node, Attributes& a) {
     im.alias(node, 0, x, x.perm);
     return;
   }
-  if (lo != 0.0 || !(hi > 0.0)) {
-    im.fail("min " + num(lo) + ", max " + num(hi) + ": only Clip(0, max > 0) (ReLU, ReLU6) is supported");
+  if (!(hi > lo)) im.fail("min " + num(lo) + " is not below max " + num(hi));
+  if (lo == 0.0) {
+    ReluParams p;  // ReLU, ReLU6
+    p.max_value = hi;
+    emit_activation(im, node, p);
+    return;
   }
-  ReluParams p;
-  p.max_value = hi;
-  emit_activation(im, node, p);
+  // clip(x, lo, hi) = relu(x - lo, max = hi - lo) + lo (Hardtanh and friends); with no lower
+  // bound, min(x, hi) = hi - relu(hi - x).
+  const bool upper_only = !std::isfinite(lo);
+  const double sign = upper_only ? -1.0 : 1.0, offset = upper_only ? hi : lo;
+  const ValueId shifted = im.emit_internal(node.output(0) + ":shifted",
+                                           affine_params(im, x, -1, {sign}, {-sign * offset}), {x.value});
+  ReluParams relu;
+  relu.max_value = upper_only ? INFINITY : hi - lo;
+  const ValueId clipped = im.emit_internal(node.output(0) + ":relu", relu, {shifted});
+  Symbol c = x;
+  c.value = clipped;
+  emit_affine(im, node, c, -1, {sign}, {offset});
 }
 
 void lower_prelu(Importer& im, const Node_& node, Attributes&) {
@@ -1067,14 +1115,22 @@ void lower_softmax(Importer& im, const Node_& node, Attributes& a) {
   Symbol& x = im.dynamic_input(node, 0);
   const int64_t axis = im.onnx_axis(x, a.i("axis", im.opset() >= 13 ? -1 : 1));
   if (axis == 0) im.fail("softmax over the batch axis is not supported");
-  if (im.opset() < 13) {
-    // Before opset 13 the input is flattened to 2-D at `axis`: one axis only if the rest are 1.
-    for (size_t k = static_cast<size_t>(axis) + 1; k < x.rank(); ++k) {
-      if (x.dims[k] != 1) {
-        im.fail("axis " + std::to_string(axis) + " (opset " + std::to_string(im.opset()) +
-                " softmax over all following axes together) is not supported");
-      }
-    }
+  bool trailing_ones = true;
+  for (size_t k = static_cast<size_t>(axis) + 1; k < x.rank(); ++k) trailing_ones = trailing_ones && x.dims[k] == 1;
+  if (im.opset() < 13 && !trailing_ones) {
+    // Before opset 13 the input is flattened to 2-D at `axis` and normalised over all of
+    // [axis, rank) together: reshape (memory order) to (N, prod...), normalise, reshape back.
+    const ValueId flat_in = im.in_layout(x, identity_perm(x.rank()));
+    int64_t outer = 1, inner = 1;
+    for (size_t k = 1; k < x.rank(); ++k) (static_cast<int64_t>(k) < axis ? outer : inner) *= x.dims[k];
+    const Dims flat_shape = axis == 1 ? Dims{inner} : Dims{outer, inner};
+    const ValueId flat = im.emit_internal(node.output(0) + ":flat", ReshapeParams{flat_shape}, {flat_in});
+    const ValueId norm = node.op_type() == "LogSoftmax"
+                             ? im.emit_internal(node.output(0) + ":norm", ActivationParams{ActivationKind::kLogSoftmax}, {flat})
+                             : im.emit_internal(node.output(0) + ":norm", SoftmaxParams{-1, -1}, {flat});
+    Dims shape(x.dims.begin() + 1, x.dims.end());
+    im.emit(node, 0, ReshapeParams{shape}, {norm}, identity_perm(x.rank()));
+    return;
   }
   const int ir = im.ir_axis(x, axis);
   if (node.op_type() == "LogSoftmax") {
@@ -1193,21 +1249,31 @@ void lower_pad(Importer& im, const Node_& node, Attributes& a) {
   for (int64_t p : pads) {
     if (p < 0) im.fail("negative pads (cropping) are not supported");
   }
-  // Which ONNX axes are spatial: those not last in the IR's channels-last view of x.
-  const int channel = x.perm.back();
-  if (pads[0] || pads[r] || pads[static_cast<size_t>(channel)] || pads[static_cast<size_t>(channel) + r]) {
-    im.fail("pads " + list_text(pads) + " pad the batch or channel axis; only spatial padding is supported");
+  auto padded = [&](size_t ax) { return pads[ax] != 0 || pads[ax + r] != 0; };
+  if (padded(0)) im.fail("pads " + list_text(pads) + " pad the batch axis");
+  // The IR pads the spatial axes of a channels-last tensor: the channel is an unpadded axis, the
+  // one already last in the IR if it is unpadded, else ONNX axis 1 (NCHW).
+  int channel = x.perm.back();
+  if (padded(static_cast<size_t>(channel))) channel = 1;
+  if (padded(static_cast<size_t>(channel))) {
+    im.fail("pads " + list_text(pads) + " pad every non-batch axis; at most " + std::to_string(r - 2) +
+            " spatial axes can be padded");
   }
+  Perm perm{0};
+  for (int ax : x.perm) {
+    if (ax != 0 && ax != channel) perm.push_back(ax);
+  }
+  perm.push_back(channel);
+  const ValueId in = im.in_layout(x, perm);
   ZeroPaddingParams zp;
   zp.rank = static_cast<int>(r) - 2;
   for (size_t j = 1; j + 1 < r; ++j) {
-    const size_t ax = static_cast<size_t>(x.perm[j]);
+    const size_t ax = static_cast<size_t>(perm[j]);
     const bool first_spatial = zp.rank == 2 && j == 1;
     (first_spatial ? zp.top : zp.left) = pads[ax];
     (first_spatial ? zp.bottom : zp.right) = pads[ax + r];
   }
-  const Perm perm = x.perm;
-  im.emit(node, 0, zp, {x.value}, perm);
+  im.emit(node, 0, zp, {in}, perm);
 }
 
 void lower_resize(Importer& im, const Node_& node, Attributes& a) {

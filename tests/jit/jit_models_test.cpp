@@ -12,6 +12,7 @@
 #include "core/io/model_file.h"
 #include "core/io/model_inputs.h"
 #include "core/io/npy.h"
+#include "core/util/error.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/support/compare.h"
 
@@ -97,6 +98,53 @@ TEST(JitModels, KerasFixtures) {
   }
   std::printf("[ fixtures ] %d fixture models compiled and checked on every ISA, %d not compiled (failures)\n",
               compiled, skipped);
+}
+
+// Every ONNX fixture the loader accepts (tests/fixtures/onnx_fixtures_test.cpp lists the ones it
+// refuses), JIT against the file's expected outputs and against the reference engine.
+TEST(JitModels, OnnxFixtures) {
+  const fs::path dir = fs::path(NND_TEST_DATA_DIR) / "onnx";
+  std::ifstream in(dir / "manifest.json");
+  if (!in) GTEST_SKIP() << "no ONNX fixture manifest";
+  const nlohmann::json m = nlohmann::json::parse(in);
+  int compiled = 0;
+  for (const auto& c : m.at("cases")) {
+    if (c.value("later", false)) continue;
+    const std::string name = c.at("name").get<std::string>();
+    Loaded l;
+    try {
+      l = load(dir / c.at("model").get<std::string>(), dir, c);
+    } catch (const Error&) {
+      continue;  // a refusal, checked by the fixtures test
+    }
+    if (const auto un = jit_unsupported_layers(l.g); !un.empty()) {
+      ADD_FAILURE() << name << ": " << un.front();
+      continue;
+    }
+    ++compiled;
+    auto ref = make_reference_engine(l.g);
+    const ModelOutputs want = run(*ref, l);
+    for (Isa isa : all_isas()) {
+      if (!host().has(isa)) continue;
+      EngineOptions o;
+      o.engine = EngineKind::kJit;
+      o.isa = choice_of(isa);
+      auto jit = make_jit_engine(l.g, o);
+      const ModelOutputs got = run(*jit, l);
+      for (size_t i = 0; i < got.buffers.size(); ++i) {
+        const NpyArray expected = read_npy((dir / c.at("outputs")[i].at("file").get<std::string>()).string());
+        const nnd::test::Agreement file =
+            nnd::test::compare(got.buffers[i].data(), expected.f32(), expected.element_count());
+        const nnd::test::Agreement refa = nnd::test::compare(
+            got.buffers[i].data(), want.buffers[i].data(), static_cast<int64_t>(want.buffers[i].size()));
+        EXPECT_LE(file.max_scaled, kTol) << name << " " << isa_id(isa) << " vs " << c.at("expected_from");
+        EXPECT_LE(refa.max_scaled, kTol) << name << " " << isa_id(isa) << " vs reference";
+        EXPECT_EQ(file.nonfinite, 0) << name;
+      }
+    }
+  }
+  std::printf("[ onnx ] %d fixtures compiled and compared on every ISA of this CPU\n", compiled);
+  EXPECT_GT(compiled, 60);
 }
 
 TEST(JitModels, RealNetworks) {
