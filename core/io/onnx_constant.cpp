@@ -78,6 +78,21 @@ int64_t normalise_axis(int64_t axis, size_t rank, const std::string& what) {
   return a;
 }
 
+// Folding runs at load time on untrusted files: keep every folded constant small.
+constexpr int64_t kMaxFoldedElements = int64_t{1} << 24;
+
+void check_fold_size(const std::vector<int64_t>& dims, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) throw Error(what + ": negative dimension in " + dims_text(dims));
+    if (d != 0 && n > kMaxFoldedElements / d) {
+      throw Error(what + ": a folded constant of shape " + dims_text(dims) + " is too large (limit " +
+                  std::to_string(kMaxFoldedElements) + " elements)");
+    }
+    n *= d;
+  }
+}
+
 }  // namespace
 
 int64_t Constant::size() const {
@@ -87,13 +102,22 @@ int64_t Constant::size() const {
 }
 
 double Constant::real_at(int64_t i) const {
+  if (i < 0 || i >= static_cast<int64_t>(is_int ? ints.size() : reals.size())) {
+    throw Error("a constant with " + std::to_string(size()) + " elements is read at element " + std::to_string(i));
+  }
   if (!is_int) return reals[static_cast<size_t>(i)];
   const int64_t v = ints[static_cast<size_t>(i)];
   if (v == kBatchMarker) throw Error("a value computed from the batch size is used as a number");
   return static_cast<double>(v);
 }
 
-int64_t Constant::int_at(int64_t i) const { return ints[static_cast<size_t>(i)]; }
+int64_t Constant::int_at(int64_t i) const {
+  if (i < 0 || i >= static_cast<int64_t>(ints.size())) {
+    throw Error("an integer constant with " + std::to_string(ints.size()) + " elements is read at element " +
+                std::to_string(i));
+  }
+  return ints[static_cast<size_t>(i)];
+}
 
 std::vector<int64_t> Constant::as_ints(const std::string& what) const {
   if (!is_int) throw Error(what + ": expected an integer tensor, got floating-point values");
@@ -199,6 +223,7 @@ std::vector<int64_t> broadcast_dims(const std::vector<int64_t>& a, const std::ve
 Constant fold_binary(ConstOp op, const Constant& a, const Constant& b, const std::string& what) {
   Constant c;
   c.dims = broadcast_dims(a.dims, b.dims, what);
+  check_fold_size(c.dims, what);
   const int64_t n = count_of(c.dims, what);
   const size_t r = c.dims.size();
   // Index of output element i in an operand of shape d (aligned right, size-1 axes broadcast).
@@ -225,18 +250,21 @@ Constant fold_binary(ConstOp op, const Constant& a, const Constant& b, const std
         throw Error(what + ": arithmetic on the batch size cannot be folded at load time");
       }
       int64_t v = 0;
+      bool overflow = false;
       switch (op) {
-        case ConstOp::kAdd: v = x + y; break;
-        case ConstOp::kSub: v = x - y; break;
-        case ConstOp::kMul: v = x * y; break;
+        case ConstOp::kAdd: overflow = __builtin_add_overflow(x, y, &v); break;
+        case ConstOp::kSub: overflow = __builtin_sub_overflow(x, y, &v); break;
+        case ConstOp::kMul: overflow = __builtin_mul_overflow(x, y, &v); break;
         case ConstOp::kDiv:
           if (y == 0) throw Error(what + ": integer division by zero");
-          v = x / y;
+          if (x == std::numeric_limits<int64_t>::min() && y == -1) overflow = true;
+          else v = x / y;
           break;
         case ConstOp::kMin: v = std::min(x, y); break;
         case ConstOp::kMax: v = std::max(x, y); break;
         case ConstOp::kPow: break;
       }
+      if (overflow) throw Error(what + ": integer overflow in constant arithmetic");
       c.ints.push_back(v);
     } else {
       const double x = a.real_at(ia), y = b.real_at(ib);
@@ -266,6 +294,7 @@ Constant fold_gather(const Constant& data, const Constant& indices, int64_t axis
   c.dims.assign(data.dims.begin(), data.dims.begin() + a);
   c.dims.insert(c.dims.end(), indices.dims.begin(), indices.dims.end());
   c.dims.insert(c.dims.end(), data.dims.begin() + a + 1, data.dims.end());
+  check_fold_size(c.dims, what);
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < a; ++k) outer *= data.dims[static_cast<size_t>(k)];
   for (size_t k = static_cast<size_t>(a) + 1; k < data.dims.size(); ++k) inner *= data.dims[k];
@@ -344,7 +373,7 @@ Constant fold_slice(const Constant& data, const std::vector<int64_t>& starts, co
     const size_t a = static_cast<size_t>(normalise_axis(axes[k], r, what));
     const int64_t dim = data.dims[a];
     const int64_t s = steps_in.empty() ? 1 : steps_in[k];
-    if (s == 0) throw Error(what + ": Slice step 0");
+    if (s == 0 || s == std::numeric_limits<int64_t>::min()) throw Error(what + ": Slice step " + std::to_string(s));
     auto clampi = [&](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
     int64_t st = starts[k], en = ends[k];
     if (st < 0) st += dim;
@@ -352,11 +381,11 @@ Constant fold_slice(const Constant& data, const std::vector<int64_t>& starts, co
     if (s > 0) {
       st = clampi(st, 0, dim);
       en = clampi(en, 0, dim);
-      len[a] = en > st ? (en - st + s - 1) / s : 0;
+      len[a] = en > st ? (en - st - 1) / s + 1 : 0;
     } else {
       st = clampi(st, 0, dim - 1);
       en = clampi(en, -1, dim - 1);
-      len[a] = st > en ? (st - en + (-s) - 1) / (-s) : 0;
+      len[a] = st > en ? (st - en - 1) / (-s) + 1 : 0;
     }
     begin[a] = st;
     step[a] = s;

@@ -353,6 +353,7 @@ void Importer::lower(const onnx::NodeProto& node, int index) {
   }
   const Lowering lowering = find_lowering(node.op_type());
   if (!lowering) fail("operator '" + node.op_type() + "' is not supported");
+  if (node.output_size() < 1 || node.output(0).empty()) fail("the node has no output");
   Attributes attrs(node, context_);
   lowering(*this, node, attrs);
   attrs.check_all_read();

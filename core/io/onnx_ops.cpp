@@ -36,7 +36,15 @@ Weights weights_of(const Constant& c, Dims shape) {
   return w;
 }
 
+// Parameters the loader makes up (affine maps, biases) are per-axis vectors; an axis this long
+// is no real model, and refusing it keeps a hostile file from allocating gigabytes.
+constexpr int64_t kMaxMadeUpParameters = int64_t{1} << 24;
+
 Weights filled(int64_t n, float v) {
+  if (n > kMaxMadeUpParameters) {
+    throw Error("a per-axis parameter vector of " + std::to_string(n) + " elements exceeds the limit of " +
+                std::to_string(kMaxMadeUpParameters));
+  }
   Weights w;
   w.shape = {n};
   w.data.assign(static_cast<size_t>(n), v);
@@ -87,6 +95,7 @@ BatchNormParams affine_params(Importer& im, const Symbol& x, int onnx_axis, std:
                               std::vector<double> shift) {
   const int axis = onnx_axis >= 1 ? onnx_axis : static_cast<int>(x.perm[x.rank() - 1]);
   const int64_t n = x.dims[static_cast<size_t>(axis)];
+  if (n > kMaxMadeUpParameters) im.fail("an element-wise constant over an axis of " + std::to_string(n) + " elements is too large");
   auto expand = [n](std::vector<double> v) {
     if (v.size() == 1) v.assign(static_cast<size_t>(n), v[0]);
     return v;
@@ -197,6 +206,7 @@ void lower_constant_of_shape(Importer& im, const Node_& node, Attributes& a) {
   int64_t n = 1;
   for (int64_t d : dims) {
     if (d < 0 || d == kBatchMarker) im.fail("the shape depends on the batch size or is negative");
+    if (d > (int64_t{1} << 26)) im.fail("the constant is too large to fold");
     c.dims.push_back(d);
     n *= d;
     if (n > (int64_t{1} << 26)) im.fail("the constant is too large to fold");
@@ -409,6 +419,12 @@ void lower_reshape(Importer& im, const Node_& node, Attributes& a) {
       else known *= t[k];
     }
     if (unknown >= 0) t[static_cast<size_t>(unknown)] = known ? c.size() / known : 0;
+    int64_t count = 1;
+    for (int64_t d : t) {
+      if (d < 0 || (d != 0 && count > c.size() / d)) im.fail("the target shape " + list_text(t) + " does not fit the constant");
+      count *= d;
+    }
+    if (count != c.size()) im.fail("the target shape " + list_text(t) + " does not fit the constant");
     c.dims = t;
     im.set_constant(node, 0, std::move(c));
     return;
@@ -427,8 +443,9 @@ void lower_reshape(Importer& im, const Node_& node, Attributes& a) {
     if (d == -1) {
       if (unknown >= 0) im.fail("the target shape has more than one -1");
       unknown = static_cast<int>(sample.size());
-    } else if (d < 1) {
-      im.fail("the target shape " + list_text(t) + " has a dimension " + std::to_string(d));
+    } else if (d < 1 || d > per_sample) {
+      im.fail("the target shape " + list_text(t) + " has a dimension " + std::to_string(d) +
+              " that does not fit " + std::to_string(per_sample) + " elements per sample");
     } else {
       known *= d;
     }
@@ -618,6 +635,11 @@ WindowAttrs read_window(Importer& im, Attributes& a, size_t spatial, const std::
   w.auto_pad = a.s("auto_pad", "NOTSET");
   if (w.strides.size() != spatial || w.dilations.size() != spatial || w.pads.size() != 2 * spatial) {
     im.fail("strides, dilations or pads do not match the input rank");
+  }
+  for (const auto* v : {&w.kernel, &w.strides, &w.dilations, &w.pads}) {
+    for (int64_t x : *v) {
+      if (x > (int64_t{1} << 24) || x < -(int64_t{1} << 24)) im.fail("window size " + std::to_string(x) + " is out of range");
+    }
   }
   return w;
 }
@@ -1312,7 +1334,7 @@ void lower_resize(Importer& im, const Node_& node, Attributes& a) {
   std::vector<int64_t> factor;
   for (size_t k = 2; k < r; ++k) {
     const double s = scales[k];
-    if (s < 1.0 || s != std::floor(s)) im.fail("scale " + num(s) + ": only integer up-scaling is supported");
+    if (!(s >= 1.0 && s <= 4096.0) || s != std::floor(s)) im.fail("scale " + num(s) + ": only integer up-scaling (up to 4096) is supported");
     factor.push_back(static_cast<int64_t>(s));
   }
   UpSamplingParams p;
