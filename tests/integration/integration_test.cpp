@@ -1,6 +1,6 @@
 // Multi-process integration tests: real `nnd` processes on private endpoints, real client
 // processes (fork, one nnclient handle each), results checked against the same engine run
-// in-process (what `nnrun` does: load_keras_h5 + make_engine + Engine::run).
+// in-process (what `nnrun` does: load_model + make_engine + Engine::run).
 #include <gtest/gtest.h>
 
 #include <grp.h>
@@ -14,7 +14,7 @@
 
 #include "client/nnclient.h"
 #include "core/engine/engine_options.h"
-#include "core/io/keras_hdf5.h"
+#include "core/io/model_file.h"
 #include "daemon_harness.h"
 #include "tests/daemon/ipc_test_client.h"
 
@@ -37,7 +37,7 @@ struct Expected {
 Expected compute_expected(const std::string& path, nnd::EngineKind kind, size_t n, uint32_t seed,
                           nnd::MathMode math = nnd::MathMode::kExact) {
   Expected e;
-  nnd::Graph g = nnd::load_keras_h5(path);
+  nnd::Graph g = nnd::load_model(path);
   nnd::EngineOptions o;
   o.engine = kind;
   o.math = math;
@@ -202,6 +202,31 @@ TEST(Integration, ConcurrentClientsMatchInProcessEngine) {
   std::printf("[ info ] %llu requests in %llu batches; engines %s / %s; bit-exact\n",
               static_cast<unsigned long long>(requests), static_cast<unsigned long long>(batches),
               ball.engine_name.c_str(), fb.engine_name.c_str());
+  EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2b. An ONNX model (a PyTorch export, NCHW input) is served like a Keras one: the daemon loads it
+// by content, and clients get exactly the in-process engine's results at any batch.
+
+TEST(Integration, ServesAnOnnxModel) {
+  const std::string onnx = (kSource / "tests" / "data" / "onnx" / "mobilenet_v3_small.onnx").string();
+  const Expected e = compute_expected(onnx, nnd::EngineKind::kJit, 12, 3);
+  EXPECT_EQ(batch_vs_single(e), 0.0) << e.engine_name << " depends on the batch size";
+  Daemon d("onnx");
+  const auto cfg = d.write_config(
+      "nnd.yaml", "  - name: mnv3\n    path: " + onnx + "\n    engine: jit\n    max_batch: 8\n");
+  ASSERT_TRUE(d.start(cfg)) << d.log();
+  std::string why;
+  nnclient_t* c = open_or_report(d.socket_path(), &why);
+  ASSERT_NE(c, nullptr) << why;
+  nnclient_model_info_t info{};
+  ASSERT_EQ(nnclient_model_info(c, "mnv3", &info), NNCLIENT_OK);
+  for (int r = 0; r < 24; ++r) {
+    const std::string err = check_infer(c, info, e, static_cast<size_t>(r) % e.n, 1 + r % 4);
+    EXPECT_TRUE(err.empty()) << "request " << r << ": " << err;
+  }
+  nnclient_close(c);
   EXPECT_EQ(d.stop(), 0) << d.log();
 }
 

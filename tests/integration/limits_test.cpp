@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "client/nnclient.h"
-#include "core/io/keras_hdf5.h"
+#include "core/io/model_file.h"
 #include "daemon/ipc/segment.h"
 #include "daemon_harness.h"
 #include "tests/daemon/ipc_test_client.h"
@@ -24,7 +24,7 @@ using namespace nnd::integ;
 // Slot data bytes the daemon gives every client when it serves only ball_patch at max_batch
 // (daemon/ipc/server.cpp sizes a slot for the largest request of any model).
 uint64_t ball_slot_bytes(uint32_t max_batch) {
-  const nnd::Graph g = nnd::load_keras_h5(model_path("ball_patch.h5"));
+  const nnd::Graph g = nnd::load_model(model_path("ball_patch.h5"));
   const size_t in = static_cast<size_t>(nnd::element_count(g.values[g.inputs[0]].shape, "in")) * 4;
   std::vector<size_t> out;
   for (auto id : g.outputs) out.push_back(static_cast<size_t>(nnd::element_count(g.values[id].shape, "out")) * 4);

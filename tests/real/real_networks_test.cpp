@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/engine/engine_options.h"
-#include "core/io/keras_hdf5.h"
 #include "core/io/model_file.h"
 #include "core/io/model_inputs.h"
 #include "tests/support/compare.h"
@@ -41,17 +40,14 @@ class RealNetwork : public ::testing::TestWithParam<RealCase> {};
 
 TEST(RealNetworks, ManifestListsFourNetworks) { EXPECT_EQ(load_cases().size(), 4u); }
 
-TEST_P(RealNetwork, ReferenceEngineAgreesWithOnnxRuntime) {
-  const nlohmann::json& spec = GetParam().spec;
-  const fs::path model = kModels / spec.at("model").get<std::string>();
-  if (!fs::exists(model)) {
-    GTEST_SKIP() << "real network " << model << " not found: ../shared/models is absent here, "
-                 << "so the real-network check is skipped";
-  }
-  Graph g = load_keras_h5(model.string());
+// Runs `model` in the reference engine on the manifest's inputs (named by `name_key`: "name" for
+// the .h5 file, "onnx_name" for its ONNX twin) and compares each output (named by the same key)
+// with ONNX Runtime's.
+void check_against_onnx_runtime(const nlohmann::json& spec, const fs::path& model, const char* name_key) {
+  Graph g = load_model(model.string());
   std::map<std::string, std::string> files;
   for (const auto& in : spec.at("inputs")) {
-    files[in.at("name").get<std::string>()] = (kData / in.at("file").get<std::string>()).string();
+    files[in.at(name_key).get<std::string>()] = (kData / in.at("file").get<std::string>()).string();
   }
   ModelInputs inputs = prepare_inputs(g, files, 0);
   ModelOutputs outputs = allocate_outputs(g, inputs.batch);
@@ -63,14 +59,13 @@ TEST_P(RealNetwork, ReferenceEngineAgreesWithOnnxRuntime) {
   ASSERT_EQ(g.outputs.size(), spec.at("outputs").size());
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const auto& out = spec.at("outputs")[i];
-    EXPECT_EQ(g.output_names[i], out.at("name").get<std::string>());
+    EXPECT_EQ(g.output_names[i], out.at(name_key).get<std::string>());
     const NpyArray expected = read_npy((kData / out.at("file").get<std::string>()).string());
     ASSERT_EQ(static_cast<size_t>(expected.element_count()), outputs.buffers[i].size());
     const Agreement a =
         compare(outputs.buffers[i].data(), expected.f32(), expected.element_count());
     std::printf("[ agreement ] %s %s vs ONNX Runtime: max abs %.3g, max scaled %.3g\n",
-                spec.at("model").get<std::string>().c_str(), g.output_names[i].c_str(),
-                a.max_abs, a.max_scaled);
+                model.filename().c_str(), g.output_names[i].c_str(), a.max_abs, a.max_scaled);
     EXPECT_EQ(a.nonfinite, 0);
     // ONNX Runtime accumulates in float32; the reference engine in float64. The fixture rule
     // (1e-5 of max(1, |expected|)) holds with margin (measured figures are printed above).
@@ -78,38 +73,25 @@ TEST_P(RealNetwork, ReferenceEngineAgreesWithOnnxRuntime) {
   }
 }
 
-// The ONNX twin of each network, loaded by content through load_model, in the reference engine
-// against ONNX Runtime's outputs on that very file (the inputs carry the ONNX input names).
+TEST_P(RealNetwork, ReferenceEngineAgreesWithOnnxRuntime) {
+  const nlohmann::json& spec = GetParam().spec;
+  const fs::path model = kModels / spec.at("model").get<std::string>();
+  if (!fs::exists(model)) {
+    GTEST_SKIP() << "real network " << model << " not found: ../shared/models is absent here, "
+                 << "so the real-network check is skipped";
+  }
+  check_against_onnx_runtime(spec, model, "name");
+}
+
+// The ONNX twin of each network, loaded by content, against ONNX Runtime's outputs on that very
+// file (the manifest's "onnx_name" fields name its inputs and outputs).
 TEST_P(RealNetwork, OnnxTwinAgreesWithOnnxRuntime) {
   const nlohmann::json& spec = GetParam().spec;
   const fs::path model = kModels / spec.at("onnx").get<std::string>();
   if (!fs::exists(model)) {
     GTEST_SKIP() << "real network " << model << " not found: ../shared/models is absent here";
   }
-  Graph g = load_model(model.string());
-  std::map<std::string, std::string> files;
-  for (const auto& in : spec.at("inputs")) {
-    files[in.at("onnx_name").get<std::string>()] = (kData / in.at("file").get<std::string>()).string();
-  }
-  ModelInputs inputs = prepare_inputs(g, files, 0);
-  ModelOutputs outputs = allocate_outputs(g, inputs.batch);
-  auto engine = make_engine(g, EngineOptions{});
-  const auto views = inputs.views();
-  const auto ptrs = outputs.pointers();
-  engine->run(inputs.batch, views, ptrs);
-  ASSERT_EQ(g.outputs.size(), spec.at("outputs").size());
-  for (size_t i = 0; i < g.outputs.size(); ++i) {
-    const auto& out = spec.at("outputs")[i];
-    EXPECT_EQ(g.output_names[i], out.at("onnx_name").get<std::string>());
-    const NpyArray expected = read_npy((kData / out.at("file").get<std::string>()).string());
-    ASSERT_EQ(static_cast<size_t>(expected.element_count()), outputs.buffers[i].size());
-    const Agreement a = compare(outputs.buffers[i].data(), expected.f32(), expected.element_count());
-    std::printf("[ agreement ] %s %s vs ONNX Runtime: max abs %.3g, max scaled %.3g\n",
-                spec.at("onnx").get<std::string>().c_str(), g.output_names[i].c_str(), a.max_abs,
-                a.max_scaled);
-    EXPECT_EQ(a.nonfinite, 0);
-    EXPECT_LE(a.max_scaled, kFixtureTolerance) << "worst at flat index " << a.worst_index;
-  }
+  check_against_onnx_runtime(spec, model, "onnx_name");
 }
 
 std::string case_name(const ::testing::TestParamInfo<RealCase>& info) {
