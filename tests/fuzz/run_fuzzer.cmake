@@ -40,15 +40,18 @@ foreach(f ${findings})
     message(STATUS "finding ${f} no longer reproduces")
     continue()
   endif()
-  # The first frame of the report that is not libFuzzer, the sanitizer runtime, an intercepted
-  # libc function or libc itself: where the program was when it crashed, hung or allocated.
+  # The first frame of the report that is not libFuzzer, the sanitizer runtime, an allocation
+  # function, an intercepted libc function or libc itself: where the program was when it
+  # crashed, hung or allocated. An out-of-memory report lists the largest live allocations, and
+  # libFuzzer's own buffers (operator new called from FuzzerDriver, called from main) often come
+  # first: skipping them reaches the allocation that grew.
   string(REPLACE ";" "," out_safe "${out}")
   string(REPLACE "[" "(" out_safe "${out_safe}")
   string(REPLACE "]" ")" out_safe "${out_safe}")
   string(REGEX MATCHALL "\n *#[0-9]+ [^\n]*" frames "${out_safe}")
   set(culprit "")
   foreach(frame ${frames})
-    if(frame MATCHES "fuzzer::|__sanitizer|__asan|__lsan|__interceptor_|/libc\\.so|libc_start|multiarch/mem| in (malloc|calloc|realloc|strdup|memcpy|memmove|memset) ")
+    if(frame MATCHES "fuzzer::|__sanitizer|__asan|__lsan|__interceptor_|/libc\\.so|libc_start|multiarch/mem| in (malloc|calloc|realloc|strdup|memcpy|memmove|memset|main) | in operator (new|delete)")
       continue()
     endif()
     set(culprit "${frame}")
