@@ -8,6 +8,7 @@ packages=(
   build-essential cmake pkg-config    # toolchain
   libhdf5-dev                         # Keras .h5 loading (HDF5 C API)
   libonnx-dev libprotobuf-dev         # ONNX loading (the generated onnx.pb.h classes, protobuf runtime)
+  libzip-dev zlib1g-dev               # Keras 3 .keras archives (zip; CRC-32 of stored entries)
   nlohmann-json3-dev                  # the Keras model_config JSON
   libcli11-dev                        # command-line parsing of the tools
   libgtest-dev googletest             # tests

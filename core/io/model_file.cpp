@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "core/io/keras_archive.h"
 #include "core/io/keras_hdf5.h"
 #include "core/io/onnx_loader.h"
 #include "core/util/error.h"
@@ -70,8 +71,7 @@ Graph load_model(const std::string& path) {
     case ModelFormat::kGitLfsPointer:
       throw Error(path + ": this is a Git LFS pointer, not the model: fetch the file with `git lfs pull`");
     case ModelFormat::kZip:
-      throw Error(path + ": a zip archive (a Keras 3 .keras file?): nnd reads Keras .h5 and ONNX files; "
-                         "save the Keras model with model.save(\"model.h5\") or export it to ONNX");
+      return load_keras_archive(path);  // says so when the zip is no Keras archive
     case ModelFormat::kUnknown:
       break;
   }

@@ -23,8 +23,8 @@ ModelFormat sniff_model_format(const void* head, size_t size);
 const char* model_format_name(ModelFormat f);  // "Keras HDF5", "ONNX", ...
 
 // Loads `path` with the loader its content calls for; throws nnd::Error naming the file and what
-// it is when nnd cannot read it (an empty file, a Git LFS pointer, a zip that is no model nnd
-// reads, an unknown format).
+// it is when nnd cannot read it (an empty file, a Git LFS pointer, a zip that is no Keras
+// archive, an unknown format).
 Graph load_model(const std::string& path);
 
 }  // namespace nnd

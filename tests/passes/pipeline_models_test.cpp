@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/io/keras_hdf5.h"
+#include "core/io/model_file.h"
 #include "core/jit/jit_engine.h"
 #include "core/passes/pass.h"
 #include "tests/passes/passes_test_util.h"
@@ -81,7 +82,7 @@ TEST(PipelineModels, KerasFixtures) {
   for (const auto& c : m.at("cases")) {
     for (const auto& [layout, file] : c.at("models").items()) {
       const std::string name = c.at("name").get<std::string>() + "/" + layout;
-      const Graph g = load_keras_h5((dir / file.get<std::string>()).string());
+      const Graph g = load_model((dir / file.get<std::string>()).string());
       const auto [before, after] = check_model(g, name, 2);
       ++models;
       if (before != after) ++changed;

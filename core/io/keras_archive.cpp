@@ -1,0 +1,149 @@
+#include "core/io/keras_archive.h"
+
+#include <map>
+#include <optional>
+#include <regex>
+#include <utility>
+#include <vector>
+
+#include "core/io/hdf5_file.h"
+#include "core/io/keras_model.h"
+#include "core/io/zip_archive.h"
+#include "core/util/error.h"
+
+namespace nnd {
+namespace {
+
+using keras::json;
+using keras::LayerCtx;
+using keras::MappedLayer;
+using keras::ModelSpec;
+
+constexpr uint64_t kMaxJsonBytes = 64ull << 20;
+constexpr uint64_t kMaxWeightsBytes = 4ull << 30;
+
+constexpr const char* kConfig = "config.json";
+constexpr const char* kMetadata = "metadata.json";
+constexpr const char* kWeights = "model.weights.h5";
+
+// Keras' naming.to_snake_case, which saving_lib applies to a layer's Python class name:
+// drop non-word characters, then "_" before each capitalised word and between a lower-case
+// letter and a capital ("Conv2D" -> "conv2d", "BatchNormalization" -> "batch_normalization",
+// "PReLU" -> "p_re_lu", "Conv2DTranspose" -> "conv2d_transpose").
+std::string snake_case(const std::string& cls) {
+  static const std::regex non_word(R"(\W+)");
+  static const std::regex word("(.)([A-Z][a-z]+)");
+  static const std::regex lower_upper("([a-z])([A-Z])");
+  std::string s = std::regex_replace(cls, non_word, "");
+  s = std::regex_replace(s, word, "$1_$2");
+  s = std::regex_replace(s, lower_upper, "$1_$2");
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string joined(const std::vector<std::string>& names, size_t max_names) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < max_names; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > max_names) out += ", ...";
+  return out.empty() ? "none" : out;
+}
+
+// keras_version from metadata.json ("" when the archive has none: the dialect is then guessed).
+std::string read_keras_version(const ZipArchive& zip) {
+  std::optional<std::string> text = zip.read(kMetadata, kMaxJsonBytes);
+  if (!text) return "";
+  json meta;
+  try {
+    meta = json::parse(*text);
+  } catch (const json::exception& e) {
+    throw Error(zip.name() + ": " + kMetadata + ": invalid JSON: " + e.what());
+  }
+  auto v = meta.is_object() ? meta.find("keras_version") : meta.end();
+  if (meta.is_object() && v != meta.end() && v->is_string()) return v->get<std::string>();
+  return "";
+}
+
+// Where each layer's variables live in model.weights.h5: "<root>/<snake class>[_k]/vars".
+// Input layers own no variables and are not part of a Sequential model's list; their class name
+// is their own, so leaving them out changes no other layer's path.
+std::map<size_t, std::string> variable_paths(const ModelSpec& spec, const std::string& root) {
+  std::map<size_t, std::string> paths;
+  std::map<std::string, int> used;
+  for (size_t i = 0; i < spec.layers.size(); ++i) {
+    if (spec.layers[i].cls == "InputLayer") continue;
+    const std::string base = snake_case(spec.layers[i].cls);
+    auto [it, first] = used.emplace(base, 0);
+    const std::string name = first ? base : base + "_" + std::to_string(++it->second);
+    paths[i] = root + "/" + name + "/vars";
+  }
+  return paths;
+}
+
+Graph load_archive(const ZipArchive& zip) {
+  const std::string& src = zip.name();
+  std::optional<std::string> config = zip.read(kConfig, kMaxJsonBytes);
+  if (!config) {
+    throw Error(src + ": a zip archive without " + kConfig + ", so not a Keras .keras file (entries: " +
+                joined(zip.entry_names(), 8) + ")");
+  }
+  const std::string keras_version = read_keras_version(zip);
+  std::optional<std::string> weights = zip.read(kWeights, kMaxWeightsBytes);
+  if (!weights) {
+    if (zip.has("model.weights.npz")) {
+      throw Error(src + ": the weights are stored as model.weights.npz; nnd reads the default "
+                        "model.weights.h5 (save with model.save(path) without weights_format)");
+    }
+    throw Error(src + ": the archive has no " + kWeights + " (entries: " + joined(zip.entry_names(), 8) + ")");
+  }
+  // A path below the archive file cannot name an existing file (HDF5's core driver refuses those).
+  h5::File file(weights->data(), weights->size(), src + "/" + kWeights);
+  weights.reset();  // the core driver holds its own copy
+
+  // tf.keras 2.13 to 2.15 wrote the layer list as "_layer_checkpoint_dependencies".
+  std::string root = "layers";
+  if (!file.open_group(file.root(), root) && file.open_group(file.root(), "_layer_checkpoint_dependencies")) {
+    root = "_layer_checkpoint_dependencies";
+  }
+  std::map<size_t, std::string> paths;
+  keras::WeightReader reader = [&](const ModelSpec& spec, size_t layer, const MappedLayer& expected,
+                                   const LayerCtx& ctx) {
+    if (paths.empty()) paths = variable_paths(spec, root);
+    const std::string& path = paths.at(layer);
+    std::string roles;
+    for (const keras::WeightSpec& w : expected.weights) roles += (roles.empty() ? "" : ", ") + w.role;
+    std::optional<h5::Handle> group = file.open_group(file.root(), path);
+    if (!group) {
+      ctx.fail("weights", std::string(kWeights) + " has no group '" + path + "' (Keras stores the " +
+                              "variables of the k-th " + spec.layers[layer].cls + " of the model there)");
+    }
+    std::vector<std::pair<std::string, Weights>> out;
+    const std::string what = "layer '" + spec.layers[layer].name + "' (" + spec.layers[layer].cls + ")";
+    for (size_t i = 0; i < expected.weights.size(); ++i) {
+      const std::string& role = expected.weights[i].role;
+      std::optional<Weights> w = file.read_float_dataset(group->get(), std::to_string(i), what + ": " + role);
+      if (!w) {
+        ctx.fail("weights", path + " has " + std::to_string(i) + " variable(s); the layer's config implies " +
+                                std::to_string(expected.weights.size()) + " (" + roles + ")");
+      }
+      out.emplace_back(role, std::move(*w));
+    }
+    if (file.read_float_dataset(group->get(), std::to_string(expected.weights.size()), what)) {
+      ctx.fail("weights", path + " has more variables than the " + std::to_string(expected.weights.size()) +
+                              " the layer's config implies (" + roles + "); a quantized or LoRA layer?");
+    }
+    return out;
+  };
+  Graph g = keras::build_graph(*config, keras_version, src, reader);
+  if (g.keras_version.empty()) g.keras_version = keras_version;
+  return g;
+}
+
+}  // namespace
+
+Graph load_keras_archive(const std::string& path) { return load_archive(ZipArchive::open_file(path)); }
+
+Graph load_keras_archive_bytes(const void* data, size_t size, const std::string& name) {
+  return load_archive(ZipArchive::open_bytes(data, size, name));
+}
+
+}  // namespace nnd
