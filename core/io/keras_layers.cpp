@@ -274,6 +274,9 @@ const std::set<std::string>& identity_classes() {
   static const std::set<std::string> s = {
       "Dropout",       "SpatialDropout1D", "SpatialDropout2D",      "SpatialDropout3D",
       "GaussianNoise", "GaussianDropout",  "AlphaDropout",          "ActivityRegularization",
+      // Augmentation layers return their input unchanged at inference (training=False).
+      "RandomFlip",    "RandomRotation",   "RandomZoom",            "RandomTranslation",
+      "RandomContrast", "RandomBrightness",
   };
   return s;
 }
@@ -395,6 +398,171 @@ WeightSpec ws(std::string role, std::vector<int64_t> dims, bool prepend_one = fa
 
 void require_bias_flag(const Cfg& c, MappedLayer& m, int64_t n) {
   if (c.boolean("use_bias", true)) m.weights.push_back(ws("bias", {n}));
+}
+
+// A per-channel constant of a preprocessing layer: a number, or a list of one value per channel
+// (Keras broadcasts it over the last axis).
+std::vector<double> number_or_list(const Cfg& c, const std::string& key, double def) {
+  const json* v = c.get(key);
+  if (v == nullptr) return {def};
+  std::vector<double> out;
+  auto add = [&](const json& e) {
+    if (!e.is_number() || !std::isfinite(e.get<double>())) {
+      c.fail(key, "expected a finite number or a list of them, got " + dump_short(*v));
+    }
+    out.push_back(e.get<double>());
+  };
+  if (v->is_array()) {
+    if (v->empty() || v->size() > static_cast<size_t>(kMaxElements)) c.fail(key, "expected a non-empty list");
+    for (const json& e : *v) add(e);
+  } else {
+    add(*v);
+  }
+  return out;
+}
+
+// `values` (one, or one per channel) as a (channels) weight.
+Weights per_channel(const std::vector<double>& values, int64_t channels, const LayerCtx& ctx,
+                    const std::string& key) {
+  if (values.size() != 1 && static_cast<int64_t>(values.size()) != channels) {
+    ctx.fail(key, std::to_string(values.size()) + " values for " + std::to_string(channels) + " channels");
+  }
+  Weights w{{channels}, std::vector<float>(static_cast<size_t>(channels))};
+  for (int64_t i = 0; i < channels; ++i) {
+    w.data[static_cast<size_t>(i)] = static_cast<float>(values.size() == 1 ? values[0] : values[static_cast<size_t>(i)]);
+  }
+  return w;
+}
+
+// A BatchNormalization over the last axis computing gamma * (x - mean) / sqrt(variance) + beta
+// exactly (epsilon 0): the IR form of the affine preprocessing layers.
+BatchNormParams affine_batchnorm(Weights gamma, Weights beta, Weights mean, Weights variance) {
+  BatchNormParams bn;
+  bn.keras_axis = -1;
+  bn.epsilon = 0.0;
+  bn.gamma = std::move(gamma);
+  bn.beta = std::move(beta);
+  bn.moving_mean = std::move(mean);
+  bn.moving_variance = std::move(variance);
+  return bn;
+}
+
+// The single input shape of a preprocessing layer, which must be (H, W, C) when `image`.
+const Dims& single_input(const std::vector<Dims>& in, const LayerCtx& ctx, bool image) {
+  if (in.size() != 1 || in[0].empty()) ctx.fail("inputs", "expected one input of rank >= 1");
+  if (image && in[0].size() != 3) {
+    ctx.fail("inputs", "expected an image input (height, width, channels), got " + dims_to_string(in[0]));
+  }
+  return in[0];
+}
+
+// Rescaling, Normalization, CenterCrop and Resizing: computed as the IR layers they amount to.
+// Returns false when `cls` is not one of them.
+bool map_preprocessing(const std::string& cls, const Cfg& c, const LayerCtx& ctx, MappedLayer& m) {
+  if (cls == "Rescaling") {
+    // y = x * scale + offset
+    const std::vector<double> scale = number_or_list(c, "scale", 1.0);
+    const std::vector<double> offset = number_or_list(c, "offset", 0.0);
+    m.params = BatchNormParams{};
+    m.complete_from_shapes = [scale, offset, ctx](MappedLayer& mm, const std::vector<Dims>& in) {
+      const int64_t ch = single_input(in, ctx, false).back();
+      mm.params = affine_batchnorm(per_channel(scale, ch, ctx, "scale"), per_channel(offset, ch, ctx, "offset"),
+                                   per_channel({0.0}, ch, ctx, "mean"), per_channel({1.0}, ch, ctx, "variance"));
+    };
+    return true;
+  }
+  if (cls == "Normalization") {
+    // y = (x - mean) / max(sqrt(variance), 1e-7); invert: y = x * max(sqrt(variance), 1e-7) + mean.
+    if (!c.has("mean") || !c.has("variance")) {
+      c.fail("mean", "an adapted Normalization layer (statistics stored as weights) is not supported yet; "
+                     "give the layer mean= and variance= instead");
+    }
+    // The axis kept (one statistic per entry): -1, or its non-negative index, checked to be the
+    // last once the input rank is known.
+    int64_t axis_index = -1;
+    if (const json* axis = c.get("axis")) {
+      const json* one = axis->is_array() && axis->size() == 1 ? &(*axis)[0] : axis;
+      if (!one->is_number_integer()) c.fail("axis", dump_short(*axis) + " is not supported (one axis: the last)");
+      axis_index = one->get<int64_t>();
+    }
+    const std::vector<double> mean = number_or_list(c, "mean", 0.0);
+    const std::vector<double> variance = number_or_list(c, "variance", 1.0);
+    for (double v : variance) {
+      if (v < 0) c.fail("variance", "must be >= 0");
+    }
+    const bool invert = c.boolean("invert", false);
+    m.params = BatchNormParams{};
+    m.complete_from_shapes = [mean, variance, invert, axis_index, ctx](MappedLayer& mm, const std::vector<Dims>& in) {
+      const Dims& s = single_input(in, ctx, false);
+      const int64_t rank = static_cast<int64_t>(s.size()) + 1;  // with the batch axis, as Keras counts
+      if (axis_index != -1 && axis_index != rank - 1) {
+        ctx.fail("axis", std::to_string(axis_index) + " is not supported (only the last axis, -1)");
+      }
+      const int64_t ch = s.back();
+      std::vector<double> sd;
+      for (double v : variance) sd.push_back(std::max(std::sqrt(v), 1e-7));
+      if (invert) {
+        mm.params = affine_batchnorm(per_channel(sd, ch, ctx, "variance"), per_channel(mean, ch, ctx, "mean"),
+                                     per_channel({0.0}, ch, ctx, "mean"), per_channel({1.0}, ch, ctx, "variance"));
+      } else {
+        std::vector<double> sd2;
+        for (double d : sd) sd2.push_back(d * d);
+        mm.params = affine_batchnorm(per_channel({1.0}, ch, ctx, "variance"), per_channel({0.0}, ch, ctx, "mean"),
+                                     per_channel(mean, ch, ctx, "mean"), per_channel(sd2, ch, ctx, "variance"));
+      }
+    };
+    return true;
+  }
+  if (cls == "CenterCrop") {
+    c.channels_last();
+    const int64_t height = c.positive("height"), width = c.positive("width");
+    m.params = CroppingParams{};
+    m.complete_from_shapes = [height, width, ctx](MappedLayer& mm, const std::vector<Dims>& in) {
+      const Dims& s = single_input(in, ctx, true);
+      if (s[0] < height || s[1] < width) {
+        ctx.fail("height", "the input " + dims_to_string(s) + " is smaller than the crop (" + std::to_string(height) +
+                               ", " + std::to_string(width) + "); Keras then resizes, which nnd does not");
+      }
+      CroppingParams p;
+      p.rank = 2;
+      p.top = (s[0] - height) / 2, p.bottom = s[0] - height - p.top;
+      p.left = (s[1] - width) / 2, p.right = s[1] - width - p.left;
+      mm.params = p;
+    };
+    return true;
+  }
+  if (cls == "Resizing") {
+    c.channels_last();
+    const int64_t height = c.positive("height"), width = c.positive("width");
+    const std::string interp = c.str("interpolation", "bilinear");
+    Interpolation mode = Interpolation::kBilinear;
+    if (interp == "nearest") mode = Interpolation::kNearest;
+    else if (interp != "bilinear") c.fail("interpolation", "'" + interp + "' is not supported (nearest, bilinear)");
+    c.must_be_off("antialias", "antialiasing");
+    const bool crop = c.boolean("crop_to_aspect_ratio", false) || c.boolean("pad_to_aspect_ratio", false);
+    m.params = IdentityParams{};
+    m.complete_from_shapes = [height, width, mode, crop, ctx](MappedLayer& mm, const std::vector<Dims>& in) {
+      const Dims& s = single_input(in, ctx, true);
+      if (crop && s[0] * width != s[1] * height) {
+        ctx.fail("crop_to_aspect_ratio", "changing the aspect ratio of " + dims_to_string(s) + " is not supported");
+      }
+      if (s[0] == height && s[1] == width) {
+        mm.params = IdentityParams{};
+        return;
+      }
+      if (height % s[0] != 0 || width % s[1] != 0) {
+        ctx.fail("height", "resizing " + dims_to_string(s) + " to (" + std::to_string(height) + ", " +
+                               std::to_string(width) + ") is not supported (only whole-number enlargement factors)");
+      }
+      UpSamplingParams p;
+      p.rank = 2;
+      p.size_h = height / s[0], p.size_w = width / s[1];
+      p.interpolation = mode;
+      mm.params = p;
+    };
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -710,6 +878,8 @@ MappedLayer map_layer(const std::string& cls, const json& config, const json* ca
     m.params = std::move(p);
   } else if (cls == "RepeatVector") {
     m.params = RepeatVectorParams{c.positive("n")};
+  } else if (map_preprocessing(cls, c, ctx, m)) {
+    // Rescaling, Normalization, CenterCrop, Resizing: completed from the input shapes.
   } else if (identity_classes().count(cls) || cls == "InputLayer") {
     m.params = IdentityParams{};
   } else if (cls == "ZeroPadding1D" || cls == "ZeroPadding2D") {

@@ -6,6 +6,7 @@
 // the JSON-only entry point, zero-filled weights shaped from the input shapes (zero_weights).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,10 @@ struct MappedLayer {
   int min_inputs = 1, max_inputs = 1;
   bool bn_center = true, bn_scale = true;     // BatchNormalization flags
   std::vector<int> prelu_shared_axes;         // PReLU, Keras 1-based axes
+  // Set by layers whose IR form depends on their input shapes (preprocessing layers: per-channel
+  // constants, crop offsets, resize factors). The model builder calls it once, with the shapes of
+  // this call's inputs, before the layer is added; it throws nnd::Error like map_layer.
+  std::function<void(MappedLayer&, const std::vector<Dims>& input_shapes)> complete_from_shapes;
 };
 
 // Maps a layer (class name and config) onto IR parameters. `call_kwargs` are the keyword

@@ -599,6 +599,7 @@ class GraphBuilder {
         zero_weights(m, current_shapes(node.inputs), ctx);
       }
     }
+    if (m.complete_from_shapes) m.complete_from_shapes(m, current_shapes(node.inputs));
     node.params = std::move(m.params);
     Value v;
     v.name = value_name(inst);
