@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/keras_hdf5.h"
+#include "core/io/model_file.h"
 #include "core/util/error.h"
 
 namespace nnd {
@@ -116,7 +117,7 @@ TEST(KerasFixtureModels, ManifestModelsLoad) {
         continue;
       }
       try {
-        Graph g = load_keras_h5(p.string());
+        Graph g = load_model(p.string());  // .h5 or .keras
         EXPECT_EQ(g.input_names, ins);
         EXPECT_EQ(g.output_names, outs);
         for (ValueId v : g.outputs) EXPECT_FALSE(value_shape(g, v).empty());

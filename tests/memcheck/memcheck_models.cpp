@@ -25,6 +25,7 @@
 
 #include "core/engine/engine_options.h"
 #include "core/io/keras_hdf5.h"
+#include "core/io/model_file.h"
 #include "core/io/model_inputs.h"
 #include "core/io/npy.h"
 #include "core/util/error.h"
@@ -100,7 +101,7 @@ nnd::IsaChoice choice_of(Isa isa) {
 void check_model(const std::string& name, const fs::path& model, const fs::path& data_dir,
                  const nlohmann::json& spec, double exact_tol, bool with_reference) {
   const double t0 = now_ms();
-  const nnd::Graph g = nnd::load_keras_h5(model.string());
+  const nnd::Graph g = nnd::load_model(model.string());  // .h5 or .keras
   std::map<std::string, std::string> files;
   for (const auto& in : spec.at("inputs")) {
     files[in.at("name").get<std::string>()] = (data_dir / in.at("file").get<std::string>()).string();
