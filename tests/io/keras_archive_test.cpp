@@ -20,6 +20,7 @@
 #include "core/io/npy.h"
 #include "core/util/error.h"
 #include "tests/support/compare.h"
+#include "tests/support/run_listed_inputs.h"
 
 namespace nnd {
 namespace {
@@ -108,16 +109,8 @@ TEST(KerasArchive, EdgeCasesReproduceTheirFixture) {
     if (spec.at("outputs").is_array()) {
       EXPECT_EQ(g.output_names, spec.at("outputs").get<std::vector<std::string>>());
     }
-    std::map<std::string, std::string> files;
-    for (const auto& in : c->at("inputs")) {
-      files[in.at("name").get<std::string>()] = (kData / "fixtures" / in.at("file").get<std::string>()).string();
-    }
-    ModelInputs inputs = prepare_inputs(g, files, 0);
-    ModelOutputs outputs = allocate_outputs(g, inputs.batch);
-    auto engine = make_engine(g, EngineOptions{});
-    const auto views = inputs.views();
-    const auto ptrs = outputs.pointers();
-    engine->run(inputs.batch, views, ptrs);
+    const test::ListedRun listed = test::run_listed_inputs(g, c->at("inputs"), kData / "fixtures");
+    const ModelOutputs& outputs = listed.outputs;
     ASSERT_EQ(g.outputs.size(), c->at("outputs").size());
     for (size_t i = 0; i < g.outputs.size(); ++i) {
       const NpyArray expected =

@@ -47,24 +47,34 @@ ModelOutputs run(Engine& e, const Loaded& l) {
   return out;
 }
 
-// Runs a loaded fixture in the JIT on every ISA of this CPU and compares each output with the
-// file's expected values (`oracle` names them in messages) and with the reference engine, within
-// `tol` of max(1, |expected|). Returns false (after a failure) when the JIT does not compile it.
-bool check_jit_on_every_isa(const std::string& name, const Loaded& l, const fs::path& dir,
-                            const nlohmann::json& outputs, const std::string& oracle, double tol) {
+// The JIT's outputs for `l` on every ISA this CPU runs, after the reference engine's `want`:
+// calls check(isa, got) per ISA. Returns false (after a failure) when the JIT cannot compile it.
+template <class Check>
+bool run_jit_on_every_isa(const std::string& name, const Loaded& l, ModelOutputs& want, Check&& check) {
   if (const auto un = jit_unsupported_layers(l.g); !un.empty()) {
     ADD_FAILURE() << name << ": " << un.front();  // an uncompiled layer is a failure, never a skip
     return false;
   }
   auto ref = make_reference_engine(l.g);
-  const ModelOutputs want = run(*ref, l);
+  want = run(*ref, l);
   for (Isa isa : all_isas()) {
     if (!host().has(isa)) continue;
     EngineOptions o;
     o.engine = EngineKind::kJit;
     o.isa = choice_of(isa);
     auto jit = make_jit_engine(l.g, o);
-    const ModelOutputs got = run(*jit, l);
+    check(isa, run(*jit, l));
+  }
+  return true;
+}
+
+// Runs a loaded fixture in the JIT on every ISA of this CPU and compares each output with the
+// file's expected values (`oracle` names them in messages) and with the reference engine, within
+// `tol` of max(1, |expected|). Returns false (after a failure) when the JIT does not compile it.
+bool check_jit_on_every_isa(const std::string& name, const Loaded& l, const fs::path& dir,
+                            const nlohmann::json& outputs, const std::string& oracle, double tol) {
+  ModelOutputs want;
+  return run_jit_on_every_isa(name, l, want, [&](Isa isa, const ModelOutputs& got) {
     for (size_t i = 0; i < got.buffers.size(); ++i) {
       const NpyArray expected = read_npy((dir / outputs[i].at("file").get<std::string>()).string());
       const nnd::test::Agreement file =
@@ -79,8 +89,7 @@ bool check_jit_on_every_isa(const std::string& name, const Loaded& l, const fs::
       EXPECT_LE(refa.max_scaled, tol) << name << " " << isa_id(isa) << " vs reference";
       EXPECT_EQ(file.nonfinite, 0) << name;
     }
-  }
-  return true;
+  });
 }
 
 TEST(JitModels, KerasFixtures) {
@@ -155,20 +164,8 @@ TEST(JitModels, RealNetworks) {
       continue;
     }
     Loaded l = load(models / model, data, c, name_key);
-    const auto unsupported = jit_unsupported_layers(l.g);
-    if (!unsupported.empty()) {
-      ADD_FAILURE() << model << ": " << unsupported.front();
-      continue;
-    }
-    auto ref = make_reference_engine(l.g);
-    const ModelOutputs want = run(*ref, l);
-    for (Isa isa : all_isas()) {
-      if (!host().has(isa)) continue;
-      EngineOptions o;
-      o.engine = EngineKind::kJit;
-      o.isa = choice_of(isa);
-      auto jit = make_jit_engine(l.g, o);
-      const ModelOutputs got = run(*jit, l);
+    ModelOutputs want;
+    run_jit_on_every_isa(model, l, want, [&](Isa isa, const ModelOutputs& got) {
       for (size_t i = 0; i < got.buffers.size(); ++i) {
         const nnd::test::Agreement a = nnd::test::compare(got.buffers[i].data(), want.buffers[i].data(),
                                                           static_cast<int64_t>(want.buffers[i].size()));
@@ -177,7 +174,7 @@ TEST(JitModels, RealNetworks) {
         EXPECT_LE(a.max_scaled, kTol) << model << " " << isa_id(isa) << " output " << i;
         EXPECT_EQ(a.nonfinite, 0);
       }
-    }
+    });
   }
 }
 

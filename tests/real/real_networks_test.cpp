@@ -13,6 +13,7 @@
 #include "core/io/model_file.h"
 #include "core/io/model_inputs.h"
 #include "tests/support/compare.h"
+#include "tests/support/run_listed_inputs.h"
 
 namespace nnd::test {
 namespace {
@@ -45,16 +46,8 @@ TEST(RealNetworks, ManifestListsFourNetworks) { EXPECT_EQ(load_cases().size(), 4
 // with ONNX Runtime's.
 void check_against_onnx_runtime(const nlohmann::json& spec, const fs::path& model, const char* name_key) {
   Graph g = load_model(model.string());
-  std::map<std::string, std::string> files;
-  for (const auto& in : spec.at("inputs")) {
-    files[in.at(name_key).get<std::string>()] = (kData / in.at("file").get<std::string>()).string();
-  }
-  ModelInputs inputs = prepare_inputs(g, files, 0);
-  ModelOutputs outputs = allocate_outputs(g, inputs.batch);
-  auto engine = make_engine(g, EngineOptions{});
-  const auto views = inputs.views();
-  const auto ptrs = outputs.pointers();
-  engine->run(inputs.batch, views, ptrs);
+  const test::ListedRun listed = test::run_listed_inputs(g, spec.at("inputs"), kData, name_key);
+  const ModelOutputs& outputs = listed.outputs;
 
   ASSERT_EQ(g.outputs.size(), spec.at("outputs").size());
   for (size_t i = 0; i < g.outputs.size(); ++i) {
