@@ -2,7 +2,6 @@
 
 #include <map>
 #include <optional>
-#include <regex>
 #include <utility>
 #include <vector>
 
@@ -31,14 +30,42 @@ constexpr const char* kWeights = "model.weights.h5";
 // letter and a capital ("Conv2D" -> "conv2d", "BatchNormalization" -> "batch_normalization",
 // "PReLU" -> "p_re_lu", "Conv2DTranspose" -> "conv2d_transpose").
 std::string snake_case(const std::string& cls) {
-  static const std::regex non_word(R"(\W+)");
-  static const std::regex word("(.)([A-Z][a-z]+)");
-  static const std::regex lower_upper("([a-z])([A-Z])");
-  std::string s = std::regex_replace(cls, non_word, "");
-  s = std::regex_replace(s, word, "$1_$2");
-  s = std::regex_replace(s, lower_upper, "$1_$2");
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+  auto upper = [](char ch) { return ch >= 'A' && ch <= 'Z'; };
+  auto lower = [](char ch) { return ch >= 'a' && ch <= 'z'; };
+  std::string s;
+  for (char ch : cls) {
+    if (upper(ch) || lower(ch) || (ch >= '0' && ch <= '9') || ch == '_') s += ch;  // drop \W
+  }
+  // re.sub("(.)([A-Z][a-z]+)", r"\1_\2"): matches scanned left to right, never overlapping.
+  std::string t;
+  for (size_t i = 0; i < s.size();) {
+    if (i + 2 < s.size() && upper(s[i + 1]) && lower(s[i + 2])) {
+      size_t j = i + 2;
+      while (j < s.size() && lower(s[j])) ++j;
+      t += s[i];
+      t += '_';
+      t.append(s, i + 1, j - i - 1);
+      i = j;
+    } else {
+      t += s[i++];
+    }
+  }
+  // re.sub("([a-z])([A-Z])", r"\1_\2"), then lower-case.
+  std::string out;
+  for (size_t i = 0; i < t.size();) {
+    if (i + 1 < t.size() && lower(t[i]) && upper(t[i + 1])) {
+      out += t[i];
+      out += '_';
+      out += t[i + 1];
+      i += 2;
+    } else {
+      out += t[i++];
+    }
+  }
+  for (char& ch : out) {
+    if (upper(ch)) ch = static_cast<char>(ch - 'A' + 'a');
+  }
+  return out;
 }
 
 std::string joined(const std::vector<std::string>& names, size_t max_names) {
