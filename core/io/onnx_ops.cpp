@@ -719,6 +719,18 @@ void check_conv_rank(Importer& im, const Symbol& x) {
   }
 }
 
+// An ONNX convolution weight (M, C/group, kh, kw) as the IR's (kh, kw, C/group, M).
+Weights filters_last(const Constant& wc, int64_t m, int64_t cin_g, int64_t kh, int64_t kw) {
+  Weights k{{kh, kw, cin_g, m}, std::vector<float>(static_cast<size_t>(kh * kw * cin_g * m))};
+  for (int64_t o = 0; o < m; ++o)
+    for (int64_t c = 0; c < cin_g; ++c)
+      for (int64_t y = 0; y < kh; ++y)
+        for (int64_t z = 0; z < kw; ++z)
+          k.data[static_cast<size_t>(((y * kw + z) * cin_g + c) * m + o)] =
+              static_cast<float>(wc.real_at(((o * cin_g + c) * kh + y) * kw + z));
+  return k;
+}
+
 void lower_conv(Importer& im, const Node_& node, Attributes& a) {
   Symbol& x = im.dynamic_input(node, 0);
   check_conv_rank(im, x);
@@ -751,14 +763,10 @@ void lower_conv(Importer& im, const Node_& node, Attributes& a) {
     p.rank = rank;
     p.depth_multiplier = dm;
     p.window = win;
+    // Filter o = c * dm + j is output channel (c, j) in the IR's (C, dm) order too: the grouped
+    // relayout with one input channel per group is already (kh, kw, C, dm) in memory.
+    p.kernel = filters_last(wc, m, 1, kh, kw);
     p.kernel.shape = {kh, kw, cin, dm};
-    p.kernel.data.resize(static_cast<size_t>(kh * kw * cin * dm));
-    for (int64_t c = 0; c < cin; ++c)
-      for (int64_t j = 0; j < dm; ++j)
-        for (int64_t y = 0; y < kh; ++y)
-          for (int64_t z = 0; z < kw; ++z)
-            p.kernel.data[static_cast<size_t>(((y * kw + z) * cin + c) * dm + j)] =
-                static_cast<float>(wc.real_at(((c * dm + j) * kh + y) * kw + z));
     p.bias = bias;
     im.emit(node, 0, p, {in}, perm);
     return;
@@ -768,14 +776,7 @@ void lower_conv(Importer& im, const Node_& node, Attributes& a) {
   p.filters = m;
   p.groups = group;
   p.window = win;
-  p.kernel.shape = {kh, kw, cin_g, m};
-  p.kernel.data.resize(static_cast<size_t>(kh * kw * cin_g * m));
-  for (int64_t o = 0; o < m; ++o)
-    for (int64_t c = 0; c < cin_g; ++c)
-      for (int64_t y = 0; y < kh; ++y)
-        for (int64_t z = 0; z < kw; ++z)
-          p.kernel.data[static_cast<size_t>(((y * kw + z) * cin_g + c) * m + o)] =
-              static_cast<float>(wc.real_at(((o * cin_g + c) * kh + y) * kw + z));
+  p.kernel = filters_last(wc, m, cin_g, kh, kw);
   p.bias = bias;
   im.emit(node, 0, p, {in}, perm);
 }
