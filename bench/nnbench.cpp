@@ -6,8 +6,8 @@
 // reference engine beside it, and ONNX Runtime (onnxruntime-node, one thread, one sample per call)
 // on the ONNX twins when tools/onnx_reference/node_modules exists.
 //
-//   nnbench [MODEL.h5...] [--isa all|sse4.1|avx2|avx512[,...]] [--repeat N]
-//   nnbench [MODEL.h5...] --load-time [--runs N]    load + compile only, cold and warm (load_time.h)
+//   nnbench [MODEL...] [--isa all|sse4.1|avx2|avx512[,...]] [--repeat N]
+//   nnbench [MODEL...] --load-time [--runs N]    load + compile only, cold and warm (load_time.h)
 // Without models: the four real networks in ../shared/models (skipped with a message if absent).
 #include <asmjit/x86.h>
 
@@ -186,8 +186,8 @@ int main(int argc, char** argv) {
       std::printf("%s\n", NND_VERSION_TEXT("nnbench"));
       return 0;
     } else if (a == "-h" || a == "--help") {
-      std::printf("usage: nnbench [MODEL.h5...] [--isa all|sse4.1|avx2|avx512[,...]] [--repeat N]\n"
-                  "       nnbench [MODEL.h5...] --load-time [--runs N]   (load + compile only, cold and warm)\n"
+      std::printf("usage: nnbench [MODEL...] [--isa all|sse4.1|avx2|avx512[,...]] [--repeat N]\n"
+                  "       nnbench [MODEL...] --load-time [--runs N]   (load + compile only, cold and warm)\n"
                   "       nnbench --version\n");
       return 0;
     } else if (!a.empty() && a[0] == '-') {

@@ -535,7 +535,7 @@ class Parser {
       ok = false;
     }
     if (!has_path && !suggested_.count(where + ".path")) {
-      issue(m, where + ".path", "missing (every model needs the path of its model file, .h5 or .onnx)");
+      issue(m, where + ".path", "missing (every model needs the path of its model file: .h5, .keras or .onnx)");
       ok = false;
     }
     if (ok) {

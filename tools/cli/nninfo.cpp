@@ -1,4 +1,4 @@
-// nninfo: print a model's layers (Keras .h5 or ONNX) as nnd understands them: kind, output shape,
+// nninfo: print a model's layers (Keras .h5/.keras or ONNX) as nnd understands them: kind, output shape,
 // parameters and FLOPs per sample, whether the JIT compiles it, with totals.
 #include <CLI/CLI.hpp>
 
@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
       "layer or ONNX node it came from) with output shapes, parameter counts and FLOPs per sample\n"
       "(a multiply-add counts 2). Exits 1 with a message if nnd cannot load it."};
   std::string model_path;
-  app.add_option("model", model_path, "model file: Keras HDF5 (.h5) or ONNX (.onnx), recognised by content")->required();
+  app.add_option("model", model_path, "model file: Keras HDF5 (.h5), Keras 3 archive (.keras) or ONNX (.onnx), recognised by content")->required();
   app.set_version_flag("--version", NND_VERSION_TEXT("nninfo"));
   CLI11_PARSE(app, argc, argv);
 

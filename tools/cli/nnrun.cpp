@@ -1,4 +1,4 @@
-// nnrun: load a Keras .h5 model, run it on .npy inputs (or a deterministic pattern) with one of
+// nnrun: load a model (Keras .h5/.keras or ONNX), run it on .npy inputs (or a deterministic pattern) with one of
 // nnd's engines, print what it did and write the outputs as .npy files.
 //
 // Exit codes: 0 success, 1 model/input error (message on stderr), 2 usage error.
@@ -47,7 +47,7 @@ void print_output_summary(const nnd::Graph& g, const nnd::ModelOutputs& out, siz
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "nnrun: run a model (Keras .h5 or ONNX) with one of nnd's engines.\n\n"
+      "nnrun: run a model (Keras .h5/.keras or ONNX) with one of nnd's engines.\n\n"
       "The default engine is the JIT (what nnd serves with); it refuses a model with a layer it\n"
       "does not compile, naming each one, rather than fall back silently: --engine reference\n"
       "runs any model on the exact float64 reference engine (slow; for comparison).\n\n"
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   std::string output_dir;
   int64_t batch = 0;
   int repeat = 1;
-  app.add_option("model", model_path, "model file: Keras HDF5 (.h5) or ONNX (.onnx), recognised by content")->required();
+  app.add_option("model", model_path, "model file: Keras HDF5 (.h5), Keras 3 archive (.keras) or ONNX (.onnx), recognised by content")->required();
   // jit by default: the reference engine is some 50x slower on a real network and is what
   // nobody deploys; timings and outputs should be the daemon's unless asked otherwise.
   app.add_option("--engine", engine_name,
