@@ -75,6 +75,13 @@ int64_t parameter_count(const Node& n) {
           return wsize(p.gamma) + wsize(p.beta);
         } else if constexpr (std::is_same_v<T, PReluParams>) {
           return wsize(p.alpha);
+        } else if constexpr (std::is_same_v<T, RecurrentParams>) {
+          int64_t total = 0;
+          for (const RecurrentWeights& w : p.directions) {
+            total = sat_add(total, wsize(w.kernel) + wsize(w.recurrent_kernel) + wsize(w.bias) +
+                                       wsize(w.recurrent_bias) + wsize(w.initial_h) + wsize(w.initial_c));
+          }
+          return total;
         } else {
           return 0;
         }
@@ -140,6 +147,15 @@ int64_t flops_per_sample(const Graph& g, const Node& n) {
           return f;
         } else if constexpr (std::is_same_v<T, UpSamplingParams>) {
           return p.interpolation == Interpolation::kBilinear ? sat_mul(7, out) : 0;
+        } else if constexpr (std::is_same_v<T, RecurrentParams>) {
+          // Per step and direction: the input and recurrent products of every gate, plus a few
+          // element-wise operations per unit (activations counted as one each).
+          const Dims& x = in_shape(0);
+          if (x.size() != 2) return 0;
+          const int64_t cols = sat_mul(p.units, p.gates());
+          const int64_t products = sat_mul(sat_mul(2, sat_add(x[1], p.units)), cols);
+          const int64_t per_step = sat_add(products, sat_mul(p.cell == RecurrentCell::kSimple ? 2 : 10, p.units));
+          return sat_mul(sat_mul(per_step, x[0]), p.direction_count());
         } else {
           return 0;
         }

@@ -69,6 +69,16 @@ std::string describe_params(const LayerParams& params) {
           o << " " << ops[static_cast<int>(p.op)];
         } else if constexpr (std::is_same_v<T, ConcatParams> || std::is_same_v<T, SoftmaxParams>) {
           o << " axis " << p.axis;
+        } else if constexpr (std::is_same_v<T, RecurrentParams>) {
+          static const char* cells[] = {"simple", "lstm", "gru"};
+          static const char* dirs[] = {"forward", "reverse", "bidirectional"};
+          static const char* outs[] = {"sequence", "last-h", "last-c"};
+          static const char* inits[] = {"", " h0-const", " h0-input"};
+          o << " " << cells[static_cast<int>(p.cell)] << " units " << p.units << " "
+            << dirs[static_cast<int>(p.direction)] << " " << outs[static_cast<int>(p.output)]
+            << inits[static_cast<int>(p.initial_state)];
+          if (p.cell == RecurrentCell::kGru && !p.reset_after) o << " reset-before";
+          if (p.cell != RecurrentCell::kSimple) o << " gates " << activation_name(p.recurrent_activation);
         }
         if constexpr (requires { p.activation; }) act(o, p.activation);
         if constexpr (requires { p.residual; }) {

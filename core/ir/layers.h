@@ -242,13 +242,75 @@ struct ConcatParams {
   int axis = -1;  // resolved
 };
 
+enum class RecurrentCell : uint8_t {
+  kSimple,  // h = act(x W + h R + b)                                    (Keras SimpleRNN, ONNX RNN)
+  kLstm,    // gates i, f, c, o (Keras order)                            (Keras LSTM, ONNX LSTM)
+  kGru,     // gates z, r, h                                             (Keras GRU, ONNX GRU)
+};
+
+enum class RecurrentDirection : uint8_t { kForward, kReverse, kBidirectional };
+
+// What the node outputs (one node has one output; a file that uses several becomes several nodes).
+enum class RecurrentOutput : uint8_t {
+  kSequence,    // every step's hidden state: {steps, D * units}, direction d in columns d*units..
+  kLastHidden,  // the hidden state after the last step of each direction: {D * units}
+  kLastCell,    // LSTM only: the cell state after the last step of each direction: {D * units}
+};
+
+// Where the initial state comes from.
+enum class RecurrentInitialState : uint8_t {
+  kZero,      // zeros (Keras, and ONNX without initial_h / initial_c)
+  kConstant,  // RecurrentWeights::initial_h / initial_c
+  kInputs,    // node inputs 1 (h, {D * units}) and, for LSTM, 2 (c, {D * units}), per sample
+};
+
+// One direction's weights. Gate blocks of `units` columns in Keras order (LSTM i, f, c, o; GRU
+// z, r, h); loaders from other orders (ONNX: i, o, f, c) reorder.
+struct RecurrentWeights {
+  Weights kernel;            // (features, G * units)
+  Weights recurrent_kernel;  // (units, G * units)
+  Weights bias;              // (G * units), added to x W; empty = none
+  Weights recurrent_bias;    // (G * units), added to h R; empty = none. For GRU with reset_after
+                             // its h block sits inside the reset product (see RecurrentParams).
+  Weights initial_h, initial_c;  // (units) each, RecurrentInitialState::kConstant only
+};
+
+// SimpleRNN / LSTM / GRU over the steps axis: input {steps, features}, one direction or both
+// (direction 0 runs forward, direction 1 backward; a kReverse layer has one direction that runs
+// backward). Per step t of direction d, with a = activation, s = recurrent_activation:
+//   SimpleRNN  h = a(x W + b + h R + rb)
+//   LSTM       i, f, o = s(x W. + b. + h R. + rb.), g = a(x Wc + bc + h Rc + rbc)
+//              c = f * c + i * g,  h = o * a(c)
+//   GRU        z, r = s(x W. + b. + h R. + rb.)
+//              reset_after:   n = a(x Wh + bh + r * (h Rh + rbh))     (ONNX linear_before_reset=1,
+//              !reset_after:  n = a(x Wh + bh + (r * h) Rh + rbh)      Keras reset_after=True)
+//              h = (1 - z) * n + z * h
+// A backward direction reads steps T-1..0 and writes step t's state at row t (Keras Bidirectional
+// and ONNX both align it in time).
+struct RecurrentParams {
+  RecurrentCell cell = RecurrentCell::kLstm;
+  int64_t units = 0;
+  RecurrentDirection direction = RecurrentDirection::kForward;
+  RecurrentOutput output = RecurrentOutput::kSequence;
+  RecurrentInitialState initial_state = RecurrentInitialState::kZero;
+  ActivationKind activation = ActivationKind::kTanh;               // a
+  ActivationKind recurrent_activation = ActivationKind::kSigmoid;  // s (LSTM, GRU gates)
+  bool reset_after = true;                                         // GRU only
+  std::vector<RecurrentWeights> directions;  // 1, or 2 for kBidirectional (forward, backward)
+
+  int gates() const { return cell == RecurrentCell::kLstm ? 4 : cell == RecurrentCell::kGru ? 3 : 1; }
+  int direction_count() const { return direction == RecurrentDirection::kBidirectional ? 2 : 1; }
+  // Does direction d read the steps backward?
+  bool backward(int d) const { return d == 1 || direction == RecurrentDirection::kReverse; }
+};
+
 using LayerParams =
     std::variant<DenseParams, ConvParams, DepthwiseConvParams, SeparableConvParams,
                  ConvTransposeParams, BatchNormParams, LayerNormParams, ActivationParams,
                  ReluParams, EluParams, ThresholdedReluParams, PReluParams, SoftmaxParams,
                  PoolParams, GlobalPoolParams, FlattenParams, ReshapeParams, PermuteParams,
                  RepeatVectorParams, IdentityParams, ZeroPaddingParams, CroppingParams,
-                 UpSamplingParams, MergeParams, ConcatParams>;
+                 UpSamplingParams, MergeParams, ConcatParams, RecurrentParams>;
 
 // Short name of the IR kind held by `p` ("Dense", "Conv", "Pool", ...), for logs and dumps.
 const char* layer_kind_name(const LayerParams& p);

@@ -538,6 +538,56 @@ class NodeInference {
     return out;
   }
 
+  Dims infer(RecurrentParams& p) {
+    check_positive("units", p.units);
+    const int dirs = p.direction_count();
+    const bool lstm = p.cell == RecurrentCell::kLstm;
+    if (p.initial_state == RecurrentInitialState::kInputs) {
+      expect_inputs(lstm ? 3 : 2);
+    } else {
+      expect_inputs(1);
+    }
+    const Dims& s = in_[0];
+    if (s.size() != 2) {
+      fail("input shape", "a recurrent layer needs {steps, features} per sample (batch excluded), got " +
+                              dims_to_string(s));
+    }
+    const int64_t units = p.units, width = checked_mul(units, dirs, what("units"));
+    for (size_t k = 1; k < in_.size(); ++k) {
+      if (in_[k] != Dims{width}) {
+        fail("initial state", "input " + std::to_string(k) + " has shape " + dims_to_string(in_[k]) +
+                                  ", expected " + dims_to_string({width}));
+      }
+    }
+    if (static_cast<int>(p.directions.size()) != dirs) {
+      fail("directions", "holds weights for " + std::to_string(p.directions.size()) + " direction(s), expected " +
+                             std::to_string(dirs));
+    }
+    if (p.cell == RecurrentCell::kSimple && p.output == RecurrentOutput::kLastCell) {
+      fail("output", "only an LSTM has a cell state");
+    }
+    if (p.cell == RecurrentCell::kGru && p.output == RecurrentOutput::kLastCell) {
+      fail("output", "only an LSTM has a cell state");
+    }
+    const int64_t cols = checked_mul(units, p.gates(), what("units"));
+    for (int d = 0; d < dirs; ++d) {
+      const RecurrentWeights& w = p.directions[static_cast<size_t>(d)];
+      const std::string tag = dirs == 2 ? (d == 0 ? " (forward)" : " (backward)") : "";
+      check_weights("kernel" + tag, w.kernel, {s[1], cols});
+      check_weights("recurrent_kernel" + tag, w.recurrent_kernel, {units, cols});
+      check_optional_bias("bias" + tag, w.bias, cols);
+      check_optional_bias("recurrent_bias" + tag, w.recurrent_bias, cols);
+      if (p.initial_state == RecurrentInitialState::kConstant) {
+        check_weights("initial_h" + tag, w.initial_h, {units});
+        if (lstm) check_weights("initial_c" + tag, w.initial_c, {units});
+      } else if (!w.initial_h.empty() || !w.initial_c.empty()) {
+        fail("initial_h" + tag, "constant initial states are set but initial_state is not kConstant");
+      }
+    }
+    if (p.output == RecurrentOutput::kSequence) return {s[0], width};
+    return {width};
+  }
+
   Graph& g_;
   Node& n_;
   std::string ctx_;

@@ -61,6 +61,8 @@ std::optional<std::string> unsupported_reason(const Graph& g, const Node& n) {
                              std::is_same_v<T, IdentityParams> || std::is_same_v<T, ConcatParams> ||
                              std::is_same_v<T, ZeroPaddingParams>) {
           return std::nullopt;
+        } else if constexpr (std::is_same_v<T, RecurrentParams>) {
+          return std::nullopt;  // rewritten into Dense / Merge nodes by passes::ExpandRecurrent
         } else {
           return std::string("kind ") + layer_kind_name(n.params);
         }
@@ -110,11 +112,14 @@ class JitEngineImpl final : public JitEngine {
         module_(isa_, config.keep_listing, dump_dir_) {
     verify_structure(g_);
     infer_shapes(g_);
-    // Graph passes (core/passes): identity removal, BatchNorm folding, add/activation fusion.
-    // NND_JIT_PASSES=0 turns them off (for measuring their effect).
+    // Graph passes (core/passes): recurrent expansion, identity removal, BatchNorm folding,
+    // add/activation fusion. NND_JIT_PASSES=0 turns off all but the expansion (for measuring
+    // their effect): recurrent layers have no kernel of their own.
     const char* passes_env = std::getenv("NND_JIT_PASSES");
     if (config.run_passes && !(passes_env && std::string(passes_env) == "0")) {
       passes::make_default_pipeline(dump_dir_).run(g_);
+    } else {
+      passes::make_required_pipeline(dump_dir_).run(g_);
     }
     for (const Node& n : g_.nodes) {
       if (auto why = unsupported_reason(g_, n)) {

@@ -8,6 +8,7 @@
 #include "core/ir/dump.h"
 #include "core/ir/shape_inference.h"
 #include "core/passes/drop_identity.h"
+#include "core/passes/expand_recurrent.h"
 #include "core/passes/fold_batchnorm.h"
 #include "core/passes/fuse_activation.h"
 #include "core/passes/fuse_add.h"
@@ -63,10 +64,17 @@ PassPipeline make_default_pipeline() { return make_default_pipeline(env_dump_dir
 
 PassPipeline make_default_pipeline(std::string dump_dir) {
   PassPipeline p(std::move(dump_dir));
-  p.add(std::make_unique<DropIdentity>())
+  p.add(std::make_unique<ExpandRecurrent>())
+      .add(std::make_unique<DropIdentity>())
       .add(std::make_unique<FoldBatchNorm>())
       .add(std::make_unique<FuseAdd>())
       .add(std::make_unique<FuseActivation>());
+  return p;
+}
+
+PassPipeline make_required_pipeline(std::string dump_dir) {
+  PassPipeline p(std::move(dump_dir));
+  p.add(std::make_unique<ExpandRecurrent>());
   return p;
 }
 

@@ -41,9 +41,13 @@ class PassPipeline {
   std::vector<std::unique_ptr<Pass>> passes_;
 };
 
-// The passes the JIT runs before code generation, in order: drop_identity, fold_batchnorm,
-// fuse_add, fuse_activation.
+// The passes the JIT runs before code generation, in order: expand_recurrent, drop_identity,
+// fold_batchnorm, fuse_add, fuse_activation.
 PassPipeline make_default_pipeline();
 PassPipeline make_default_pipeline(std::string dump_dir);
+
+// Only the rewrites without which the JIT cannot compile a graph (expand_recurrent), for when the
+// optimising passes are turned off.
+PassPipeline make_required_pipeline(std::string dump_dir);
 
 }  // namespace nnd::passes

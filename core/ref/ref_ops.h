@@ -57,6 +57,9 @@ Tensor zero_padding(const ZeroPaddingParams& p, const Tensor& x, const Dims& out
 Tensor cropping(const CroppingParams& p, const Tensor& x, const Dims& out_shape);
 Tensor concat(const ConcatParams& p, const std::vector<const Tensor*>& xs, const Dims& out_shape);
 
+// recurrent.cpp: SimpleRNN / LSTM / GRU; inputs {x} or {x, h0[, c0]} (RecurrentInitialState).
+Tensor recurrent(const RecurrentParams& p, const std::vector<const Tensor*>& in, const Dims& out_shape);
+
 // Helpers shared by the files above.
 // Views a {W, C} (rank 1) or {H, W, C} (rank 2) sample shape as H, W, C.
 struct Hwc {

@@ -46,6 +46,7 @@ Tensor run_node_unfused(const Node& node, const std::vector<const Tensor*>& in, 
         else if constexpr (std::is_same_v<T, UpSamplingParams>) return ref::upsampling(p, x, out_shape);
         else if constexpr (std::is_same_v<T, MergeParams>) return ref::merge(p, in, out_shape);
         else if constexpr (std::is_same_v<T, ConcatParams>) return ref::concat(p, in, out_shape);
+        else if constexpr (std::is_same_v<T, RecurrentParams>) return ref::recurrent(p, in, out_shape);
         else static_assert(!sizeof(T), "layer kind not handled by the reference engine");
       },
       node.params);

@@ -116,11 +116,11 @@ TEST(PipelineModels, DumpWritesTheIrAfterEachPass) {
   const fs::path dir = fs::temp_directory_path() / ("nnd-passes-dump-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   make_default_pipeline(dir.string()).run(g);
-  for (const char* f : {"ir-00-input.txt", "ir-01-drop_identity.txt", "ir-02-fold_batchnorm.txt",
-                        "ir-03-fuse_add.txt", "ir-04-fuse_activation.txt"}) {
+  for (const char* f : {"ir-00-input.txt", "ir-01-expand_recurrent.txt", "ir-02-drop_identity.txt",
+                        "ir-03-fold_batchnorm.txt", "ir-04-fuse_add.txt", "ir-05-fuse_activation.txt"}) {
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   }
-  std::ifstream last(dir / "ir-04-fuse_activation.txt");
+  std::ifstream last(dir / "ir-05-fuse_activation.txt");
   const std::string text((std::istreambuf_iterator<char>(last)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("Conv(%0)"), std::string::npos) << text;
   EXPECT_NE(text.find(" relu"), std::string::npos) << text;

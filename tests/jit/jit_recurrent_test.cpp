@@ -1,0 +1,110 @@
+// Recurrent layers in the JIT (expanded into Dense / Merge / Cropping nodes by
+// passes::ExpandRecurrent) against the reference engine's step-by-step float64 recurrence, within
+// 1e-5 * max(1, |ref|): every cell, direction, output and initial-state kind, GRU's two reset
+// placements, gate activations, one step and many, odd feature and unit counts (vector tails),
+// batch 1..6, on every ISA this CPU has.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/passes/expand_recurrent.h"
+#include "tests/jit/jit_test_util.h"
+
+namespace nnd::jit::test {
+namespace {
+
+class JitRecurrent : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override { NND_SKIP_WITHOUT(GetParam()); }
+};
+
+RecurrentParams random_layer(Rng& r, RecurrentCell cell, int64_t features, int64_t units) {
+  RecurrentParams p;
+  p.cell = cell;
+  p.units = units;
+  p.direction = static_cast<RecurrentDirection>(r.range(0, 2));
+  p.output = static_cast<RecurrentOutput>(r.range(0, cell == RecurrentCell::kLstm ? 2 : 1));
+  p.initial_state = static_cast<RecurrentInitialState>(r.range(0, 2));
+  p.reset_after = r.coin();
+  if (cell == RecurrentCell::kSimple) {
+    p.activation = r.coin() ? ActivationKind::kTanh : ActivationKind::kRelu;
+  } else if (r.range(0, 3) == 0) {
+    p.recurrent_activation = r.coin() ? ActivationKind::kHardSigmoidK2 : ActivationKind::kHardSigmoidK3;
+  }
+  const int64_t cols = units * p.gates();
+  for (int d = 0; d < p.direction_count(); ++d) {
+    RecurrentWeights w;
+    w.kernel = r.weights({features, cols}, 0.4f);
+    w.recurrent_kernel = r.weights({units, cols}, 0.4f);
+    if (r.range(0, 3) > 0) w.bias = r.weights({cols});
+    if (r.coin()) w.recurrent_bias = r.weights({cols});
+    if (p.initial_state == RecurrentInitialState::kConstant) {
+      w.initial_h = r.weights({units});
+      if (cell == RecurrentCell::kLstm) w.initial_c = r.weights({units});
+    }
+    p.directions.push_back(std::move(w));
+  }
+  return p;
+}
+
+std::string describe(const RecurrentParams& p, int64_t steps, int64_t features) {
+  static const char* cells[] = {"simple", "lstm", "gru"};
+  return std::string(cells[static_cast<int>(p.cell)]) + " steps " + std::to_string(steps) + " features " +
+         std::to_string(features) + " units " + std::to_string(p.units) + " direction " +
+         std::to_string(static_cast<int>(p.direction)) + " output " + std::to_string(static_cast<int>(p.output)) +
+         " initial " + std::to_string(static_cast<int>(p.initial_state)) + (p.reset_after ? "" : " reset-before");
+}
+
+TEST_P(JitRecurrent, MatchesTheReferenceRecurrence) {
+  Rng r(2024);
+  for (int i = 0; i < 36; ++i) {
+    const auto cell = static_cast<RecurrentCell>(i % 3);
+    const int64_t steps = i % 6 == 0 ? 1 : r.range(2, 9);
+    const int64_t features = r.range(1, i % 4 == 0 ? 37 : 9);
+    const int64_t units = r.range(1, i % 5 == 0 ? 33 : 12);
+    const RecurrentParams p = random_layer(r, cell, features, units);
+    std::vector<Dims> shapes{{steps, features}};
+    if (p.initial_state == RecurrentInitialState::kInputs) {
+      const int64_t width = units * p.direction_count();
+      shapes.push_back({width});
+      if (cell == RecurrentCell::kLstm) shapes.push_back({width});
+    }
+    const Graph g = one_node(p, shapes, DType::kFloat32, "LSTM");
+    const int64_t batch = r.range(1, 6);
+    std::string where;
+    const double err = jit_vs_reference(g, GetParam(), batch, static_cast<uint32_t>(100 + i), false, &where);
+    EXPECT_LE(err, kTol) << describe(p, steps, features) << " batch " << batch << " (" << isa_id(GetParam())
+                         << "): " << where;
+  }
+}
+
+// The expansion keeps the node's output value and name (graph outputs and consumers untouched) and
+// leaves no Recurrent node behind.
+TEST(ExpandRecurrent, ReplacesTheNodeAndKeepsItsOutput) {
+  Rng r(7);
+  RecurrentParams p = random_layer(r, RecurrentCell::kLstm, 3, 4);
+  p.direction = RecurrentDirection::kBidirectional;
+  p.initial_state = RecurrentInitialState::kZero;
+  p.directions.resize(1);
+  p.directions.push_back(p.directions[0]);
+  for (auto& w : p.directions) w.initial_h = w.initial_c = Weights{};
+  Graph g = one_node(p, {{5, 3}}, DType::kFloat32, "LSTM");
+  const ValueId out = g.outputs[0];
+  EXPECT_TRUE(passes::ExpandRecurrent().run(g));
+  verify_structure(g);
+  infer_shapes(g);
+  EXPECT_EQ(g.outputs[0], out);
+  EXPECT_EQ(g.values[static_cast<size_t>(out)].name, "layer");
+  for (const Node& n : g.nodes) EXPECT_FALSE(std::holds_alternative<RecurrentParams>(n.params)) << n.name;
+  EXPECT_FALSE(passes::ExpandRecurrent().run(g));
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, JitRecurrent, ::testing::ValuesIn(all_isas()),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           std::string s = isa_id(info.param);
+                           s.erase(std::remove(s.begin(), s.end(), '.'), s.end());
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace nnd::jit::test
