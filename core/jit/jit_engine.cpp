@@ -26,6 +26,7 @@
 #include "core/jit/x86_kernels_planar.h"
 #include "core/jit/x86_kernels_winograd.h"
 #include "core/jit/x86_math.h"
+#include "core/passes/expand_recurrent.h"
 #include "core/passes/pass.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
@@ -62,7 +63,10 @@ std::optional<std::string> unsupported_reason(const Graph& g, const Node& n) {
                              std::is_same_v<T, ZeroPaddingParams>) {
           return std::nullopt;
         } else if constexpr (std::is_same_v<T, RecurrentParams>) {
-          return std::nullopt;  // rewritten into Dense / Merge nodes by passes::ExpandRecurrent
+          // Rewritten into Dense / Merge nodes by passes::ExpandRecurrent, up to a step count.
+          const int64_t steps = g.values[static_cast<size_t>(n.inputs[0])].shape[0];
+          if (steps > passes::kMaxUnrolledSteps) return "a recurrent layer over " + std::to_string(steps) + " steps";
+          return std::nullopt;
         } else {
           return std::string("kind ") + layer_kind_name(n.params);
         }

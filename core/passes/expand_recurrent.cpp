@@ -55,6 +55,11 @@ class Expansion {
       : g_(g), n_(n), p_(std::get<RecurrentParams>(n.params)), out_(out) {
     const Dims& x = g.values[static_cast<size_t>(n.inputs[0])].shape;
     steps_ = x[0];
+    if (steps_ > kMaxUnrolledSteps) {
+      throw Error(g.node_context(n) + ": the JIT unrolls recurrent layers over at most " +
+                  std::to_string(kMaxUnrolledSteps) + " steps, this one has " + std::to_string(steps_) +
+                  " (the reference engine runs it)");
+    }
   }
 
   void run() {

@@ -20,6 +20,10 @@
 
 namespace nnd::passes {
 
+// Each step becomes about a dozen nodes; a layer over more steps than this is refused (by the pass
+// and by the JIT's support check) rather than compiled into an enormous graph.
+inline constexpr int64_t kMaxUnrolledSteps = 4096;
+
 class ExpandRecurrent final : public Pass {
  public:
   std::string name() const override { return "expand_recurrent"; }
