@@ -26,6 +26,9 @@ struct Constant {
   bool is_int = false;
   std::vector<int64_t> ints;
   std::vector<double> reals;
+  // Made by ConstantOfShape over a shape holding the batch size: that axis has length 1 here and the
+  // values repeat along it, which is exact for broadcasting readers only (Shape refuses it).
+  bool batch_broadcast = false;
 
   int64_t size() const;  // number of elements (product of dims)
   bool is_scalar_like() const { return size() == 1; }

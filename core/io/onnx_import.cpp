@@ -40,6 +40,14 @@ Perm identity_perm(size_t rank) {
   return p;
 }
 
+Perm batch_front_perm(size_t rank, int batch_axis) {
+  Perm p{batch_axis};
+  for (int k = 0; k < static_cast<int>(rank); ++k) {
+    if (k != batch_axis) p.push_back(k);
+  }
+  return p;
+}
+
 Perm channels_last_perm(size_t rank) {
   Perm p{0};
   for (size_t i = 2; i < rank; ++i) p.push_back(static_cast<int>(i));
@@ -153,7 +161,7 @@ Symbol Importer::dynamic_symbol(ValueId v, Perm perm, DType dtype) const {
   s.value = v;
   const Dims& shape = ir_shape(v);
   s.dims.assign(shape.size() + 1, 0);
-  s.dims[0] = kBatchMarker;
+  s.dims[static_cast<size_t>(perm[0])] = kBatchMarker;
   for (size_t j = 1; j < perm.size(); ++j) s.dims[static_cast<size_t>(perm[j])] = shape[j - 1];
   s.perm = std::move(perm);
   s.dtype = dtype;
@@ -190,14 +198,17 @@ void Importer::read_inputs() {
       throw Error(ctx + ": has rank " + std::to_string(dims.size()) +
                   "; nnd needs a batch axis followed by at least one more axis");
     }
-    const int64_t batch = dims[0].has_dim_value() ? dims[0].dim_value() : 0;
+    const int b = input_batch_axis(in.name(), tt.shape());
+    const int64_t batch = dims[b].has_dim_value() ? dims[b].dim_value() : 0;
     declared_batch_ = declared_batch_ < 0 || declared_batch_ == batch ? batch : 0;
     Dims sample;
-    for (int k = 1; k < dims.size(); ++k) {
+    for (int k = 0; k < dims.size(); ++k) {
+      if (k == b) continue;
       if (!dims[k].has_dim_value() || dims[k].dim_value() < 1) {
         throw Error(ctx + ": dimension " + std::to_string(k) + " is " +
                     (dims[k].has_dim_param() ? "symbolic ('" + dims[k].dim_param() + "')" : "unknown") +
-                    "; only the batch axis (0) may vary: export the model with a fixed input size");
+                    "; only the batch axis (" + std::to_string(b) +
+                    ") may vary: export the model with a fixed input size");
       }
       sample.push_back(dims[k].dim_value());
     }
@@ -209,7 +220,7 @@ void Importer::read_inputs() {
     g_.values.push_back(std::move(v));
     g_.inputs.push_back(id);
     g_.input_names.push_back(in.name());
-    symbols_[in.name()] = dynamic_symbol(id, identity_perm(sample.size() + 1), dtype);
+    symbols_[in.name()] = dynamic_symbol(id, batch_front_perm(sample.size() + 1, b), dtype);
   }
   if (g_.inputs.empty()) throw Error(source_ + ": the graph has no inputs besides its weights");
   for (const auto& node : graph.node()) {
@@ -218,6 +229,41 @@ void Importer::read_inputs() {
     }
   }
   for (const auto& out : graph.output()) ++readers_[out.name()];
+}
+
+// Operators that handle a batch axis in any position: they only relabel axes, work element by
+// element, or (the recurrent ones) expect the time-major layout.
+bool Importer::batch_anywhere_ok(const std::string& op) {
+  static const std::set<std::string> ops = {"Transpose", "Squeeze", "Reshape", "Identity", "Dropout", "Shape",
+                                            "LSTM",      "GRU",     "RNN",     "Relu",     "Sigmoid", "Tanh"};
+  return ops.count(op) > 0;
+}
+
+// The batch axis of graph input `name`: the one axis the file leaves free when there is exactly
+// one; else axis 1 when a recurrent operator reads the input time-major (its X with layout 0, or an
+// initial state [directions, N, units]); else axis 0.
+int Importer::input_batch_axis(const std::string& name, const onnx::TensorShapeProto& shape) const {
+  int free_axis = -1, free_count = 0;
+  for (int k = 0; k < shape.dim_size(); ++k) {
+    if (!shape.dim(k).has_dim_value()) {
+      free_axis = k;
+      ++free_count;
+    }
+  }
+  if (free_count == 1) return free_axis;
+  for (const auto& node : model_.graph().node()) {
+    const std::string& op = node.op_type();
+    if (op != "LSTM" && op != "GRU" && op != "RNN") continue;
+    int64_t layout = 0;
+    for (const auto& a : node.attribute()) {
+      if (a.name() == "layout") layout = a.i();
+    }
+    for (int k = 0; k < node.input_size(); ++k) {
+      if (node.input(k) != name) continue;
+      if (layout == 0 && (k == 0 || k == 5 || k == 6)) return 1;
+    }
+  }
+  return 0;
 }
 
 int Importer::readers(const std::string& name) const {
@@ -239,6 +285,11 @@ Symbol& Importer::input(const onnx::NodeProto& node, int n) {
   auto it = symbols_.find(node.input(n));
   if (it == symbols_.end()) {
     fail("input '" + node.input(n) + "' is not produced by any earlier node, initializer or graph input");
+  }
+  const Symbol& s = it->second;
+  if (!s.is_const() && s.perm[0] != 0 && !batch_anywhere_ok(current_op_)) {
+    fail("input '" + node.input(n) + "' has its batch axis at position " + std::to_string(s.perm[0]) +
+         " (a recurrent layer's time-major layout); this operator needs the batch first");
   }
   return it->second;
 }
@@ -277,6 +328,7 @@ int Importer::ir_axis(const Symbol& s, int64_t axis) const {
 ValueId Importer::in_layout(Symbol& s, const Perm& perm) {
   if (s.perm == perm) return s.value;
   if (perm.size() != s.perm.size()) fail("internal: layout of the wrong rank");
+  if (perm[0] != s.perm[0]) fail("internal: a layout change cannot move the batch axis");
   auto key = std::make_pair(s.value, perm);
   if (auto it = layouts_.find(key); it != layouts_.end()) return it->second;
   std::vector<int> pos(s.perm.size());
@@ -373,7 +425,9 @@ void Importer::set_outputs() {
     if (it == symbols_.end()) fail("is not produced by any node");
     Symbol& s = it->second;
     if (s.is_const()) fail("is a constant; nnd serves outputs computed from the inputs");
-    ValueId v = in_layout(s, identity_perm(s.rank()));
+    // An output whose batch axis is not first in the file (an RNN state [directions, N, units]) is
+    // served batch-first, the other axes in the file's order (docs/onnx.md).
+    ValueId v = in_layout(s, batch_front_perm(s.rank(), s.perm[0]));
     const bool is_input = std::find(g_.inputs.begin(), g_.inputs.end(), v) != g_.inputs.end();
     if (is_input || used.count(v)) v = emit_internal(out.name(), IdentityParams{}, {v});
     used.insert(v);

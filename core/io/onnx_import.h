@@ -10,8 +10,11 @@
 // Flatten, MatMul over the last axis) or at a graph output, which has the ONNX layout the model
 // declares. Graph inputs arrive in the declared layout too.
 //
-// Batch. ONNX axis 0 of every non-constant tensor is the batch; it must stay axis 0. A batch fixed
-// to 1 in the file is treated as free: the graph runs any batch where it is per-sample.
+// Batch. IR axis 0 is always the batch; `perm[0]` says which ONNX axis holds it. That is axis 0
+// everywhere except around recurrent operators, whose time-major tensors ([steps, N, features],
+// states [directions, N, units]) carry it at axis 1 or 2: only the operators that relabel axes or
+// read that layout accept such a tensor (Importer::batch_anywhere_ok). A batch fixed to 1 in the
+// file is treated as free: the graph runs any batch where it is per-sample.
 #pragma once
 
 #include <functional>
@@ -30,6 +33,7 @@ class ModelProto;
 class NodeProto;
 class AttributeProto;
 class TensorProto;
+class TensorShapeProto;
 }  // namespace onnx
 
 namespace nnd::onnx_import {
@@ -40,8 +44,8 @@ using Perm = std::vector<int>;
 struct Symbol {
   std::optional<Constant> constant;
   ValueId value = -1;
-  std::vector<int64_t> dims;  // ONNX dims; dims[0] is the batch (kBatchMarker)
-  Perm perm;                  // IR axis j holds ONNX axis perm[j]; perm[0] == 0
+  std::vector<int64_t> dims;  // ONNX dims; dims[perm[0]] is the batch (kBatchMarker)
+  Perm perm;                  // IR axis j holds ONNX axis perm[j]; perm[0] is the batch's axis
   DType dtype = DType::kFloat32;
   std::string origin;  // the ONNX output name under which `value` was emitted
 
@@ -78,6 +82,9 @@ using Lowering = void (*)(Importer&, const onnx::NodeProto&, Attributes&);
 // Identity permutation of `rank` axes, and channels-last (ONNX N, C, S... -> IR N, S..., C).
 Perm identity_perm(size_t rank);
 Perm channels_last_perm(size_t rank);
+// The batch (ONNX axis `batch_axis`) first, then the other ONNX axes in order: the IR layout of a
+// tensor whose batch is not ONNX axis 0 (time-major recurrent tensors), and of such graph I/O.
+Perm batch_front_perm(size_t rank, int batch_axis);
 
 class Importer {
  public:
@@ -121,6 +128,8 @@ class Importer {
 
  private:
   void read_inputs();
+  static bool batch_anywhere_ok(const std::string& op);
+  int input_batch_axis(const std::string& name, const onnx::TensorShapeProto& shape) const;
   void lower(const onnx::NodeProto& node, int index);
   void set_outputs();
   Symbol dynamic_symbol(ValueId v, Perm perm, DType dtype) const;
@@ -140,6 +149,9 @@ class Importer {
   std::unordered_map<std::string, int> readers_;
   std::set<std::string> value_names_, node_names_;
 };
+
+// RNN, LSTM and GRU (onnx_recurrent.cpp).
+Lowering recurrent_lowering();
 
 // The lowering for `op_type` in the default domain, or nullptr for an unknown operator.
 Lowering find_lowering(const std::string& op_type);

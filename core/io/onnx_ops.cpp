@@ -205,7 +205,14 @@ void lower_constant_of_shape(Importer& im, const Node_& node, Attributes& a) {
   c.is_int = fill.is_int;
   int64_t n = 1;
   for (int64_t d : dims) {
-    if (d < 0 || d == kBatchMarker) im.fail("the shape depends on the batch size or is negative");
+    if (d == kBatchMarker) {
+      // Zeros of shape [.., N, ..] (PyTorch's initial RNN state): the values repeat over the
+      // batch, so length 1 there is exact for every reader that broadcasts.
+      c.batch_broadcast = true;
+      c.dims.push_back(1);
+      continue;
+    }
+    if (d < 0) im.fail("the shape is negative");
     if (d > (int64_t{1} << 26)) im.fail("the constant is too large to fold");
     c.dims.push_back(d);
     n *= d;
@@ -218,6 +225,7 @@ void lower_constant_of_shape(Importer& im, const Node_& node, Attributes& a) {
 
 void lower_shape(Importer& im, const Node_& node, Attributes& a) {
   const Symbol& s = im.input(node, 0);
+  if (s.is_const() && s.constant->batch_broadcast) im.fail("the shape of a constant filled over the batch size is not known at load time");
   Constant c;
   c.is_int = true;
   c.ints = s.is_const() ? s.constant->dims : s.dims;
@@ -232,11 +240,53 @@ void lower_shape(Importer& im, const Node_& node, Attributes& a) {
   im.set_constant(node, 0, std::move(c));
 }
 
+// One index along a non-batch axis of a computed tensor (PyTorch's `out[:, -1, :]`, the last step
+// of a recurrent layer): the tensor viewed as {outer, len, inner} in its IR layout, the row cropped,
+// the axis dropped (scalar index) or kept with length 1 (one-element index list).
+void gather_one(Importer& im, const Node_& node, Symbol& x, const Constant& idx, int64_t axis) {
+  if (idx.size() != 1 || idx.dims.size() > 1) {
+    im.fail("indices " + list_text(idx.dims) + ": gathering from a computed tensor takes one index");
+  }
+  const int64_t a = im.onnx_axis(x, axis);
+  if (a == x.perm[0]) im.fail("gathering along the batch axis is not supported");
+  const int j = im.ir_axis(x, a);  // IR axis, 0 = batch
+  const Dims& shape = im.ir_shape(x.value);
+  int64_t outer = 1, inner = 1;
+  for (int k = 1; k < j; ++k) outer *= shape[static_cast<size_t>(k - 1)];
+  for (size_t k = static_cast<size_t>(j); k < shape.size(); ++k) inner *= shape[k];
+  const int64_t len = shape[static_cast<size_t>(j - 1)];
+  int64_t i = static_cast<int64_t>(idx.real_at(0));
+  if (i < 0) i += len;
+  if (i < 0 || i >= len) im.fail("index " + std::to_string(static_cast<int64_t>(idx.real_at(0))) + " is out of range for length " + std::to_string(len));
+  const std::string base = node.name().empty() ? node.output(0) : node.name();
+  const ValueId view = im.emit_internal(base + ":view", ReshapeParams{Dims{outer, len, inner}}, {x.value});
+  const ValueId row = im.emit_internal(base + ":row", CroppingParams{2, 0, 0, i, len - 1 - i}, {view});
+  std::vector<int64_t> dims = x.dims;
+  Perm perm = x.perm;
+  if (idx.dims.empty()) {
+    dims.erase(dims.begin() + a);
+    perm.erase(perm.begin() + j);
+    for (int& p : perm) {
+      if (p > a) --p;
+    }
+  } else {
+    dims[static_cast<size_t>(a)] = 1;
+  }
+  Dims target;
+  for (size_t k = 1; k < perm.size(); ++k) target.push_back(dims[static_cast<size_t>(perm[k])]);
+  if (target.empty()) im.fail("the result would have no axis besides the batch");
+  im.emit(node, 0, ReshapeParams{target}, {row}, perm);
+}
+
 void lower_gather(Importer& im, const Node_& node, Attributes& a) {
   const int64_t axis = a.i("axis", 0);
-  const Constant& data = im.const_input(node, 0, "data");
   const Constant& idx = im.const_input(node, 1, "indices");
-  im.set_constant(node, 0, fold_gather(data, idx, axis, im.context()));
+  Symbol& data = im.input(node, 0);
+  if (!data.is_const()) {
+    gather_one(im, node, data, idx, axis);
+    return;
+  }
+  im.set_constant(node, 0, fold_gather(*data.constant, idx, axis, im.context()));
 }
 
 bool is_integer_type(int64_t t) {
@@ -353,12 +403,15 @@ void lower_squeeze(Importer& im, const Node_& node, Attributes& a) {
     for (int64_t ax : *axes) {
       const int64_t k = ax < 0 ? ax + r : ax;
       if (k < 0 || k >= r) im.fail("axis " + std::to_string(ax) + " is out of range");
-      if (k == 0 && !x.is_const()) im.fail("squeezing the batch axis is not supported");
+      if (!x.is_const() && k == x.perm[0]) im.fail("squeezing the batch axis is not supported");
       if (old_dims[static_cast<size_t>(k)] != 1) im.fail("axis " + std::to_string(ax) + " does not have length 1");
       drop[static_cast<size_t>(k)] = true;
     }
   } else {
-    for (int64_t k = x.is_const() ? 0 : 1; k < r; ++k) drop[static_cast<size_t>(k)] = old_dims[static_cast<size_t>(k)] == 1;
+    for (int64_t k = 0; k < r; ++k) {
+      const bool batch = !x.is_const() && k == x.perm[0];
+      drop[static_cast<size_t>(k)] = !batch && old_dims[static_cast<size_t>(k)] == 1;
+    }
   }
   std::vector<int64_t> dims;
   std::vector<int> old_to_new(static_cast<size_t>(r), -1);
@@ -400,10 +453,62 @@ void lower_transpose(Importer& im, const Node_& node, Attributes& a) {
     }
     inverse[static_cast<size_t>(p[i])] = static_cast<int>(i);
   }
-  if (p[0] != 0) im.fail("perm " + list_text(p) + " moves the batch axis, which must stay first");
+  // The batch may move (a recurrent operator's time-major layout): IR axis 0 stays the batch, and
+  // the importer refuses the tensor for operators that need the batch first (Importer::input).
   Perm perm;
   for (int old : x.perm) perm.push_back(inverse[static_cast<size_t>(old)]);
   im.alias(node, 0, x, perm);  // no data moves: only the layout's meaning changes
+}
+
+// Reshape of a tensor whose batch is ONNX axis b > 0 (time-major, around recurrent operators):
+// the axes before the batch and the batch itself must be kept (0 or their own length), the axes
+// after it may be regrouped. In the layout with the batch pulled to the front that is a Reshape of
+// the per-sample elements, which keep their order.
+void reshape_behind_batch(Importer& im, const Node_& node, Symbol& x, const std::vector<int64_t>& t) {
+  const auto b = static_cast<size_t>(x.perm[0]);
+  if (t.size() <= b) im.fail("the target shape " + list_text(t) + " drops the batch axis (axis " + std::to_string(b) + ")");
+  std::vector<int64_t> dims;
+  for (size_t k = 0; k <= b; ++k) {
+    const int64_t d = t[k] == 0 ? x.dims[k] : t[k];
+    if (d != x.dims[k]) {
+      im.fail("the target shape " + list_text(t) + " changes axis " + std::to_string(k) + ", at or before the batch axis (" +
+              std::to_string(b) + ")");
+    }
+    dims.push_back(d);
+  }
+  int64_t tail = 1, known = 1;
+  for (size_t k = b + 1; k < x.rank(); ++k) tail *= x.dims[k];
+  int unknown = -1;
+  for (size_t k = b + 1; k < t.size(); ++k) {
+    int64_t d = t[k] == 0 && k < x.rank() ? x.dims[k] : t[k];
+    if (d == -1) {
+      if (unknown >= 0) im.fail("the target shape has more than one -1");
+      unknown = static_cast<int>(dims.size());
+    } else if (d < 1 || d > tail) {
+      im.fail("the target shape " + list_text(t) + " does not fit the input");
+    } else {
+      known *= d;
+    }
+    dims.push_back(d);
+  }
+  if (unknown >= 0) {
+    if (tail % known) im.fail("the target shape " + list_text(t) + " does not fit the input");
+    dims[static_cast<size_t>(unknown)] = tail / known;
+  } else if (known != tail) {
+    im.fail("the target shape " + list_text(t) + " does not fit the input");
+  }
+  const Perm perm = batch_front_perm(dims.size(), static_cast<int>(b));
+  const ValueId v = im.in_layout(x, batch_front_perm(x.rank(), static_cast<int>(b)));
+  Dims sample;
+  for (size_t j = 1; j < perm.size(); ++j) sample.push_back(dims[static_cast<size_t>(perm[j])]);
+  if (sample.empty()) im.fail("the result would have no axis besides the batch");
+  if (sample == im.ir_shape(v)) {
+    Symbol s = x;
+    s.value = v;
+    im.alias(node, 0, s, perm);
+    return;
+  }
+  im.emit(node, 0, ReshapeParams{sample}, {v}, perm);
 }
 
 void lower_reshape(Importer& im, const Node_& node, Attributes& a) {
@@ -431,6 +536,10 @@ void lower_reshape(Importer& im, const Node_& node, Attributes& a) {
   }
   if (t.empty()) im.fail("the target shape is empty");
   if (allow_zero && std::count(t.begin(), t.end(), 0)) im.fail("allowzero with a 0 in the shape");
+  if (x.perm[0] != 0) {
+    reshape_behind_batch(im, node, x, t);
+    return;
+  }
   int64_t per_sample = 1;
   for (size_t k = 1; k < x.rank(); ++k) per_sample *= x.dims[k];
   std::vector<int64_t> sample;
@@ -1388,6 +1497,7 @@ const std::map<std::string, Lowering>& lowerings() {
       {"Gather", lower_gather},
       {"Gelu", lower_gelu},
       {"Gemm", lower_gemm},
+      {"GRU", recurrent_lowering()},
       {"GlobalAveragePool", lower_global_pool},
       {"GlobalMaxPool", lower_global_pool},
       {"HardSigmoid", lower_hard_sigmoid},
@@ -1395,6 +1505,7 @@ const std::map<std::string, Lowering>& lowerings() {
       {"Identity", lower_identity},
       {"LayerNormalization", lower_layer_norm},
       {"LeakyRelu", lower_leaky_relu},
+      {"LSTM", recurrent_lowering()},
       {"LogSoftmax", lower_softmax},
       {"MatMul", lower_matmul},
       {"Max", lower_binary},
@@ -1414,6 +1525,7 @@ const std::map<std::string, Lowering>& lowerings() {
       {"Relu", lower_simple_activation},
       {"Reshape", lower_reshape},
       {"Resize", lower_resize},
+      {"RNN", recurrent_lowering()},
       {"Selu", lower_selu},
       {"Shape", lower_shape},
       {"Sigmoid", lower_simple_activation},

@@ -1,16 +1,16 @@
 // Shared test helper: runs a model with the reference engine on the .npy inputs a fixture
 // manifest lists for it ({"<name_key>": input name, "file": path below `dir`}, as in
-// tests/data/fixtures, tests/data/onnx and tests/data/real).
+// tests/data/fixtures, tests/data/onnx and tests/data/real; see listed_arrays.h).
 #pragma once
 
 #include <filesystem>
-#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "core/engine/engine_options.h"
 #include "core/io/model_inputs.h"
+#include "tests/support/listed_arrays.h"
 
 namespace nnd::test {
 
@@ -21,11 +21,7 @@ struct ListedRun {
 
 inline ListedRun run_listed_inputs(const Graph& g, const nlohmann::json& listed_inputs,
                                    const std::filesystem::path& dir, const char* name_key = "name") {
-  std::map<std::string, std::string> files;
-  for (const auto& in : listed_inputs) {
-    files[in.at(name_key).get<std::string>()] = (dir / in.at("file").get<std::string>()).string();
-  }
-  ListedRun r{prepare_inputs(g, files, 0), {}};
+  ListedRun r{prepare_listed_inputs(g, listed_inputs, dir, name_key), {}};
   r.outputs = allocate_outputs(g, r.inputs.batch);
   auto engine = make_engine(g, EngineOptions{});
   const auto views = r.inputs.views();
