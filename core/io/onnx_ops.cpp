@@ -636,6 +636,76 @@ void lower_concat(Importer& im, const Node_& node, Attributes& a) {
   im.emit(node, 0, p, ins, perm);
 }
 
+// Crops computed `x` by crop_begin[a] / crop_end[a] elements at the two ends of each ONNX axis a,
+// as output `out` of `node`, in x's own layout. An IR Cropping crops one or two axes of a tensor
+// whose last axis is kept whole, so the crop runs on a view of x's memory (free Reshapes):
+// a cropped axis absorbs the uncropped axes inside it (its crop scales by their size), uncropped
+// outer axes merge into one, and the uncropped inner axes become the kept last axis (of length
+// 1 when the innermost axis is cropped). Only the crop itself moves data, whatever the layout.
+void emit_crop(Importer& im, const Node_& node, int out, Symbol& x, const std::vector<int64_t>& crop_begin,
+               const std::vector<int64_t>& crop_end) {
+  struct Span {
+    int64_t len, begin, end;
+    bool cropped() const { return begin || end; }
+  };
+  std::vector<Span> axes;  // IR order, batch excluded
+  Dims result;
+  for (size_t j = 1; j < x.rank(); ++j) {
+    const size_t a = static_cast<size_t>(x.perm[j]);
+    axes.push_back({x.dims[a], crop_begin[a], crop_end[a]});
+    result.push_back(x.dims[a] - crop_begin[a] - crop_end[a]);
+  }
+  const auto last_cropped = std::find_if(axes.rbegin(), axes.rend(), [](const Span& s) { return s.cropped(); });
+  if (last_cropped == axes.rend()) {
+    im.alias(node, out, x, x.perm);
+    return;
+  }
+  std::vector<Span> view;
+  if ((axes.size() == 2 || axes.size() == 3) && !axes.back().cropped()) {
+    view = axes;  // already the shape of a Cropping1D/2D
+  } else {
+    const auto inner = last_cropped.base();  // the uncropped axes after the last cropped one
+    for (auto it = axes.begin(); it != inner; ++it) {
+      if (view.empty() || it->cropped()) {
+        view.push_back(*it);
+      } else {
+        view.back().len *= it->len;
+        view.back().begin *= it->len;
+        view.back().end *= it->len;
+      }
+    }
+    Span kept{1, 0, 0};
+    for (auto it = inner; it != axes.end(); ++it) kept.len *= it->len;
+    view.push_back(kept);
+  }
+  if (view.size() > 3) {
+    std::vector<int64_t> cropped;
+    for (size_t a = 1; a < x.rank(); ++a) {
+      if (crop_begin[a] || crop_end[a]) cropped.push_back(static_cast<int64_t>(a));
+    }
+    im.fail("cropping axes " + list_text(cropped) + " of a computed tensor is not supported (at most two axes, " +
+            "and no uncropped axis outside both in memory order)");
+  }
+  CroppingParams cp;
+  cp.rank = static_cast<int>(view.size()) - 1;
+  cp.left = view[view.size() - 2].begin;
+  cp.right = view[view.size() - 2].end;
+  if (cp.rank == 2) {
+    cp.top = view[0].begin;
+    cp.bottom = view[0].end;
+  }
+  Dims view_shape;
+  for (const Span& s : view) view_shape.push_back(s.len);
+  if (view_shape == im.ir_shape(x.value)) {
+    im.emit(node, out, cp, {x.value}, x.perm);
+    return;
+  }
+  const std::string& name = node.output(out);
+  const ValueId v = im.emit_internal(name + ":view", ReshapeParams{view_shape}, {x.value});
+  const ValueId c = im.emit_internal(name + ":crop", cp, {v});
+  im.emit(node, out, ReshapeParams{result}, {c}, x.perm);
+}
+
 void lower_slice(Importer& im, const Node_& node, Attributes& a) {
   std::vector<int64_t> starts, ends, axes, steps;
   if (a.has("starts")) {  // opset < 10
@@ -657,10 +727,7 @@ void lower_slice(Importer& im, const Node_& node, Attributes& a) {
     for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
   }
   if (starts.size() != ends.size() || axes.size() != starts.size()) im.fail("starts, ends and axes differ in length");
-  // Crops of up to rank - 2 axes become Cropping1D/2D over a layout whose last (channel) axis
-  // is one that is not cropped.
   const size_t r = x.rank();
-  if (r != 3 && r != 4) im.fail("slicing a computed tensor of rank " + std::to_string(r) + " is not supported");
   std::vector<int64_t> crop_begin(r, 0), crop_end(r, 0);
   for (size_t k = 0; k < axes.size(); ++k) {
     const int64_t ax = im.onnx_axis(x, axes[k]);
@@ -681,32 +748,67 @@ void lower_slice(Importer& im, const Node_& node, Attributes& a) {
     crop_begin[static_cast<size_t>(ax)] = st;
     crop_end[static_cast<size_t>(ax)] = dim - en;
   }
-  auto cropped = [&](int ax) { return crop_begin[static_cast<size_t>(ax)] || crop_end[static_cast<size_t>(ax)]; };
-  int channel = x.perm.back();
-  if (cropped(channel)) channel = 1;
-  if (cropped(channel)) {
-    im.fail("slicing every non-batch axis of a computed tensor is not supported (at most " +
-            std::to_string(r - 2) + " of them)");
+  emit_crop(im, node, 0, x, crop_begin, crop_end);
+}
+
+// The lengths Split gives its outputs along an axis of length `dim`: the `split` attribute
+// (opset < 13) or input (opset >= 13), else `num_outputs` (opset 18, the last part may be
+// smaller), else equal parts, one per output.
+std::vector<int64_t> split_lengths(Importer& im, const Node_& node, Attributes& a, int64_t dim) {
+  const int64_t n = node.output_size();
+  const int64_t num_outputs = a.i("num_outputs", 0);
+  if (num_outputs && num_outputs != n) {
+    im.fail("num_outputs " + std::to_string(num_outputs) + " does not match the " + std::to_string(n) + " outputs");
   }
-  Perm perm{0};
-  for (int ax : x.perm) {
-    if (ax != 0 && ax != channel) perm.push_back(ax);
+  std::vector<int64_t> lengths;
+  if (auto s = ints_from(im, node, a, "split", 1)) {
+    lengths = *s;
+  } else if (num_outputs) {
+    const int64_t part = (dim + n - 1) / n;
+    lengths.assign(static_cast<size_t>(n), part);
+    lengths.back() = dim - part * (n - 1);
+  } else {
+    if (dim % n) im.fail("an axis of " + std::to_string(dim) + " does not split into " + std::to_string(n) + " equal parts");
+    lengths.assign(static_cast<size_t>(n), dim / n);
   }
-  perm.push_back(channel);
-  CroppingParams cp;
-  cp.rank = static_cast<int>(r) - 2;
-  for (size_t j = 1; j + 1 < r; ++j) {
-    const size_t ax = static_cast<size_t>(perm[j]);
-    const bool first_spatial = cp.rank == 2 && j == 1;
-    (first_spatial ? cp.top : cp.left) = crop_begin[ax];
-    (first_spatial ? cp.bottom : cp.right) = crop_end[ax];
+  if (static_cast<int64_t>(lengths.size()) != n) {
+    im.fail("split " + list_text(lengths) + " does not give one length to each of the " + std::to_string(n) + " outputs");
   }
-  const ValueId in = im.in_layout(x, perm);
-  if (!cp.top && !cp.bottom && !cp.left && !cp.right) {
-    im.alias(node, 0, x, x.perm);
-    return;
+  int64_t total = 0;
+  for (int64_t len : lengths) {
+    if (len < 1) im.fail("split " + list_text(lengths) + " for an axis of " + std::to_string(dim) + " has an empty part");
+    total += len;
   }
-  im.emit(node, 0, cp, {in}, perm);
+  if (total != dim) im.fail("split " + list_text(lengths) + " does not add up to the axis length " + std::to_string(dim));
+  return lengths;
+}
+
+// Each output of Split is a crop of the input along the axis (folded on constants).
+void lower_split(Importer& im, const Node_& node, Attributes& a) {
+  Symbol& x = im.input(node, 0);
+  const std::vector<int64_t> dims = x.is_const() ? x.constant->dims : x.dims;
+  const int64_t axis_attr = a.i("axis", 0);
+  const int64_t r = static_cast<int64_t>(dims.size());
+  const int64_t axis = axis_attr < 0 ? axis_attr + r : axis_attr;
+  if (axis < 0 || axis >= r) im.fail("axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(r));
+  if (axis == 0 && !x.is_const()) im.fail("splitting the batch axis is not supported");
+  const int64_t dim = dims[static_cast<size_t>(axis)];
+  const std::vector<int64_t> lengths = split_lengths(im, node, a, dim);
+  int64_t offset = 0;
+  for (int k = 0; k < node.output_size(); ++k) {
+    const int64_t len = lengths[static_cast<size_t>(k)];
+    if (!node.output(k).empty()) {
+      if (x.is_const()) {
+        im.set_constant(node, k, fold_slice(*x.constant, {offset}, {offset + len}, {axis}, {1}, im.context()));
+      } else {
+        std::vector<int64_t> begin(dims.size(), 0), end(dims.size(), 0);
+        begin[static_cast<size_t>(axis)] = offset;
+        end[static_cast<size_t>(axis)] = dim - offset - len;
+        emit_crop(im, node, k, x, begin, end);
+      }
+    }
+    offset += len;
+  }
 }
 
 void lower_expand(Importer& im, const Node_& node, Attributes&) {
@@ -1533,6 +1635,7 @@ const std::map<std::string, Lowering>& lowerings() {
       {"Softmax", lower_softmax},
       {"Softplus", lower_simple_activation},
       {"Softsign", lower_simple_activation},
+      {"Split", lower_split},
       {"Sqrt", lower_const_unary},
       {"Squeeze", lower_squeeze},
       {"Sub", lower_binary},
