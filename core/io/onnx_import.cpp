@@ -282,13 +282,15 @@ bool Importer::has_input(const onnx::NodeProto& node, int n) const {
 
 Symbol& Importer::input(const onnx::NodeProto& node, int n) {
   if (!has_input(node, n)) fail("input " + std::to_string(n) + " is missing");
-  auto it = symbols_.find(node.input(n));
-  if (it == symbols_.end()) {
-    fail("input '" + node.input(n) + "' is not produced by any earlier node, initializer or graph input");
-  }
+  return tensor(node.input(n));
+}
+
+Symbol& Importer::tensor(const std::string& name) {
+  auto it = symbols_.find(name);
+  if (it == symbols_.end()) fail("input '" + name + "' is not produced by any earlier node, initializer or graph input");
   const Symbol& s = it->second;
   if (!s.is_const() && s.perm[0] != 0 && !batch_anywhere_ok(current_op_)) {
-    fail("input '" + node.input(n) + "' has its batch axis at position " + std::to_string(s.perm[0]) +
+    fail("input '" + name + "' has its batch axis at position " + std::to_string(s.perm[0]) +
          " (a recurrent layer's time-major layout); this operator needs the batch first");
   }
   return it->second;
@@ -407,8 +409,15 @@ void Importer::lower(const onnx::NodeProto& node, int index) {
   if (!lowering) fail("operator '" + node.op_type() + "' is not supported");
   if (node.output_size() < 1 || node.output(0).empty()) fail("the node has no output");
   Attributes attrs(node, context_);
-  lowering(*this, node, attrs);
-  attrs.check_all_read();
+  try {
+    lowering(*this, node, attrs);
+    attrs.check_all_read();
+  } catch (const Error& e) {
+    // A node of a chain that was almost one of the patterns: say why it was not.
+    auto note = pattern_notes_.find(index);
+    if (note == pattern_notes_.end()) throw;
+    throw Error(std::string(e.what()) + " (" + note->second + ")");
+  }
   for (int k = 0; k < node.output_size(); ++k) {
     const std::string& name = node.output(k);
     if (!name.empty() && !symbols_.count(name) && readers(name) > 0) {
@@ -437,10 +446,36 @@ void Importer::set_outputs() {
   if (g_.outputs.empty()) throw Error(source_ + ": the graph has no outputs");
 }
 
+// Lowers the nodes of a recognised chain at its last node (the others were held back).
+void Importer::lower_chain(const Pattern& p) {
+  const auto& nodes = model_.graph().node();
+  auto label = [&](int i) { return nodes[i].name().empty() ? nodes[i].op_type() + "_" + std::to_string(i) : nodes[i].name(); };
+  current_op_ = pattern_op(p.kind);
+  node_name_ = p.name;
+  context_ = source_ + ": nodes '" + label(p.nodes.front()) + "' to '" + label(p.nodes.back()) + "' (" + current_op_ +
+             " pattern)";
+  for (size_t k = lower_pattern(*this, model_.graph(), p); k < p.nodes.size(); ++k) lower(nodes[p.nodes[k]], p.nodes[k]);
+}
+
 Graph Importer::run() {
   read_inputs();
-  int index = 0;
-  for (const auto& node : model_.graph().node()) lower(node, index++);
+  PatternScan scan = find_patterns(model_.graph());
+  pattern_notes_ = std::move(scan.notes);
+  std::map<int, const Pattern*> chain_end;
+  std::set<int> held_back;
+  for (const Pattern& p : scan.patterns) {
+    chain_end[p.nodes.back()] = &p;
+    held_back.insert(p.nodes.begin(), p.nodes.end() - 1);
+  }
+  const auto& nodes = model_.graph().node();
+  for (int i = 0; i < nodes.size(); ++i) {
+    if (held_back.count(i)) continue;
+    if (auto it = chain_end.find(i); it != chain_end.end()) {
+      lower_chain(*it->second);
+    } else {
+      lower(nodes[i], i);
+    }
+  }
   set_outputs();
   verify_structure(g_);
   infer_shapes(g_);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/io/onnx_constant.h"
+#include "core/io/onnx_patterns.h"
 #include "core/ir/graph.h"
 
 namespace onnx {
@@ -101,6 +102,7 @@ class Importer {
   // The n-th input of the current node (empty names are optional inputs left out).
   bool has_input(const onnx::NodeProto& node, int n) const;
   Symbol& input(const onnx::NodeProto& node, int n);
+  Symbol& tensor(const std::string& name);  // any tensor lowered so far, by name
   const Constant& const_input(const onnx::NodeProto& node, int n, const std::string& role);
   Symbol& dynamic_input(const onnx::NodeProto& node, int n);
 
@@ -131,6 +133,7 @@ class Importer {
   static bool batch_anywhere_ok(const std::string& op);
   int input_batch_axis(const std::string& name, const onnx::TensorShapeProto& shape) const;
   void lower(const onnx::NodeProto& node, int index);
+  void lower_chain(const Pattern& p);
   void set_outputs();
   Symbol dynamic_symbol(ValueId v, Perm perm, DType dtype) const;
   std::string unique_value_name(const std::string& base);
@@ -148,6 +151,7 @@ class Importer {
   std::map<std::pair<ValueId, Perm>, ValueId> layouts_;
   std::unordered_map<std::string, int> readers_;
   std::set<std::string> value_names_, node_names_;
+  std::map<int, std::string> pattern_notes_;  // see PatternScan::notes
 };
 
 // RNN, LSTM and GRU (onnx_recurrent.cpp).

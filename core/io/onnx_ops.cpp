@@ -333,6 +333,7 @@ void lower_const_unary(Importer& im, const Node_& node, Attributes&) {
       else if (op == "Reciprocal") v = 1.0 / v;
       else if (op == "Floor") v = std::floor(v);
       else if (op == "Ceil") v = std::ceil(v);
+      else if (op == "Erf") v = std::erf(v);
     }
   }
   im.set_constant(node, 0, std::move(out));
@@ -1592,6 +1593,7 @@ const std::map<std::string, Lowering>& lowerings() {
       {"Div", lower_binary},
       {"Dropout", lower_identity},
       {"Elu", lower_elu},
+      {"Erf", lower_const_unary},
       {"Exp", lower_simple_activation},
       {"Expand", lower_expand},
       {"Flatten", lower_flatten},
