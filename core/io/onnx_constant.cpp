@@ -220,27 +220,34 @@ std::vector<int64_t> broadcast_dims(const std::vector<int64_t>& a, const std::ve
   return out;
 }
 
+namespace {
+
+// Index of element i of a result of shape `out` in an operand of shape `d` (aligned right,
+// size-1 axes broadcast).
+int64_t broadcast_index(const std::vector<int64_t>& out, const std::vector<int64_t>& d, int64_t i) {
+  const size_t r = out.size();
+  int64_t idx = 0, stride = 1;
+  for (size_t k = r; k-- > 0;) {
+    const int64_t coord = i % out[k];
+    i /= out[k];
+    const size_t off = r - d.size();
+    if (k >= off) {
+      const int64_t dk = d[k - off];
+      idx += (dk == 1 ? 0 : coord) * stride;
+      stride *= dk;
+    }
+  }
+  return idx;
+}
+
+}  // namespace
+
 Constant fold_binary(ConstOp op, const Constant& a, const Constant& b, const std::string& what) {
   Constant c;
   c.dims = broadcast_dims(a.dims, b.dims, what);
   check_fold_size(c.dims, what);
   const int64_t n = count_of(c.dims, what);
-  const size_t r = c.dims.size();
-  // Index of output element i in an operand of shape d (aligned right, size-1 axes broadcast).
-  auto index_in = [&](const std::vector<int64_t>& d, int64_t i) {
-    int64_t idx = 0, stride = 1;
-    for (size_t k = r; k-- > 0;) {
-      const int64_t coord = i % c.dims[k];
-      i /= c.dims[k];
-      const size_t off = r - d.size();
-      if (k >= off) {
-        const int64_t dk = d[k - off];
-        idx += (dk == 1 ? 0 : coord) * stride;
-        stride *= dk;
-      }
-    }
-    return idx;
-  };
+  auto index_in = [&](const std::vector<int64_t>& d, int64_t i) { return broadcast_index(c.dims, d, i); };
   c.is_int = a.is_int && b.is_int && op != ConstOp::kPow;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t ia = index_in(a.dims, i), ib = index_in(b.dims, i);
@@ -462,6 +469,44 @@ Constant fold_cast(const Constant& c, bool to_int, const std::string& what) {
     for (int64_t i = 0; i < c.size(); ++i) out.reals.push_back(c.real_at(i));
   }
   return out;
+}
+
+Constant fold_equal(const Constant& a, const Constant& b, const std::string& what) {
+  Constant c;
+  c.dims = broadcast_dims(a.dims, b.dims, what);
+  check_fold_size(c.dims, what);
+  const int64_t n = count_of(c.dims, what);
+  c.is_int = true;  // bool as 0 / 1
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t ia = broadcast_index(c.dims, a.dims, i), ib = broadcast_index(c.dims, b.dims, i);
+    if (a.is_int && b.is_int) {
+      const int64_t x = a.int_at(ia), y = b.int_at(ib);
+      // The batch size is unknown: whether it equals anything is too.
+      if (x == kBatchMarker || y == kBatchMarker) throw Error(what + ": comparing the batch size cannot be folded at load time");
+      c.ints.push_back(x == y);
+    } else {
+      c.ints.push_back(a.real_at(ia) == b.real_at(ib));
+    }
+  }
+  return c;
+}
+
+Constant fold_where(const Constant& cond, const Constant& x, const Constant& y, const std::string& what) {
+  Constant c;
+  c.dims = broadcast_dims(broadcast_dims(cond.dims, x.dims, what), y.dims, what);
+  check_fold_size(c.dims, what);
+  const int64_t n = count_of(c.dims, what);
+  c.is_int = x.is_int && y.is_int;
+  for (int64_t i = 0; i < n; ++i) {
+    const bool pick_x = cond.is_int ? cond.int_at(broadcast_index(c.dims, cond.dims, i)) != 0
+                                    : cond.real_at(broadcast_index(c.dims, cond.dims, i)) != 0.0;
+    const Constant& src = pick_x ? x : y;
+    const int64_t k = broadcast_index(c.dims, src.dims, i);
+    // Selecting carries a batch marker along unchanged, as a gather does.
+    if (c.is_int) c.ints.push_back(src.int_at(k));
+    else c.reals.push_back(src.real_at(k));
+  }
+  return c;
 }
 
 }  // namespace nnd::onnx_import

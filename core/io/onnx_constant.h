@@ -45,6 +45,11 @@ Constant decode_tensor(const onnx::TensorProto& t, const std::string& what);
 enum class ConstOp { kAdd, kSub, kMul, kDiv, kMin, kMax, kPow };
 Constant fold_binary(ConstOp op, const Constant& a, const Constant& b, const std::string& what);
 
+// Equal (a bool tensor, as integers 0 / 1) and Where (cond ? x : y), with numpy broadcasting.
+// Comparing the batch marker is refused; Where carries it through.
+Constant fold_equal(const Constant& a, const Constant& b, const std::string& what);
+Constant fold_where(const Constant& cond, const Constant& x, const Constant& y, const std::string& what);
+
 // numpy-style broadcast of two shapes; throws naming `what` when they do not broadcast.
 std::vector<int64_t> broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                                     const std::string& what);

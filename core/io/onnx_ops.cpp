@@ -339,6 +339,20 @@ void lower_const_unary(Importer& im, const Node_& node, Attributes&) {
   im.set_constant(node, 0, std::move(out));
 }
 
+// Equal and Where on constants (the shape arithmetic of some `expand` exports).
+void lower_equal(Importer& im, const Node_& node, Attributes&) {
+  const Constant& a = im.const_input(node, 0, "A");
+  const Constant& b = im.const_input(node, 1, "B");
+  im.set_constant(node, 0, fold_equal(a, b, im.context()));
+}
+
+void lower_where(Importer& im, const Node_& node, Attributes&) {
+  const Constant& cond = im.const_input(node, 0, "condition");
+  const Constant& x = im.const_input(node, 1, "X");
+  const Constant& y = im.const_input(node, 2, "Y");
+  im.set_constant(node, 0, fold_where(cond, x, y, im.context()));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Shape-changing operators
 
@@ -822,10 +836,34 @@ void lower_expand(Importer& im, const Node_& node, Attributes&) {
   }
   std::vector<int64_t> have = x.dims;
   have[0] = 1;
-  if (broadcast_dims(have, want, im.context()) != have) {
-    im.fail("Expand to " + list_text(shape) + " copies data; only no-op expansions are supported");
+  const std::vector<int64_t> out = broadcast_dims(have, want, im.context());
+  if (out == have) {
+    im.alias(node, 0, x, x.perm);
+    return;
   }
-  im.alias(node, 0, x, x.perm);
+  // Repeating axes of length 1 is a nearest-neighbour UpSampling of those axes over a layout whose
+  // last axis is one that stays (the latest such axis in x's layout, to move the least data).
+  const size_t r = x.rank();
+  if (out.size() != r || out[0] != 1 || (r != 3 && r != 4)) {
+    im.fail("Expand to " + list_text(shape) + " copies data; only repeats of up to " + std::to_string(r - 2) +
+            " non-batch axes of a rank 3 or 4 tensor are supported");
+  }
+  int channel = -1;
+  for (size_t j = r; j-- > 1 && channel < 0;) {
+    if (out[static_cast<size_t>(x.perm[j])] == have[static_cast<size_t>(x.perm[j])]) channel = x.perm[j];
+  }
+  if (channel < 0) im.fail("Expand to " + list_text(shape) + " repeats every non-batch axis; not supported");
+  Perm perm{0};
+  for (int ax : x.perm) {
+    if (ax != 0 && ax != channel) perm.push_back(ax);
+  }
+  perm.push_back(channel);
+  UpSamplingParams p;
+  p.rank = static_cast<int>(r) - 2;
+  p.interpolation = Interpolation::kNearest;
+  p.size_w = out[static_cast<size_t>(perm[r - 2])] / have[static_cast<size_t>(perm[r - 2])];
+  if (p.rank == 2) p.size_h = out[static_cast<size_t>(perm[1])] / have[static_cast<size_t>(perm[1])];
+  im.emit(node, 0, p, {im.in_layout(x, perm)}, perm);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1145,6 +1183,11 @@ void lower_reduce(Importer& im, const Node_& node, Attributes& a) {
 // Dense layers and normalisation
 
 void lower_gemm(Importer& im, const Node_& node, Attributes& a) {
+  if (im.input(node, 0).is_const() && !im.input(node, 1).is_const()) {
+    // A · B with the samples in B puts the batch on the result's axis 1 (the output is (M, N)),
+    // which nnd's batch-first IR cannot hold.
+    im.fail("A is a constant and B the computed tensor: the result would have the batch on axis 1, not 0");
+  }
   Symbol& x = im.dynamic_input(node, 0);
   if (x.rank() != 2) im.fail("A must have rank 2 (batch, features), got rank " + std::to_string(x.rank()));
   if (a.i("transA", 0)) im.fail("transA = 1 would transpose across the batch axis");
@@ -1593,6 +1636,7 @@ const std::map<std::string, Lowering>& lowerings() {
       {"Div", lower_binary},
       {"Dropout", lower_identity},
       {"Elu", lower_elu},
+      {"Equal", lower_equal},
       {"Erf", lower_const_unary},
       {"Exp", lower_simple_activation},
       {"Expand", lower_expand},
@@ -1647,6 +1691,7 @@ const std::map<std::string, Lowering>& lowerings() {
       {"Transpose", lower_transpose},
       {"Unsqueeze", lower_unsqueeze},
       {"Upsample", lower_resize},
+      {"Where", lower_where},
   };
   return table;
 }
