@@ -240,54 +240,6 @@ void lower_shape(Importer& im, const Node_& node, Attributes& a) {
   im.set_constant(node, 0, std::move(c));
 }
 
-// One index along a non-batch axis of a computed tensor (PyTorch's `out[:, -1, :]`, the last step
-// of a recurrent layer): the tensor viewed as {outer, len, inner} in its IR layout, the row cropped,
-// the axis dropped (scalar index) or kept with length 1 (one-element index list).
-void gather_one(Importer& im, const Node_& node, Symbol& x, const Constant& idx, int64_t axis) {
-  if (idx.size() != 1 || idx.dims.size() > 1) {
-    im.fail("indices " + list_text(idx.dims) + ": gathering from a computed tensor takes one index");
-  }
-  const int64_t a = im.onnx_axis(x, axis);
-  if (a == x.perm[0]) im.fail("gathering along the batch axis is not supported");
-  const int j = im.ir_axis(x, a);  // IR axis, 0 = batch
-  const Dims& shape = im.ir_shape(x.value);
-  int64_t outer = 1, inner = 1;
-  for (int k = 1; k < j; ++k) outer *= shape[static_cast<size_t>(k - 1)];
-  for (size_t k = static_cast<size_t>(j); k < shape.size(); ++k) inner *= shape[k];
-  const int64_t len = shape[static_cast<size_t>(j - 1)];
-  int64_t i = static_cast<int64_t>(idx.real_at(0));
-  if (i < 0) i += len;
-  if (i < 0 || i >= len) im.fail("index " + std::to_string(static_cast<int64_t>(idx.real_at(0))) + " is out of range for length " + std::to_string(len));
-  const std::string base = node.name().empty() ? node.output(0) : node.name();
-  const ValueId view = im.emit_internal(base + ":view", ReshapeParams{Dims{outer, len, inner}}, {x.value});
-  const ValueId row = im.emit_internal(base + ":row", CroppingParams{2, 0, 0, i, len - 1 - i}, {view});
-  std::vector<int64_t> dims = x.dims;
-  Perm perm = x.perm;
-  if (idx.dims.empty()) {
-    dims.erase(dims.begin() + a);
-    perm.erase(perm.begin() + j);
-    for (int& p : perm) {
-      if (p > a) --p;
-    }
-  } else {
-    dims[static_cast<size_t>(a)] = 1;
-  }
-  Dims target;
-  for (size_t k = 1; k < perm.size(); ++k) target.push_back(dims[static_cast<size_t>(perm[k])]);
-  if (target.empty()) im.fail("the result would have no axis besides the batch");
-  im.emit(node, 0, ReshapeParams{target}, {row}, perm);
-}
-
-void lower_gather(Importer& im, const Node_& node, Attributes& a) {
-  const int64_t axis = a.i("axis", 0);
-  const Constant& idx = im.const_input(node, 1, "indices");
-  Symbol& data = im.input(node, 0);
-  if (!data.is_const()) {
-    gather_one(im, node, data, idx, axis);
-    return;
-  }
-  im.set_constant(node, 0, fold_gather(*data.constant, idx, axis, im.context()));
-}
 
 bool is_integer_type(int64_t t) {
   return t == onnx::TensorProto_DataType_INT64 || t == onnx::TensorProto_DataType_INT32 ||
@@ -720,6 +672,47 @@ void emit_crop(Importer& im, const Node_& node, int out, Symbol& x, const std::v
   const ValueId c = im.emit_internal(name + ":crop", cp, {v});
   im.emit(node, out, ReshapeParams{result}, {c}, x.perm);
 }
+
+// One index along a non-batch axis of a computed tensor (PyTorch's `out[:, -1, :]`, the last step
+// of a recurrent layer): a crop to that row, then the axis dropped (scalar index) or kept with
+// length 1 (one-element index list).
+void gather_one(Importer& im, const Node_& node, Symbol& x, const Constant& idx, int64_t axis) {
+  if (idx.size() != 1 || idx.dims.size() > 1) {
+    im.fail("indices " + list_text(idx.dims) + ": gathering from a computed tensor takes one index");
+  }
+  const int64_t a = im.onnx_axis(x, axis);
+  if (a == x.perm[0]) im.fail("gathering along the batch axis is not supported");
+  const int64_t len = x.dims[static_cast<size_t>(a)];
+  const auto given = static_cast<int64_t>(idx.real_at(0));
+  const int64_t i = given < 0 ? given + len : given;
+  if (i < 0 || i >= len) im.fail("index " + std::to_string(given) + " is out of range for length " + std::to_string(len));
+  std::vector<int64_t> begin(x.rank(), 0), end(x.rank(), 0);
+  begin[static_cast<size_t>(a)] = i;
+  end[static_cast<size_t>(a)] = len - 1 - i;
+  emit_crop(im, node, 0, x, begin, end);
+  if (!idx.dims.empty()) return;
+  Symbol& row = im.tensor(node.output(0));
+  std::vector<int64_t> dims = row.dims;
+  dims.erase(dims.begin() + a);
+  Perm perm;
+  for (int p : row.perm) {
+    if (p != a) perm.push_back(p > a ? p - 1 : p);
+  }
+  if (dims.size() < 2) im.fail("the result would have no axis besides the batch");
+  reshape_in_place(im, node, row, dims, perm);
+}
+
+void lower_gather(Importer& im, const Node_& node, Attributes& a) {
+  const int64_t axis = a.i("axis", 0);
+  const Constant& idx = im.const_input(node, 1, "indices");
+  Symbol& data = im.input(node, 0);
+  if (!data.is_const()) {
+    gather_one(im, node, data, idx, axis);
+    return;
+  }
+  im.set_constant(node, 0, fold_gather(*data.constant, idx, axis, im.context()));
+}
+
 
 void lower_slice(Importer& im, const Node_& node, Attributes& a) {
   std::vector<int64_t> starts, ends, axes, steps;
