@@ -210,12 +210,7 @@ TEST_P(JitLayersExtra, BatchNormNonLastAxis) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitLayersExtra, ::testing::ValuesIn(all_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& info) {
-                           std::string s = isa_id(info.param);
-                           s.erase(std::remove(s.begin(), s.end(), '.'), s.end());
-                           return s;
-                         });
+INSTANTIATE_TEST_SUITE_P(Isa, JitLayersExtra, ::testing::ValuesIn(all_isas()), isa_param_name);
 
 }  // namespace
 }  // namespace nnd::jit::test

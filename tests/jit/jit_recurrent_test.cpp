@@ -5,7 +5,7 @@
 // batch 1..6, on every ISA this CPU has.
 #include <gtest/gtest.h>
 
-#include <algorithm>
+#include <variant>
 
 #include "core/passes/expand_recurrent.h"
 #include "tests/jit/jit_test_util.h"
@@ -99,12 +99,7 @@ TEST(ExpandRecurrent, ReplacesTheNodeAndKeepsItsOutput) {
   EXPECT_FALSE(passes::ExpandRecurrent().run(g));
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitRecurrent, ::testing::ValuesIn(all_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& info) {
-                           std::string s = isa_id(info.param);
-                           s.erase(std::remove(s.begin(), s.end(), '.'), s.end());
-                           return s;
-                         });
+INSTANTIATE_TEST_SUITE_P(Isa, JitRecurrent, ::testing::ValuesIn(all_isas()), isa_param_name);
 
 }  // namespace
 }  // namespace nnd::jit::test

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -28,6 +29,13 @@ inline IsaChoice choice_of(Isa isa) {
     case Isa::kAvx512: return IsaChoice::kAvx512;
   }
   return IsaChoice::kAuto;
+}
+
+// Test-name suffix of an ISA parameter ("sse41", "avx2", "avx512").
+inline std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) {
+  std::string s = isa_id(info.param);
+  s.erase(std::remove(s.begin(), s.end(), '.'), s.end());
+  return s;
 }
 
 inline const CpuFeatures& host() {
