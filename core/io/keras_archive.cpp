@@ -90,21 +90,40 @@ std::string read_keras_version(const ZipArchive& zip) {
   return "";
 }
 
-// Where each layer's variables live in model.weights.h5: "<root>/<snake class>[_k]/vars".
+// Where a layer's variables live in model.weights.h5: one "<root>/<snake class>[_k]" step per
+// model level ("layers/functional/layers/dense_1/vars" for the second Dense of a nested
+// Functional model), k counting earlier layers of the same snake-case class in that model's list.
 // Input layers own no variables and are not part of a Sequential model's list; their class name
-// is their own, so leaving them out changes no other layer's path.
-std::map<size_t, std::string> variable_paths(const ModelSpec& spec, const std::string& root) {
-  std::map<size_t, std::string> paths;
-  std::map<std::string, int> used;
-  for (size_t i = 0; i < spec.layers.size(); ++i) {
-    if (spec.layers[i].cls == "InputLayer") continue;
-    const std::string base = snake_case(spec.layers[i].cls);
-    auto [it, first] = used.emplace(base, 0);
-    const std::string name = first ? base : base + "_" + std::to_string(++it->second);
-    paths[i] = root + "/" + name + "/vars";
+// is their own, so counting them changes no other layer's path.
+class VariablePaths {
+ public:
+  VariablePaths(const ModelSpec& spec, std::string root) : spec_(spec), root_(std::move(root)) {}
+
+  std::string of(const std::vector<keras::ScopeStep>& scope) {
+    std::string path;
+    for (const keras::ScopeStep& s : scope) path += root_ + "/" + slots(s.level).at(s.index) + "/";
+    return path + "vars";
   }
-  return paths;
-}
+
+ private:
+  // The path component of every layer in ModelSpec::levels[level], computed once per level.
+  const std::vector<std::string>& slots(size_t level) {
+    auto it = slots_.find(level);
+    if (it != slots_.end()) return it->second;
+    std::vector<std::string> names;
+    std::map<std::string, int> used;
+    for (const std::string& cls : spec_.levels.at(level)) {
+      const std::string base = snake_case(cls);
+      auto [u, first] = used.emplace(base, 0);
+      names.push_back(first ? base : base + "_" + std::to_string(++u->second));
+    }
+    return slots_[level] = std::move(names);
+  }
+
+  const ModelSpec& spec_;
+  std::string root_;
+  std::map<size_t, std::vector<std::string>> slots_;
+};
 
 Graph load_archive(const ZipArchive& zip) {
   const std::string& src = zip.name();
@@ -131,17 +150,18 @@ Graph load_archive(const ZipArchive& zip) {
   if (!file.open_group(file.root(), root) && file.open_group(file.root(), "_layer_checkpoint_dependencies")) {
     root = "_layer_checkpoint_dependencies";
   }
-  std::map<size_t, std::string> paths;
+  std::optional<VariablePaths> paths;
   keras::WeightReader reader = [&](const ModelSpec& spec, size_t layer, const MappedLayer& expected,
                                    const LayerCtx& ctx) {
-    if (paths.empty()) paths = variable_paths(spec, root);
-    const std::string& path = paths.at(layer);
+    if (!paths) paths.emplace(spec, root);
+    const std::string path = paths->of(spec.layers[layer].scope);
     std::string roles;
     for (const keras::WeightSpec& w : expected.weights) roles += (roles.empty() ? "" : ", ") + w.role;
     std::optional<h5::Handle> group = file.open_group(file.root(), path);
     if (!group) {
       ctx.fail("weights", std::string(kWeights) + " has no group '" + path + "' (Keras stores the " +
-                              "variables of the k-th " + spec.layers[layer].cls + " of the model there)");
+                              "variables of the k-th " + spec.layers[layer].cls + " of the " +
+                              (spec.layers[layer].scope.size() > 1 ? "nested model" : "model") + " there)");
     }
     std::vector<std::pair<std::string, Weights>> out;
     const std::string what = "layer '" + spec.layers[layer].name + "' (" + spec.layers[layer].cls + ")";

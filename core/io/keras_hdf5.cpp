@@ -3,6 +3,8 @@
 // keras_model.cpp; HDF5 access is wrapped in hdf5_file.cpp.
 #include "core/io/keras_hdf5.h"
 
+#include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <utility>
@@ -19,6 +21,70 @@ using keras::MappedLayer;
 using keras::ModelSpec;
 
 namespace {
+
+// The weight names in a nested model's group that belong to the layer at `scope`. The group is
+// the top-level model's entry (scope[0]) and holds the variables of every layer inside, trainable
+// ones first, named "[<scope>/...]<layer>/<weight>[:0]": the layer's name, with the names of the
+// models it was built in when it was built lazily inside them (a Sequential model without an input
+// shape: "sequential/dense/kernel"). A name belongs to the layer when the component before the
+// weight is the layer's name; should two layers of different nested models share a name, the
+// model names in front decide (those matching the innermost models of the scope win).
+std::vector<std::string> nested_weight_names(const std::vector<std::string>& names,
+                                             const std::vector<keras::ScopeStep>& scope, const std::string& gpath,
+                                             const LayerCtx& ctx) {
+  struct Candidate {
+    const std::string* name;
+    std::string role;
+    int score;  // how many model names in front match the scope; -1: they do not
+  };
+  std::vector<Candidate> found;
+  for (const std::string& wn : names) {
+    std::string base = wn;
+    const size_t colon = base.rfind(':');
+    if (colon != std::string::npos && base.find('/', colon) == std::string::npos) base.resize(colon);
+    std::vector<std::string> parts;
+    for (size_t start = 0;;) {
+      const size_t slash = base.find('/', start);
+      parts.push_back(base.substr(start, slash - start));
+      if (slash == std::string::npos) break;
+      start = slash + 1;
+    }
+    if (parts.size() < 2 || parts[parts.size() - 2] != scope.back().name) continue;
+    const size_t front = parts.size() - 2;  // model names in front of the layer's
+    int score = -1;
+    if (front < scope.size()) {
+      score = static_cast<int>(front);
+      for (size_t k = 0; k < front; ++k) {
+        if (parts[k] != scope[scope.size() - 1 - front + k].name) score = -1;
+      }
+    }
+    found.push_back(Candidate{&wn, keras::weight_role(wn), score});
+  }
+  std::map<std::string, int> best;
+  for (const Candidate& c : found) {
+    auto [it, fresh] = best.emplace(c.role, c.score);
+    if (!fresh) it->second = std::max(it->second, c.score);
+  }
+  std::vector<std::string> out;
+  std::map<std::string, const std::string*> taken;
+  for (const Candidate& c : found) {
+    if (c.score != best[c.role]) continue;
+    auto [it, fresh] = taken.emplace(c.role, c.name);
+    if (!fresh) {
+      ctx.fail(c.role, "weights '" + *it->second + "' and '" + *c.name + "' in " + gpath +
+                           " both fit this layer; cannot tell which is its own");
+    }
+    out.push_back(*c.name);
+  }
+  if (out.empty()) {
+    std::string listed;
+    for (size_t i = 0; i < names.size() && i < 8; ++i) listed += (i ? ", " : "") + names[i];
+    if (names.size() > 8) listed += ", ...";
+    ctx.fail("weights", "group '" + gpath + "' of nested model '" + scope[0].name + "' holds no weights of its layer '" +
+                            scope.back().name + "' (weight_names: " + (listed.empty() ? "none" : listed) + ")");
+  }
+  return out;
+}
 
 // The body of load_keras_h5 and load_keras_h5_image: `path` is the name messages start with.
 Graph load_keras_file(const h5::File& file, const std::string& path) {
@@ -46,14 +112,17 @@ Graph load_keras_file(const h5::File& file, const std::string& path) {
     const LayerEntry& l = spec.layers[layer];
     std::vector<std::pair<std::string, Weights>> out;
     if (!mw) ctx.fail("weights", "the file has no /model_weights group");
-    const std::string gpath = "/model_weights/" + l.name;
-    std::optional<h5::Handle> grp = file.open_group(mw->get(), l.name);
+    // A layer of a nested model has its weights in the group of the top-level entry holding it.
+    const std::string& group = l.scope.empty() ? l.name : l.scope[0].name;
+    const std::string gpath = "/model_weights/" + group;
+    std::optional<h5::Handle> grp = file.open_group(mw->get(), group);
     if (!grp) {
       ctx.fail("weights", "no weight group '" + gpath + "' in the file" +
-                              (layer_names.empty() || layer_names.count(l.name) ? "" : " (not listed in layer_names)"));
+                              (layer_names.empty() || layer_names.count(group) ? "" : " (not listed in layer_names)"));
     }
     auto names = file.read_string_list_attr(grp->get(), "weight_names", gpath);
     if (!names) ctx.fail("weights", "group '" + gpath + "' has no weight_names attribute");
+    if (l.scope.size() > 1) names = nested_weight_names(*names, l.scope, gpath, ctx);
     const std::string what = "layer '" + l.name + "' (" + l.cls + ")";
     for (const std::string& wn : *names) {
       std::string role = keras::weight_role(wn);

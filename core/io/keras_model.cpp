@@ -15,6 +15,9 @@ namespace {
 constexpr int kMaxJsonDepth = 200;
 constexpr size_t kMaxLayers = 100000;
 constexpr size_t kMaxCallsPerLayer = 10000;
+constexpr int kMaxNesting = 8;             // models nested in models, below the top-level one
+constexpr size_t kMaxFlatCalls = 1 << 20;  // calls of one layer once nested models are inlined
+constexpr int kMaxResolveDepth = 1000;     // references followed through nested models' inputs/outputs
 
 std::string short_json(const json& v) {
   std::string s = v.dump();
@@ -59,29 +62,64 @@ json parse_json(const std::string& text, const std::string& what) {
   }
 }
 
-// Parses model_config and resolves the structure into ModelSpec.
+bool is_model_class(const std::string& cls) {
+  return cls == "Functional" || cls == "Model" || cls == "Sequential";
+}
+
+// The layer list of a Sequential model's config (Keras <= 2.2 writes the list itself), or null.
+const json* sequential_layer_list(const json& cfg) {
+  if (cfg.is_array()) return &cfg;
+  if (!cfg.is_object()) return nullptr;
+  auto it = cfg.find("layers");
+  return it != cfg.end() && it->is_array() ? &*it : nullptr;
+}
+
+// Batch shape as written for a Sequential model's first layer.
+const json* find_batch_shape(const json& layer_cfg) {
+  for (const char* k : {"batch_input_shape", "batch_shape"}) {
+    auto it = layer_cfg.find(k);
+    if (it != layer_cfg.end() && it->is_array()) return &*it;
+  }
+  return nullptr;
+}
+
+// Parses the config of one model (the top-level one or a nested one) into ModelSpec. Nested
+// models stay single entries here; Flattener inlines them.
 class SpecParser {
  public:
-  SpecParser(std::string source, Version version) : src_(std::move(source)), version_(version) {}
+  // `where` starts messages about the model's own fields (the file name, or the file name and
+  // the nested model's layer); `name_prefix` ("outer/") is put in front of layer names in them.
+  SpecParser(std::string source, Version version, std::string where = "", std::string name_prefix = "")
+      : src_(std::move(source)),
+        where_(where.empty() ? src_ : std::move(where)),
+        name_prefix_(std::move(name_prefix)),
+        version_(version) {}
 
   ModelSpec parse(const json& root) {
     if (!root.is_object()) fail("model_config", "expected a JSON object, got " + short_json(root));
     std::string cls = str_field(root, "class_name", "model_config");
     auto cfg = root.find("config");
     if (cfg == root.end()) fail("model_config", "missing 'config'");
-    if (cls == "Sequential") return parse_sequential(*cfg);
-    if (cls == "Functional" || cls == "Model") return parse_functional(*cfg);
-    fail("model_config", "class_name '" + cls + "' is not a supported model class (Sequential, "
-                         "Functional, Model)");
+    if (!is_model_class(cls)) {
+      fail("model_config", "class_name '" + cls + "' is not a supported model class (Sequential, "
+                           "Functional, Model)");
+    }
+    return parse_model(cls, *cfg, false);
+  }
+
+  // `nested`: the model is a layer of another model, which supplies its inputs, so a Sequential
+  // model needs no input shape (one it declares is ignored).
+  ModelSpec parse_model(const std::string& cls, const json& cfg, bool nested) {
+    return cls == "Sequential" ? parse_sequential(cfg, nested) : parse_functional(cfg);
   }
 
  private:
   [[noreturn]] void fail(const std::string& field, const std::string& msg) const {
-    throw Error(src_ + ": " + field + ": " + msg);
+    throw Error(where_ + ": " + field + ": " + msg);
   }
   [[noreturn]] void fail_layer(const LayerEntry& l, const std::string& field,
                                const std::string& msg) const {
-    throw Error(src_ + ": layer '" + l.name + "' (" + l.cls + "): " + field + ": " + msg);
+    throw Error(src_ + ": layer '" + name_prefix_ + l.name + "' (" + l.cls + "): " + field + ": " + msg);
   }
 
   std::string str_field(const json& o, const std::string& key, const std::string& where) const {
@@ -259,16 +297,7 @@ class SpecParser {
     return spec;
   }
 
-  // Batch shape as written for a Sequential model's first layer.
-  static const json* find_batch_shape(const json& layer_cfg) {
-    for (const char* k : {"batch_input_shape", "batch_shape"}) {
-      auto it = layer_cfg.find(k);
-      if (it != layer_cfg.end() && it->is_array()) return &*it;
-    }
-    return nullptr;
-  }
-
-  ModelSpec parse_sequential(const json& cfg) {
+  ModelSpec parse_sequential(const json& cfg, bool nested) {
     const json* layers = nullptr;
     if (cfg.is_array()) {
       layers = &cfg;  // Keras <= 2.2: the config is the layer list itself
@@ -282,7 +311,15 @@ class SpecParser {
     check_layer_count(layers->size());
     ModelSpec spec;
     for (size_t i = 0; i < layers->size(); ++i) spec.layers.push_back(entry_from((*layers)[i], i));
-    if (spec.layers[0].cls != "InputLayer") {
+    if (spec.layers[0].cls != "InputLayer" && nested) {
+      // The outer model binds this input to the call's argument, so its shape is never read.
+      LayerEntry in;
+      in.cls = "InputLayer";
+      in.name = version_ == Version::kKeras3 ? "input_layer" : spec.layers[0].name + "_input";
+      in.owned_config = std::make_unique<json>(json{{"name", in.name}});
+      in.config = in.owned_config.get();
+      spec.layers.insert(spec.layers.begin(), std::move(in));
+    } else if (spec.layers[0].cls != "InputLayer") {
       // Keras builds an InputLayer from the first layer's batch_input_shape.
       const LayerEntry& first = spec.layers[0];
       json shape;
@@ -326,7 +363,7 @@ class SpecParser {
     return spec;
   }
 
-  std::string src_;
+  std::string src_, where_, name_prefix_;
   Version version_;
 };
 
@@ -349,6 +386,241 @@ Version guess_version(const json& root) {
   }
   return Version::kKeras2;
 }
+
+// Inlines nested models (a Functional or Sequential model used as a layer) into one flat
+// ModelSpec (see keras_model.h). Each model of the tree is inlined once per call of the nested
+// layer that holds it, times the instances of its parent: instance i of a model and call c of a
+// layer inside it become call i * calls + c of the flattened layer. References are rewritten
+// while copying: to an inner InputLayer -> the argument of the outer call it is bound to; to a
+// nested model's output -> the inner layer that computes it.
+class Flattener {
+ public:
+  Flattener(std::string source, Version version) : src_(std::move(source)), version_(version) {}
+
+  ModelSpec run(ModelSpec top) {
+    ModelSpec out;
+    for (const TensorRef& r : top.outputs) out.output_names.push_back(r.layer);
+    out.levels.push_back(classes(top));
+    const bool nested = std::any_of(top.layers.begin(), top.layers.end(),
+                                    [](const LayerEntry& l) { return is_model_class(l.cls); });
+    if (!nested) {  // the common case: nothing to rewrite
+      for (size_t i = 0; i < top.layers.size(); ++i) {
+        LayerEntry& l = top.layers[i];
+        l.scope = {ScopeStep{l.name, l.cls, 0, i}};
+      }
+      out.layers = std::move(top.layers);
+      out.inputs = std::move(top.inputs);
+      out.outputs = std::move(top.outputs);
+      return out;
+    }
+    root_.spec = std::move(top);
+    out_ = &out;
+    build_tree(root_, 0);
+    emit(root_);
+    out.inputs = root_.spec.inputs;
+    for (const TensorRef& r : root_.spec.outputs) out.outputs.push_back(resolve(root_, 0, r, src_ + ": output_layers", 0));
+    return out;
+  }
+
+ private:
+  // One model of the tree.
+  struct Model {
+    ModelSpec spec;                // its layers as its config lists them (nested models as single entries)
+    Model* parent = nullptr;
+    size_t parent_layer = 0;       // its entry in parent->spec.layers
+    std::string prefix;            // "" at the top, "outer/" for the layers of nested model "outer"
+    std::vector<ScopeStep> scope;  // the steps from the top-level model to this one
+    size_t level = 0;              // its index in ModelSpec::levels
+    size_t instances = 1;          // how often it is inlined
+    int64_t node_offset = 0;       // the node index its parent's config gives its first call
+    std::map<std::string, size_t> by_name;
+    std::vector<std::unique_ptr<Model>> children;       // per layer: its nested model, or null
+    std::vector<std::vector<TensorRef>> bindings;       // per instance: its inputs, flattened
+    std::vector<char> binding_state;                    // 0 not yet, 1 being resolved, 2 done
+  };
+
+  static std::vector<std::string> classes(const ModelSpec& spec) {
+    std::vector<std::string> out;
+    for (const LayerEntry& l : spec.layers) out.push_back(l.cls);
+    return out;
+  }
+
+  std::string layer_prefix(const Model& m, const LayerEntry& l) const {
+    return src_ + ": layer '" + m.prefix + l.name + "' (" + l.cls + ")";
+  }
+
+  // Node index of a nested model's first call in its parent's config. A Functional model's own
+  // construction is its node 0 and Keras leaves it out of the config but keeps counting; so does
+  // Keras 2 for a Sequential model built from an input shape. A Keras 3 Sequential model is no
+  // Functional subclass and has no such node.
+  int64_t node_offset(const LayerEntry& l) const {
+    if (l.cls != "Sequential") return 1;
+    if (version_ == Version::kKeras3) return 0;
+    const json* layers = sequential_layer_list(*l.config);
+    if (layers == nullptr || layers->empty() || !(*layers)[0].is_object()) return 0;
+    const json& first = (*layers)[0];
+    auto cls = first.find("class_name");
+    if (cls != first.end() && cls->is_string() && cls->get<std::string>() == "InputLayer") return 1;
+    auto cfg = first.find("config");
+    return cfg != first.end() && cfg->is_object() && find_batch_shape(*cfg) != nullptr ? 1 : 0;
+  }
+
+  void build_tree(Model& m, int depth) {
+    for (size_t i = 0; i < m.spec.layers.size(); ++i) m.by_name.emplace(m.spec.layers[i].name, i);
+    m.children.resize(m.spec.layers.size());
+    for (size_t i = 0; i < m.spec.layers.size(); ++i) {
+      const LayerEntry& l = m.spec.layers[i];
+      if (!is_model_class(l.cls)) continue;
+      const std::string where = layer_prefix(m, l);
+      if (depth + 1 > kMaxNesting) {
+        throw Error(where + ": class_name: nested models deeper than " + std::to_string(kMaxNesting) +
+                    " levels are not supported");
+      }
+      auto c = std::make_unique<Model>();
+      c->prefix = m.prefix + l.name + "/";
+      c->spec = SpecParser(src_, version_, where, c->prefix).parse_model(l.cls, *l.config, true);
+      c->parent = &m;
+      c->parent_layer = i;
+      c->scope = m.scope;
+      c->scope.push_back(ScopeStep{l.name, l.cls, m.level, i});
+      c->level = out_->levels.size();
+      out_->levels.push_back(classes(c->spec));
+      c->node_offset = node_offset(l);
+      c->instances = m.instances * l.calls.size();
+      if (c->instances > kMaxFlatCalls) {
+        throw Error(where + ": inbound_nodes: inlining the nested model would make more than " +
+                    std::to_string(kMaxFlatCalls) + " calls");
+      }
+      build_tree(*c, depth + 1);
+      m.children[i] = std::move(c);
+    }
+  }
+
+  // The flattened form of reference `r` made in instance `inst` of model `m`.
+  TensorRef resolve(Model& m, size_t inst, const TensorRef& r, const std::string& where, int depth) {
+    if (depth > kMaxResolveDepth) {
+      throw Error(where + ": nested models are chained deeper than " + std::to_string(kMaxResolveDepth) +
+                  " references (or through a cycle)");
+    }
+    auto it = m.by_name.find(r.layer);
+    if (it == m.by_name.end()) {
+      if (m.parent == nullptr) return r;  // the graph builder names the missing layer
+      throw Error(where + ": inbound layer '" + r.layer + "' does not exist in nested model '" +
+                  m.prefix.substr(0, m.prefix.size() - 1) + "'");
+    }
+    const LayerEntry& l = m.spec.layers[it->second];
+    if (m.children[it->second]) {
+      Model& c = *m.children[it->second];
+      const int64_t calls = static_cast<int64_t>(l.calls.size());
+      const int64_t call = r.node - c.node_offset;
+      if (call < 0 || call >= calls) {
+        throw Error(where + ": nested model '" + m.prefix + l.name + "' has no call (node) " +
+                    std::to_string(r.node) + " (its " + std::to_string(calls) + " call(s) are nodes " +
+                    std::to_string(c.node_offset) + " and up)");
+      }
+      if (r.tensor < 0 || r.tensor >= static_cast<int64_t>(c.spec.outputs.size())) {
+        throw Error(where + ": output " + std::to_string(r.tensor) + " of nested model '" + m.prefix +
+                    l.name + "' does not exist (it has " + std::to_string(c.spec.outputs.size()) + ")");
+      }
+      const size_t ci = inst * l.calls.size() + static_cast<size_t>(call);
+      return resolve(c, ci, c.spec.outputs[static_cast<size_t>(r.tensor)],
+                     layer_prefix(m, l) + ": output_layers", depth + 1);
+    }
+    if (m.parent == nullptr) return r;  // a layer of the top-level model: unchanged
+    const std::string name = m.prefix + r.layer;
+    if (l.cls == "InputLayer") {
+      for (size_t k = 0; k < m.spec.inputs.size(); ++k) {
+        if (m.spec.inputs[k].layer != r.layer) continue;
+        if (r.node != 0 || r.tensor != 0) {
+          throw Error(where + ": input layer '" + name + "' has no node " + std::to_string(r.node) +
+                      " / tensor " + std::to_string(r.tensor));
+        }
+        return binding(m, inst, depth + 1)[k];
+      }
+      throw Error(where + ": input layer '" + name + "' is not listed in its model's input_layers");
+    }
+    if (r.node < 0 || r.node >= static_cast<int64_t>(l.calls.size())) {
+      throw Error(where + ": layer '" + name + "' has no call (node) " + std::to_string(r.node) + " (it has " +
+                  std::to_string(l.calls.size()) + ")");
+    }
+    if (r.tensor != 0) {
+      throw Error(where + ": output " + std::to_string(r.tensor) + " of layer '" + name +
+                  "' does not exist (layers have one output)");
+    }
+    return TensorRef{name, static_cast<int64_t>(inst * l.calls.size()) + r.node, 0};
+  }
+
+  // The flattened arguments instance `inst` of nested model `m` is called with.
+  const std::vector<TensorRef>& binding(Model& m, size_t inst, int depth) {
+    if (m.bindings.empty()) {
+      m.bindings.resize(m.instances);
+      m.binding_state.assign(m.instances, 0);
+    }
+    Model& p = *m.parent;
+    const LayerEntry& l = p.spec.layers[m.parent_layer];
+    const std::string where = layer_prefix(p, l) + ": inbound_nodes";
+    if (m.binding_state[inst] == 2) return m.bindings[inst];
+    if (m.binding_state[inst] == 1) throw Error(where + ": the model graph has a cycle through this nested model");
+    m.binding_state[inst] = 1;
+    const size_t calls = l.calls.size();
+    const Call& call = l.calls[inst % calls];
+    if (call.inputs.size() != m.spec.inputs.size()) {
+      throw Error(where + ": called on " + std::to_string(call.inputs.size()) + " input(s); the nested model has " +
+                  std::to_string(m.spec.inputs.size()) + " (input_layers)");
+    }
+    std::vector<TensorRef> refs;
+    for (const TensorRef& r : call.inputs) refs.push_back(resolve(p, inst / calls, r, where, depth + 1));
+    m.bindings[inst] = std::move(refs);
+    m.binding_state[inst] = 2;
+    return m.bindings[inst];
+  }
+
+  // Appends the flattened layers of `m` (and of the models nested in it, where they stand).
+  void emit(Model& m) {
+    for (size_t i = 0; i < m.spec.layers.size(); ++i) {
+      LayerEntry& l = m.spec.layers[i];
+      if (m.children[i]) {
+        emit(*m.children[i]);
+        continue;
+      }
+      const bool input = l.cls == "InputLayer";
+      if (input && m.parent != nullptr) continue;  // bound to the outer call's arguments
+      LayerEntry e;
+      e.name = m.prefix + l.name;
+      e.cls = l.cls;
+      e.config = l.config;
+      e.scope = m.scope;
+      e.scope.push_back(ScopeStep{l.name, l.cls, m.level, i});
+      if (input) {
+        e.owned_config = std::move(l.owned_config);  // the config pointer stays valid
+        e.calls = l.calls;
+      } else {
+        const std::string where = src_ + ": layer '" + e.name + "' (" + e.cls + "): inbound_nodes";
+        if (m.instances * l.calls.size() > kMaxFlatCalls) {
+          throw Error(where + ": inlining the nested model would make more than " +
+                      std::to_string(kMaxFlatCalls) + " calls");
+        }
+        for (size_t inst = 0; inst < m.instances; ++inst) {
+          for (const Call& c : l.calls) {
+            Call fc;
+            fc.kwargs = c.kwargs;
+            for (const TensorRef& r : c.inputs) fc.inputs.push_back(resolve(m, inst, r, where, 0));
+            e.calls.push_back(std::move(fc));
+          }
+        }
+      }
+      out_->layers.push_back(std::move(e));
+      if (out_->layers.size() > kMaxLayers) {
+        throw Error(src_ + ": model_config: too many layers once nested models are inlined");
+      }
+    }
+  }
+
+  std::string src_;
+  Version version_;
+  Model root_;
+  ModelSpec* out_ = nullptr;
+};
 
 Dims input_dims(const LayerEntry& l, const LayerCtx& ctx) {
   const json* bs = nullptr;
@@ -633,11 +905,13 @@ class GraphBuilder {
 
   void create_outputs() {
     std::set<std::string> used;
-    for (int i : out_insts_) {
-      const Inst& inst = insts_[i];
-      std::string name = spec_.layers[inst.layer].name;
-      if (used.count(name)) name = value_name(inst);
-      for (int k = 1; used.count(name); ++k) name = spec_.layers[inst.layer].name + ":" + std::to_string(k);
+    for (size_t o = 0; o < out_insts_.size(); ++o) {
+      const Inst& inst = insts_[out_insts_[o]];
+      // The name the top-level model gives the output: a nested model's outputs carry its name.
+      const std::string& base = spec_.output_names[o];
+      std::string name = base;
+      if (used.count(name) && base == spec_.layers[inst.layer].name) name = value_name(inst);
+      for (int k = 1; used.count(name); ++k) name = base + ":" + std::to_string(k);
       used.insert(name);
       g_.outputs.push_back(inst.value);
       g_.output_names.push_back(name);
@@ -663,7 +937,7 @@ Graph build_graph(const std::string& config_text, const std::string& keras_versi
   json root = parse_json(config_text, source + ": model_config");
   Version version = keras_version.empty() ? guess_version(root) : version_from_string(keras_version);
   try {
-    ModelSpec spec = SpecParser(source, version).parse(root);
+    ModelSpec spec = Flattener(source, version).run(SpecParser(source, version).parse(root));
     return GraphBuilder(spec, source, version, reader).build(keras_version);
   } catch (const json::exception& e) {
     // Every access is type-checked; this is a safety net that keeps the file name in the message.

@@ -7,6 +7,13 @@
 // Naming (see Value::name): the k-th call (k >= 1) of a shared layer produces value "<layer>:<k>",
 // the first call "<layer>". A Sequential model without an InputLayer gets the input Keras itself
 // would create: "<first layer>_input" for Keras 2 files, "input_layer" for Keras 3 files.
+//
+// Nested models (a Functional or Sequential model used as a layer) are flattened while the spec
+// is built: each layer of the inner model becomes a layer "<outer>/<inner>" of the spec (deeper
+// models add more levels), its InputLayers are bound to the outer call's arguments and references
+// to the nested model's outputs lead to the inner layers that compute them. A nested model called
+// k times is inlined k times as k calls of the same flattened layers, so they share one set of
+// weights exactly as Keras' shared layers do. The containers find the weights through `scope`.
 #pragma once
 
 #include <cstdint>
@@ -42,19 +49,37 @@ struct Call {
   const json* kwargs = &empty_json_object();  // an object (possibly empty)
 };
 
-struct LayerEntry {
+// One step of the path from the top-level model to a layer: the name and class of the layer (a
+// nested model for all steps but the last) and where it sits in its model's layer list
+// (ModelSpec::levels[level][index]).
+struct ScopeStep {
   std::string name;
+  std::string cls;
+  size_t level = 0;
+  size_t index = 0;
+};
+
+struct LayerEntry {
+  std::string name;  // "<model>/.../<layer>" for a layer of a nested model
   std::string cls;
   const json* config = nullptr;  // an object
   std::unique_ptr<json> owned_config;  // the config of an InputLayer made up for a Sequential model
   std::vector<Call> calls;
+  // The path to this layer: one step for a layer of the top-level model; for a layer of a nested
+  // model the nested models it sits in first (scope[0] is the one the top-level model lists).
+  std::vector<ScopeStep> scope;
 };
 
 // The model's layers in the order of the config's `layers` list (a Sequential model without an
-// InputLayer gets one made up in front), and its inputs and outputs.
+// InputLayer gets one made up in front), and its inputs and outputs. After flattening, the layers
+// of a nested model stand where the model stood in its parent's list.
 struct ModelSpec {
   std::vector<LayerEntry> layers;
   std::vector<TensorRef> inputs, outputs;
+  std::vector<std::string> output_names;  // the layer names the top-level model's outputs refer to
+  // The class names of each model's layer list as the config writes it (levels[0]: the top-level
+  // model; one entry per nested model), for containers that store weights by position in them.
+  std::vector<std::vector<std::string>> levels;
 };
 
 // Supplies the weights of `spec.layers[layer]` as (role, tensor) pairs in file order. `expected`
