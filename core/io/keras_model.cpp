@@ -83,6 +83,24 @@ const json* find_batch_shape(const json& layer_cfg) {
   return nullptr;
 }
 
+// The node index a model's config gives the first call of layer `l`: 0, except for a nested
+// model. A Functional model's construction is its node 0, which the config leaves out but keeps
+// counting; so does Keras 2 for a Sequential model built from an input shape (an InputLayer entry
+// or a first layer's batch_input_shape). A Keras 3 Sequential model is no Functional subclass and
+// has no such node.
+int64_t first_node_index(const LayerEntry& l, Version version) {
+  if (!is_model_class(l.cls)) return 0;
+  if (l.cls != "Sequential") return 1;
+  if (version == Version::kKeras3) return 0;
+  const json* layers = sequential_layer_list(*l.config);
+  if (layers == nullptr || layers->empty() || !(*layers)[0].is_object()) return 0;
+  const json& first = (*layers)[0];
+  auto cls = first.find("class_name");
+  if (cls != first.end() && cls->is_string() && cls->get<std::string>() == "InputLayer") return 1;
+  auto cfg = first.find("config");
+  return cfg != first.end() && cfg->is_object() && find_batch_shape(*cfg) != nullptr ? 1 : 0;
+}
+
 // Parses the config of one model (the top-level one or a nested one) into ModelSpec. Nested
 // models stay single entries here; Flattener inlines them.
 class SpecParser {
@@ -354,12 +372,13 @@ class SpecParser {
         fail_layer(spec.layers[i], "class_name", "an InputLayer inside a Sequential model is not supported");
       }
       Call call;
-      call.inputs.push_back(TensorRef{spec.layers[i - 1].name, 0, 0});
+      const LayerEntry& prev = spec.layers[i - 1];
+      call.inputs.push_back(TensorRef{prev.name, first_node_index(prev, version_), 0});
       spec.layers[i].calls.push_back(std::move(call));
     }
     if (spec.layers.size() < 2) fail("model_config", "the Sequential model has no layers besides its input");
     spec.inputs.push_back(TensorRef{spec.layers.front().name, 0, 0});
-    spec.outputs.push_back(TensorRef{spec.layers.back().name, 0, 0});
+    spec.outputs.push_back(TensorRef{spec.layers.back().name, first_node_index(spec.layers.back(), version_), 0});
     return spec;
   }
 
@@ -449,22 +468,6 @@ class Flattener {
     return src_ + ": layer '" + m.prefix + l.name + "' (" + l.cls + ")";
   }
 
-  // Node index of a nested model's first call in its parent's config. A Functional model's own
-  // construction is its node 0 and Keras leaves it out of the config but keeps counting; so does
-  // Keras 2 for a Sequential model built from an input shape. A Keras 3 Sequential model is no
-  // Functional subclass and has no such node.
-  int64_t node_offset(const LayerEntry& l) const {
-    if (l.cls != "Sequential") return 1;
-    if (version_ == Version::kKeras3) return 0;
-    const json* layers = sequential_layer_list(*l.config);
-    if (layers == nullptr || layers->empty() || !(*layers)[0].is_object()) return 0;
-    const json& first = (*layers)[0];
-    auto cls = first.find("class_name");
-    if (cls != first.end() && cls->is_string() && cls->get<std::string>() == "InputLayer") return 1;
-    auto cfg = first.find("config");
-    return cfg != first.end() && cfg->is_object() && find_batch_shape(*cfg) != nullptr ? 1 : 0;
-  }
-
   void build_tree(Model& m, int depth) {
     for (size_t i = 0; i < m.spec.layers.size(); ++i) m.by_name.emplace(m.spec.layers[i].name, i);
     m.children.resize(m.spec.layers.size());
@@ -485,7 +488,7 @@ class Flattener {
       c->scope.push_back(ScopeStep{l.name, l.cls, m.level, i});
       c->level = out_->levels.size();
       out_->levels.push_back(classes(c->spec));
-      c->node_offset = node_offset(l);
+      c->node_offset = first_node_index(l, version_);
       c->instances = m.instances * l.calls.size();
       if (c->instances > kMaxFlatCalls) {
         throw Error(where + ": inbound_nodes: inlining the nested model would make more than " +
