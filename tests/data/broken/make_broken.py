@@ -375,6 +375,55 @@ def valid():
         f.write('\n')
 
 
+def broken_nested():
+    """Nested models whose weights are missing, misplaced or mis-shaped (added to expected.json
+    after the others, so the earlier files' random weights stay as they were)."""
+    path = os.path.join(HERE, 'expected.json')
+    with open(path) as f:
+        expected = json.load(f)
+    inner = k2_functional([k2_input('inner_in', [4]),
+                           k2_layer('Dense', 'inner_dense', ['inner_in'], units=3, activation='relu', use_bias=True),
+                           k2_layer('Dense', 'inner_out', ['inner_dense'], units=2, activation='linear',
+                                    use_bias=True)], ['inner_in'], ['inner_out'])
+    nested = {'class_name': 'Functional', 'name': 'inner', 'config': dict(inner['config'], name='inner'),
+              'inbound_nodes': [[['input', 0, 0, {}]]]}
+    m = k2_functional([k2_input('input', [4]), nested], ['input'], ['inner'])
+    m['config']['output_layers'] = [['inner', 1, 0]]  # the first call of a nested Functional model
+    kernel, bias, out_kernel, out_bias = w(4, 3), w(3), w(3, 2), w(2)
+
+    def inner_weights(*ws):
+        return {'input': [], 'inner': list(ws)}
+
+    def case(name, weights, message):
+        write_model(os.path.join(HERE, name), m, weights)
+        expected[name] = message
+
+    case('nested_missing_inner_weights.h5',
+         inner_weights(('inner_out/kernel:0', out_kernel), ('inner_out/bias:0', out_bias)),
+         "layer 'inner/inner_dense' (Dense): weights: group '/model_weights/inner' of nested model 'inner' "
+         "holds no weights of its layer 'inner_dense'")
+    case('nested_inner_weight_shape.h5',
+         inner_weights(('inner_dense/kernel:0', kernel.T.copy()), ('inner_dense/bias:0', bias),
+                       ('inner_out/kernel:0', out_kernel), ('inner_out/bias:0', out_bias)),
+         "layer 'inner/inner_dense' (Dense): kernel: weight shape")
+    case('nested_missing_inner_bias.h5',
+         inner_weights(('inner_dense/kernel:0', kernel),
+                       ('inner_out/kernel:0', out_kernel), ('inner_out/bias:0', out_bias)),
+         "layer 'inner/inner_dense' (Dense): bias")
+    case('nested_ambiguous_weights.h5',
+         inner_weights(('a/inner_dense/kernel:0', kernel), ('b/inner_dense/kernel:0', kernel),
+                       ('inner_dense/bias:0', bias),
+                       ('inner_out/kernel:0', out_kernel), ('inner_out/bias:0', out_bias)),
+         "layer 'inner/inner_dense' (Dense): kernel: weights 'a/inner_dense/kernel:0' and "
+         "'b/inner_dense/kernel:0' in /model_weights/inner both fit this layer")
+    case('nested_no_group.h5', {'input': []},
+         "layer 'inner/inner_dense' (Dense): weights: no weight group '/model_weights/inner'")
+    with open(path, 'w') as f:
+        json.dump(expected, f, indent=1, sort_keys=True)
+        f.write('\n')
+
+
 if __name__ == '__main__':
     broken()
     valid()
+    broken_nested()
