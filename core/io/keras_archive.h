@@ -5,7 +5,8 @@
 // The weights file names no layer: Keras' saving_lib stores a model's layers as a list, each
 // under layers/<snake_case of its class>[_<k>]/vars/<i> (the k-th layer of that class in the
 // model's layer order; "dense", "dense_1", "batch_normalization"), with its variables numbered in
-// creation order (kernel, bias; gamma, beta, moving_mean, moving_variance). nnd recomputes those
+// creation order (kernel, bias; gamma, beta, moving_mean, moving_variance); a nested model's layers
+// under its own path in the same way (layers/functional/layers/dense/vars). nnd recomputes those
 // paths from config.json and checks every count and shape against what each layer's config implies.
 #pragma once
 

@@ -14,14 +14,15 @@ namespace nnd {
 // applies the layer, its class and the offending field, for: a file that is not HDF5 or is
 // truncated, a missing or invalid `model_config`, an unknown layer class or unsupported parameter
 // value, a missing or mis-shaped weight dataset, a cycle or dangling reference in the graph,
-// nested models it cannot flatten, and absurd shapes.
+// nested models it cannot flatten (broken references, nesting deeper than 8 levels), and absurd shapes.
 //
 // Names: graph inputs and outputs carry the Keras input/output layer names (an output that is a
 // later call of a shared layer keeps the plain name unless it is already taken, then "<layer>:<k>").
 // The k-th call (k >= 1) of a shared layer produces the value "<layer>:<k>". A Sequential model
 // without an InputLayer gets the input Keras itself creates: "<first layer>_input" (Keras 2) or
 // "input_layer" (Keras 3). Weights are matched to their roles by name (kernel, bias, gamma, ...),
-// not by position. Nested models used as layers are rejected, not flattened.
+// not by position. Nested models used as layers are flattened: their layers are named
+// "<outer>/<inner>" and their weights are read from the outer entry's group (docs/keras.md).
 Graph load_keras_h5(const std::string& path);
 
 // Same for the bytes of an .h5 file already in memory (the fuzz target; nothing is written to

@@ -940,9 +940,8 @@ MappedLayer map_layer(const std::string& cls, const json& config, const json* ca
   } else if (cls == "TFOpLambda") {
     return map_tf_op_lambda(c, call_kwargs, ctx);
   } else if (cls == "Functional" || cls == "Model" || cls == "Sequential") {
-    ctx.fail("class_name", "nested model '" + c.str("name", "?") + "' (" + cls +
-                               ") used as a layer is not supported; save the model with the "
-                               "inner model's layers inlined");
+    // The model builder inlines nested models before layers are mapped; one arriving here was not.
+    ctx.fail("class_name", "nested model '" + c.str("name", "?") + "' (" + cls + ") was not inlined");
   } else if (cls == "Masking") {
     ctx.fail("class_name", "Masking is not supported (nnd does not propagate masks)");
   } else if (cls == "Lambda") {
