@@ -9,20 +9,14 @@
 
 #include "core/io/keras_hdf5.h"
 #include "core/util/error.h"
+#include "tests/support/keras_config_json.h"
 
 namespace nnd {
 namespace {
 
 using json = nlohmann::json;
 
-json k2_input(const std::string& name, std::vector<int64_t> shape) {
-  json bs = json::array({nullptr});
-  for (int64_t d : shape) bs.push_back(d);
-  return {{"class_name", "InputLayer"},
-          {"name", name},
-          {"inbound_nodes", json::array()},
-          {"config", {{"batch_input_shape", bs}, {"dtype", "float32"}, {"name", name}}}};
-}
+using test::k2_input;
 
 json k2_layer(const std::string& cls, const std::string& name, std::vector<std::string> inputs,
               json cfg = json::object()) {
