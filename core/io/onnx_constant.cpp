@@ -78,8 +78,7 @@ int64_t normalise_axis(int64_t axis, size_t rank, const std::string& what) {
   return a;
 }
 
-// Folding runs at load time on untrusted files: keep every folded constant small.
-constexpr int64_t kMaxFoldedElements = int64_t{1} << 24;
+}  // namespace
 
 void check_fold_size(const std::vector<int64_t>& dims, const std::string& what) {
   int64_t n = 1;
@@ -92,6 +91,8 @@ void check_fold_size(const std::vector<int64_t>& dims, const std::string& what) 
     n *= d;
   }
 }
+
+namespace {
 
 }  // namespace
 

@@ -37,6 +37,11 @@ struct Constant {
   std::vector<int64_t> as_ints(const std::string& what) const;  // 1-D or scalar integer list
 };
 
+// Folding runs at load time on untrusted files: one folded constant holds at most
+// kMaxFoldedElements; check_fold_size throws naming `what` for a larger shape (or a negative dim).
+constexpr int64_t kMaxFoldedElements = int64_t{1} << 22;
+void check_fold_size(const std::vector<int64_t>& dims, const std::string& what);
+
 // Decodes an initializer or a Constant node's tensor. `what` starts error messages. Throws
 // nnd::Error for external data, unsupported element types and size mismatches.
 Constant decode_tensor(const onnx::TensorProto& t, const std::string& what);

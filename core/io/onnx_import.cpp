@@ -170,11 +170,14 @@ Symbol Importer::dynamic_symbol(ValueId v, Perm perm, DType dtype) const {
 
 void Importer::read_inputs() {
   const auto& graph = model_.graph();
+  int64_t initializer_elements = 0;
   for (const auto& init : graph.initializer()) {
     Symbol s;
     s.constant = decode_tensor(init, source_ + ": initializer '" + init.name() + "'");
+    initializer_elements += s.constant->size();
     symbols_[init.name()] = std::move(s);
   }
+  fold_budget_ = std::max(kMaxFoldedElements, 4 * initializer_elements);
   if (graph.sparse_initializer_size() > 0) {
     throw Error(source_ + ": sparse initializers are not supported");
   }
@@ -392,7 +395,14 @@ void Importer::alias(const onnx::NodeProto& node, int out, const Symbol& s, Perm
   symbols_[node.output(out)] = std::move(a);
 }
 
-void Importer::set_constant(const onnx::NodeProto& node, int out, Constant c) {
+void Importer::set_constant(const onnx::NodeProto& node, int out, Constant c, bool from_file) {
+  if (from_file) fold_budget_ += 4 * c.size();
+  folded_elements_ += c.size();
+  if (folded_elements_ > fold_budget_) {
+    fail("the constants folded so far hold " + std::to_string(folded_elements_) + " elements, more than " +
+         std::to_string(fold_budget_) + " (4x the initializers and 4x the stored constants, at least " +
+         std::to_string(kMaxFoldedElements) + "): the file computes unusually large constants at load time");
+  }
   Symbol s;
   s.constant = std::move(c);
   symbols_[node.output(out)] = std::move(s);

@@ -117,7 +117,9 @@ class Importer {
   ValueId emit_internal(const std::string& name, LayerParams params, std::vector<ValueId> inputs);
   // Makes ONNX output `out` of the node another name for `s` (Identity, Dropout, free Transpose).
   void alias(const onnx::NodeProto& node, int out, const Symbol& s, Perm perm);
-  void set_constant(const onnx::NodeProto& node, int out, Constant c);
+  // Records a load-time constant as output `out`; `from_file` marks one the file stores (a Constant
+  // node's value), which raises the folding allowance like an initializer does.
+  void set_constant(const onnx::NodeProto& node, int out, Constant c, bool from_file = false);
 
   const Dims& ir_shape(ValueId v) const { return g_.values[static_cast<size_t>(v)].shape; }
   // IR axis (0 = batch) that holds ONNX axis `axis` of `s` (negative counts from the end).
@@ -152,6 +154,9 @@ class Importer {
   std::unordered_map<std::string, int> readers_;
   std::set<std::string> value_names_, node_names_;
   std::map<int, std::string> pattern_notes_;  // see PatternScan::notes
+  // Elements folded so far and the file's allowance (set_constant): each fold is bounded, their
+  // sum must be too, or a small file chaining large folds keeps the loader busy for minutes.
+  int64_t folded_elements_ = 0, fold_budget_ = 0;
 };
 
 // RNN, LSTM and GRU (onnx_recurrent.cpp).

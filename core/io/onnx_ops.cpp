@@ -192,7 +192,7 @@ void lower_constant(Importer& im, const Node_& node, Attributes& a) {
   } else {
     im.fail("has no value attribute nnd reads (value, value_float(s), value_int(s))");
   }
-  im.set_constant(node, 0, std::move(c));
+  im.set_constant(node, 0, std::move(c), /*from_file=*/true);
 }
 
 void lower_constant_of_shape(Importer& im, const Node_& node, Attributes& a) {
@@ -213,11 +213,10 @@ void lower_constant_of_shape(Importer& im, const Node_& node, Attributes& a) {
       continue;
     }
     if (d < 0) im.fail("the shape is negative");
-    if (d > (int64_t{1} << 26)) im.fail("the constant is too large to fold");
     c.dims.push_back(d);
-    n *= d;
-    if (n > (int64_t{1} << 26)) im.fail("the constant is too large to fold");
   }
+  check_fold_size(c.dims, im.context());
+  for (int64_t d : c.dims) n *= d;
   if (c.is_int) c.ints.assign(static_cast<size_t>(n), fill.int_at(0));
   else c.reals.assign(static_cast<size_t>(n), fill.real_at(0));
   im.set_constant(node, 0, std::move(c));
@@ -785,6 +784,9 @@ std::vector<int64_t> split_lengths(Importer& im, const Node_& node, Attributes& 
   int64_t total = 0;
   for (int64_t len : lengths) {
     if (len < 1) im.fail("split " + list_text(lengths) + " for an axis of " + std::to_string(dim) + " has an empty part");
+  }
+  for (int64_t len : lengths) {
+    if (len > dim - total) im.fail("split " + list_text(lengths) + " does not add up to the axis length " + std::to_string(dim));
     total += len;
   }
   if (total != dim) im.fail("split " + list_text(lengths) + " does not add up to the axis length " + std::to_string(dim));

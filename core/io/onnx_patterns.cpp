@@ -75,8 +75,9 @@ class GraphIndex {
 
 constexpr int kAnyInputs = -1;  // ReduceMean takes its axes as an input from opset 18
 
+// Every operator of the patterns has one output; a node declaring none (a damaged file) is not one.
 bool is_op(const Node_& n, const char* op, int inputs) {
-  return n.op_type() == op && (inputs == kAnyInputs || n.input_size() == inputs) &&
+  return n.op_type() == op && (inputs == kAnyInputs || n.input_size() == inputs) && n.output_size() == 1 &&
          (n.domain().empty() || n.domain() == "ai.onnx");
 }
 
