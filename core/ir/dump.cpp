@@ -78,6 +78,8 @@ std::string describe_params(const LayerParams& params) {
             << dirs[static_cast<int>(p.direction)] << " " << outs[static_cast<int>(p.output)]
             << inits[static_cast<int>(p.initial_state)];
           if (p.cell == RecurrentCell::kGru && !p.reset_after) o << " reset-before";
+          static const char* merges[] = {"", " sum", " mul", " ave"};
+          o << merges[static_cast<int>(p.merge)];
           if (p.cell != RecurrentCell::kSimple) o << " gates " << activation_name(p.recurrent_activation);
         }
         if constexpr (requires { p.activation; }) act(o, p.activation);

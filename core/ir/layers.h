@@ -257,6 +257,14 @@ enum class RecurrentOutput : uint8_t {
   kLastCell,    // LSTM only: the cell state after the last step of each direction: {D * units}
 };
 
+// How a bidirectional layer joins its two directions (Keras Bidirectional merge_mode).
+enum class RecurrentMerge : uint8_t {
+  kConcat,    // forward's units, then backward's: D * units wide (ONNX; Keras "concat")
+  kSum,       // element-wise, units wide: Keras "sum"
+  kMultiply,  //                           Keras "mul"
+  kAverage,   //                           Keras "ave"
+};
+
 // Where the initial state comes from.
 enum class RecurrentInitialState : uint8_t {
   kZero,      // zeros (Keras, and ONNX without initial_h / initial_c)
@@ -296,12 +304,15 @@ struct RecurrentParams {
   ActivationKind activation = ActivationKind::kTanh;               // a
   ActivationKind recurrent_activation = ActivationKind::kSigmoid;  // s (LSTM, GRU gates)
   bool reset_after = true;                                         // GRU only
+  RecurrentMerge merge = RecurrentMerge::kConcat;                  // kBidirectional only
   std::vector<RecurrentWeights> directions;  // 1, or 2 for kBidirectional (forward, backward)
 
   int gates() const { return cell == RecurrentCell::kLstm ? 4 : cell == RecurrentCell::kGru ? 3 : 1; }
   int direction_count() const { return direction == RecurrentDirection::kBidirectional ? 2 : 1; }
   // Does direction d read the steps backward?
   bool backward(int d) const { return d == 1 || direction == RecurrentDirection::kReverse; }
+  // Columns of the output (and of each initial-state input, which is never merged).
+  int64_t output_width() const { return merge == RecurrentMerge::kConcat ? units * direction_count() : units; }
 };
 
 using LayerParams =

@@ -563,12 +563,10 @@ class NodeInference {
       fail("directions", "holds weights for " + std::to_string(p.directions.size()) + " direction(s), expected " +
                              std::to_string(dirs));
     }
-    if (p.cell == RecurrentCell::kSimple && p.output == RecurrentOutput::kLastCell) {
+    if (p.cell != RecurrentCell::kLstm && p.output == RecurrentOutput::kLastCell) {
       fail("output", "only an LSTM has a cell state");
     }
-    if (p.cell == RecurrentCell::kGru && p.output == RecurrentOutput::kLastCell) {
-      fail("output", "only an LSTM has a cell state");
-    }
+    if (p.merge != RecurrentMerge::kConcat && dirs != 2) fail("merge", "only a bidirectional layer merges directions");
     const int64_t cols = checked_mul(units, p.gates(), what("units"));
     for (int d = 0; d < dirs; ++d) {
       const RecurrentWeights& w = p.directions[static_cast<size_t>(d)];
@@ -584,8 +582,8 @@ class NodeInference {
         fail("initial_h" + tag, "constant initial states are set but initial_state is not kConstant");
       }
     }
-    if (p.output == RecurrentOutput::kSequence) return {s[0], width};
-    return {width};
+    if (p.output == RecurrentOutput::kSequence) return {s[0], p.output_width()};
+    return {p.output_width()};
   }
 
   Graph& g_;

@@ -71,17 +71,28 @@ class Expansion {
       if (dirs == 1) {
         rename_last(per_direction[0], result);
       } else {
-        add("seq", ConcatParams{-1, -1}, per_direction, result);
+        add("seq", join(), per_direction, result);
       }
       return;
     }
-    // Last states: {1, units} per direction -> {D * units}.
+    // Last states: {1, units} per direction -> {output_width}.
     ValueId joined = per_direction[0];
-    if (dirs == 2) joined = add("last", ConcatParams{-1, -1}, per_direction);
-    add("out", ReshapeParams{Dims{p_.units * dirs}}, {joined}, result);
+    if (dirs == 2) joined = add("last", join(), per_direction);
+    add("out", ReshapeParams{Dims{p_.output_width()}}, {joined}, result);
   }
 
  private:
+  // The layer that joins the two directions' {rows, units} results.
+  LayerParams join() const {
+    switch (p_.merge) {
+      case RecurrentMerge::kConcat: return ConcatParams{-1, -1};
+      case RecurrentMerge::kSum: return MergeParams{MergeOp::kAdd};
+      case RecurrentMerge::kMultiply: return MergeParams{MergeOp::kMultiply};
+      case RecurrentMerge::kAverage: return MergeParams{MergeOp::kAverage};
+    }
+    return ConcatParams{-1, -1};
+  }
+
   // Runs direction d; returns its {steps, units} sequence or its {1, units} last state.
   ValueId direction(int d) {
     const RecurrentWeights& w = p_.directions[static_cast<size_t>(d)];

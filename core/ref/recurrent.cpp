@@ -88,13 +88,32 @@ struct DirectionRun {
   }
 };
 
+// Joins the two directions' columns of `both` ({.., 2 * units} per row) element-wise.
+Tensor merge_directions(const Tensor& both, RecurrentMerge merge, int64_t units, const Dims& out_shape) {
+  Tensor y(out_shape, both.batch);
+  const int64_t rows = both.sample_size / (2 * units);
+  for (int64_t n = 0; n < both.batch; ++n) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const double* f = both.sample(n) + r * 2 * units;
+      double* o = y.sample(n) + r * units;
+      for (int64_t u = 0; u < units; ++u) {
+        const double a = f[u], b = f[units + u];
+        o[u] = merge == RecurrentMerge::kSum ? a + b : merge == RecurrentMerge::kMultiply ? a * b : (a + b) * 0.5;
+      }
+    }
+  }
+  return y;
+}
+
 }  // namespace
 
 Tensor recurrent(const RecurrentParams& p, const std::vector<const Tensor*>& in, const Dims& out_shape) {
   const Tensor& x = *in[0];
-  Tensor y(out_shape, x.batch);
   const int64_t steps = x.shape[0], features = x.shape[1], units = p.units;
   const int dirs = p.direction_count();
+  Dims full_shape = out_shape;  // both directions side by side, merged at the end unless concatenated
+  full_shape.back() = units * dirs;
+  Tensor y(full_shape, x.batch);
   const bool lstm = p.cell == RecurrentCell::kLstm;
   for (int64_t n = 0; n < x.batch; ++n) {
     for (int d = 0; d < dirs; ++d) {
@@ -118,7 +137,7 @@ Tensor recurrent(const RecurrentParams& p, const std::vector<const Tensor*>& in,
       }
     }
   }
-  return y;
+  return p.merge == RecurrentMerge::kConcat ? y : merge_directions(y, p.merge, units, out_shape);
 }
 
 }  // namespace nnd::ref

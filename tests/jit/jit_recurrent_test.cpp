@@ -23,6 +23,7 @@ RecurrentParams random_layer(Rng& r, RecurrentCell cell, int64_t features, int64
   p.cell = cell;
   p.units = units;
   p.direction = static_cast<RecurrentDirection>(r.range(0, 2));
+  if (p.direction == RecurrentDirection::kBidirectional && r.coin()) p.merge = static_cast<RecurrentMerge>(r.range(1, 3));
   p.output = static_cast<RecurrentOutput>(r.range(0, cell == RecurrentCell::kLstm ? 2 : 1));
   p.initial_state = static_cast<RecurrentInitialState>(r.range(0, 2));
   p.reset_after = r.coin();
@@ -52,7 +53,8 @@ std::string describe(const RecurrentParams& p, int64_t steps, int64_t features) 
   return std::string(cells[static_cast<int>(p.cell)]) + " steps " + std::to_string(steps) + " features " +
          std::to_string(features) + " units " + std::to_string(p.units) + " direction " +
          std::to_string(static_cast<int>(p.direction)) + " output " + std::to_string(static_cast<int>(p.output)) +
-         " initial " + std::to_string(static_cast<int>(p.initial_state)) + (p.reset_after ? "" : " reset-before");
+         " initial " + std::to_string(static_cast<int>(p.initial_state)) + (p.reset_after ? "" : " reset-before") +
+         " merge " + std::to_string(static_cast<int>(p.merge));
 }
 
 TEST_P(JitRecurrent, MatchesTheReferenceRecurrence) {

@@ -119,6 +119,18 @@ TEST(Recurrent, BackwardDirectionWritesStatesInTimeOrder) {
                                  RecurrentOutput::kLastHidden),
                           {{3, 1}}, {x}),
                      (std::vector<double>{f[2], b[0]}), 1e-6);
+  // Keras merge modes join the directions element-wise: one column per step.
+  auto merged = [&](RecurrentMerge m, RecurrentOutput out) {
+    auto p = params(RecurrentCell::kSimple, {fw, bw}, RecurrentDirection::kBidirectional, out);
+    p.merge = m;
+    return run1(p, {{3, 1}}, {x});
+  };
+  EXPECT_VALUES_NEAR(merged(RecurrentMerge::kSum, RecurrentOutput::kSequence),
+                     (std::vector<double>{f[0] + b[0], f[1] + b[1], f[2] + b[2]}), 1e-6);
+  EXPECT_VALUES_NEAR(merged(RecurrentMerge::kMultiply, RecurrentOutput::kSequence),
+                     (std::vector<double>{f[0] * b[0], f[1] * b[1], f[2] * b[2]}), 1e-6);
+  EXPECT_VALUES_NEAR(merged(RecurrentMerge::kAverage, RecurrentOutput::kLastHidden),
+                     (std::vector<double>{(f[2] + b[0]) / 2}), 1e-6);
 }
 
 TEST(Recurrent, InitialStatesFromConstantsAndInputs) {
