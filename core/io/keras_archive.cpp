@@ -1,5 +1,6 @@
 #include "core/io/keras_archive.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <utility>
@@ -90,9 +91,9 @@ std::string read_keras_version(const ZipArchive& zip) {
   return "";
 }
 
-// Where a layer's variables live in model.weights.h5: one "<root>/<snake class>[_k]" step per
-// model level ("layers/functional/layers/dense_1/vars" for the second Dense of a nested
-// Functional model), k counting earlier layers of the same snake-case class in that model's list.
+// Where a layer's group lives in model.weights.h5: one "<root>/<snake class>[_k]" step per
+// model level ("layers/functional/layers/dense_1/" for the second Dense of a nested Functional
+// model; its variables are in "vars" below, or in a sub-layer's, see WeightSpec::archive_group), k counting earlier layers of the same snake-case class in that model's list.
 // Input layers own no variables and are not part of a Sequential model's list; their class name
 // is their own, so counting them changes no other layer's path.
 class VariablePaths {
@@ -102,7 +103,7 @@ class VariablePaths {
   std::string of(const std::vector<keras::ScopeStep>& scope) {
     std::string path;
     for (const keras::ScopeStep& s : scope) path += root_ + "/" + slots(s.level).at(s.index) + "/";
-    return path + "vars";
+    return path;
   }
 
  private:
@@ -154,29 +155,39 @@ Graph load_archive(const ZipArchive& zip) {
   keras::WeightReader reader = [&](const ModelSpec& spec, size_t layer, const MappedLayer& expected,
                                    const LayerCtx& ctx) {
     if (!paths) paths.emplace(spec, root);
-    const std::string path = paths->of(spec.layers[layer].scope);
-    std::string roles;
-    for (const keras::WeightSpec& w : expected.weights) roles += (roles.empty() ? "" : ", ") + w.role;
-    std::optional<h5::Handle> group = file.open_group(file.root(), path);
-    if (!group) {
-      ctx.fail("weights", std::string(kWeights) + " has no group '" + path + "' (Keras stores the " +
-                              "variables of the k-th " + spec.layers[layer].cls + " of the " +
-                              (spec.layers[layer].scope.size() > 1 ? "nested model" : "model") + " there)");
+    const std::string layer_path = paths->of(spec.layers[layer].scope);
+    const std::string what = "layer '" + spec.layers[layer].name + "' (" + spec.layers[layer].cls + ")";
+    // The expected weights, grouped by the group holding them, in order within each group.
+    std::vector<std::pair<std::string, std::vector<const keras::WeightSpec*>>> groups;
+    for (const keras::WeightSpec& w : expected.weights) {
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == w.archive_group; });
+      if (g == groups.end()) g = groups.insert(groups.end(), {w.archive_group, {}});
+      g->second.push_back(&w);
     }
     std::vector<std::pair<std::string, Weights>> out;
-    const std::string what = "layer '" + spec.layers[layer].name + "' (" + spec.layers[layer].cls + ")";
-    for (size_t i = 0; i < expected.weights.size(); ++i) {
-      const std::string& role = expected.weights[i].role;
-      std::optional<Weights> w = file.read_float_dataset(group->get(), std::to_string(i), what + ": " + role);
-      if (!w) {
-        ctx.fail("weights", path + " has " + std::to_string(i) + " variable(s); the layer's config implies " +
-                                std::to_string(expected.weights.size()) + " (" + roles + ")");
+    for (const auto& [sub, specs] : groups) {
+      const std::string path = layer_path + sub;
+      std::string roles;
+      for (const keras::WeightSpec* w : specs) roles += (roles.empty() ? "" : ", ") + w->role;
+      std::optional<h5::Handle> group = file.open_group(file.root(), path);
+      if (!group) {
+        ctx.fail("weights", std::string(kWeights) + " has no group '" + path + "' (Keras stores the " +
+                                "variables of the k-th " + spec.layers[layer].cls + " of the " +
+                                (spec.layers[layer].scope.size() > 1 ? "nested model" : "model") + " there)");
       }
-      out.emplace_back(role, std::move(*w));
-    }
-    if (file.read_float_dataset(group->get(), std::to_string(expected.weights.size()), what)) {
-      ctx.fail("weights", path + " has more variables than the " + std::to_string(expected.weights.size()) +
-                              " the layer's config implies (" + roles + "); a quantized or LoRA layer?");
+      for (size_t i = 0; i < specs.size(); ++i) {
+        const std::string& role = specs[i]->role;
+        std::optional<Weights> w = file.read_float_dataset(group->get(), std::to_string(i), what + ": " + role);
+        if (!w) {
+          ctx.fail("weights", path + " has " + std::to_string(i) + " variable(s); the layer's config implies " +
+                                  std::to_string(specs.size()) + " (" + roles + ")");
+        }
+        out.emplace_back(role, std::move(*w));
+      }
+      if (file.read_float_dataset(group->get(), std::to_string(specs.size()), what)) {
+        ctx.fail("weights", path + " has more variables than the " + std::to_string(specs.size()) +
+                                " the layer's config implies (" + roles + "); a quantized or LoRA layer?");
+      }
     }
     return out;
   };

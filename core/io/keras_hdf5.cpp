@@ -28,10 +28,12 @@ namespace {
 // models it was built in when it was built lazily inside them (a Sequential model without an input
 // shape: "sequential/dense/kernel"). A name belongs to the layer when the component before the
 // weight is the layer's name; should two layers of different nested models share a name, the
-// model names in front decide (those matching the innermost models of the scope win).
+// model names in front decide (those matching the innermost models of the scope win). Names of
+// layers that own sub-layers carry them between the layer's name and the weight's
+// ("lstm/lstm_cell/kernel", "bidirectional/forward_gru/gru_cell/bias").
 std::vector<std::string> nested_weight_names(const std::vector<std::string>& names,
                                              const std::vector<keras::ScopeStep>& scope, const std::string& gpath,
-                                             const LayerCtx& ctx) {
+                                             const MappedLayer& m, const LayerCtx& ctx) {
   struct Candidate {
     const std::string* name;
     std::string role;
@@ -49,8 +51,11 @@ std::vector<std::string> nested_weight_names(const std::vector<std::string>& nam
       if (slash == std::string::npos) break;
       start = slash + 1;
     }
-    if (parts.size() < 2 || parts[parts.size() - 2] != scope.back().name) continue;
-    const size_t front = parts.size() - 2;  // model names in front of the layer's
+    size_t front = parts.size();  // model names in front of the layer's: the last match
+    for (size_t k = 0; k + 1 < parts.size(); ++k) {
+      if (parts[k] == scope.back().name) front = k;
+    }
+    if (front == parts.size()) continue;
     int score = -1;
     if (front < scope.size()) {
       score = static_cast<int>(front);
@@ -58,7 +63,7 @@ std::vector<std::string> nested_weight_names(const std::vector<std::string>& nam
         if (parts[k] != scope[scope.size() - 1 - front + k].name) score = -1;
       }
     }
-    found.push_back(Candidate{&wn, keras::weight_role(wn), score});
+    found.push_back(Candidate{&wn, keras::weight_role(wn, m), score});
   }
   std::map<std::string, int> best;
   for (const Candidate& c : found) {
@@ -107,7 +112,7 @@ Graph load_keras_file(const h5::File& file, const std::string& path) {
       layer_names.insert(names->begin(), names->end());
     }
   }
-  keras::WeightReader reader = [&](const ModelSpec& spec, size_t layer, const MappedLayer&,
+  keras::WeightReader reader = [&](const ModelSpec& spec, size_t layer, const MappedLayer& expected,
                                    const LayerCtx& ctx) {
     const LayerEntry& l = spec.layers[layer];
     std::vector<std::pair<std::string, Weights>> out;
@@ -122,10 +127,10 @@ Graph load_keras_file(const h5::File& file, const std::string& path) {
     }
     auto names = file.read_string_list_attr(grp->get(), "weight_names", gpath);
     if (!names) ctx.fail("weights", "group '" + gpath + "' has no weight_names attribute");
-    if (l.scope.size() > 1) names = nested_weight_names(*names, l.scope, gpath, ctx);
+    if (l.scope.size() > 1) names = nested_weight_names(*names, l.scope, gpath, expected, ctx);
     const std::string what = "layer '" + l.name + "' (" + l.cls + ")";
     for (const std::string& wn : *names) {
-      std::string role = keras::weight_role(wn);
+      std::string role = keras::weight_role(wn, expected);
       std::optional<Weights> w = file.read_float_dataset(grp->get(), wn, what + ": " + role);
       if (!w) ctx.fail(role, "weight dataset '" + wn + "' not found in " + gpath);
       out.emplace_back(std::move(role), std::move(*w));

@@ -588,6 +588,27 @@ std::string weight_role(const std::string& name) {
   return s;
 }
 
+std::string weight_role(const std::string& name, const MappedLayer& m) {
+  const std::string base = weight_role(name);
+  std::set<std::string> sublayers;
+  for (const WeightSpec& w : m.weights) {
+    if (!w.sublayer.empty()) sublayers.insert(w.sublayer);
+  }
+  if (sublayers.empty()) return base;
+  // The last component naming a sub-layer ("forward_lstm"), before the weight's own name.
+  std::string found;
+  for (size_t start = 0; start < name.size();) {
+    const size_t slash = name.find('/', start);
+    if (slash == std::string::npos) break;
+    const std::string part = name.substr(start, slash - start);
+    for (const std::string& s : sublayers) {
+      if (part.rfind(s + "_", 0) == 0) found = s;
+    }
+    start = slash + 1;
+  }
+  return found.empty() ? base : found + "/" + base;
+}
+
 ActivationKind map_activation(const json& value, const LayerCtx& ctx, const std::string& field) {
   if (value.is_null()) return ActivationKind::kLinear;
   std::string name;
@@ -644,6 +665,150 @@ ActivationKind map_activation(const json& value, const LayerCtx& ctx, const std:
   }
   return it->second;
 }
+
+namespace {
+// ---------------------------------------------------------------------------------------------
+// Recurrent layers: LSTM, GRU, SimpleRNN and the Bidirectional wrapper, onto one RecurrentParams.
+
+bool is_recurrent_class(const std::string& cls) { return cls == "LSTM" || cls == "GRU" || cls == "SimpleRNN"; }
+
+// What one recurrent layer's config says (a Bidirectional wrapper reads two of them).
+struct RecurrentConfig {
+  RecurrentCell cell = RecurrentCell::kLstm;
+  int64_t units = 0;
+  ActivationKind activation = ActivationKind::kTanh, recurrent_activation = ActivationKind::kSigmoid;
+  bool use_bias = true, reset_after = true, go_backwards = false, return_sequences = false;
+};
+
+// `in_bidirectional`: the backward layer of a Bidirectional wrapper, which re-reverses its sequence.
+RecurrentConfig read_recurrent(const std::string& cls, const Cfg& c, const LayerCtx& ctx, bool in_bidirectional) {
+  c.float32_dtype();
+  RecurrentConfig r;
+  r.cell = cls == "LSTM" ? RecurrentCell::kLstm : cls == "GRU" ? RecurrentCell::kGru : RecurrentCell::kSimple;
+  r.units = c.positive("units");
+  c.must_be_off("stateful", "a stateful layer carries its state from one call to the next; nnd starts every "
+                            "request from zero states: re-export with stateful=False");
+  c.must_be_off("time_major", "time-major inputs; re-export with time_major=False");
+  // return_state adds outputs 1.. (the states); output 0 is the same, and a model reading the
+  // others is refused where it reads them. dropout, recurrent_dropout, unroll and implementation
+  // change training or speed, not the result.
+  const json* act = c.get("activation");
+  r.activation = act == nullptr ? ActivationKind::kTanh : map_activation(*act, ctx, "activation");
+  if (r.cell != RecurrentCell::kSimple) {
+    const json* ra = c.get("recurrent_activation");
+    r.recurrent_activation = ra == nullptr ? ActivationKind::kSigmoid : map_activation(*ra, ctx, "recurrent_activation");
+  }
+  r.use_bias = c.boolean("use_bias", true);
+  r.reset_after = r.cell == RecurrentCell::kGru && c.boolean("reset_after", true);
+  r.go_backwards = c.boolean("go_backwards", false);
+  r.return_sequences = c.boolean("return_sequences", false);
+  if (r.go_backwards && r.return_sequences && !in_bidirectional) {
+    c.fail("go_backwards", "with return_sequences the output runs backward in time (step 0 holds the state after "
+                           "the last input step); nnd does not reverse sequences: use Bidirectional, or "
+                           "return_sequences=False");
+  }
+  return r;
+}
+
+// The weights of one direction: kernel (features, G * units), recurrent_kernel (units, G * units)
+// and, with use_bias, bias (G * units), or (2, 3 * units) for a GRU with reset_after (input and
+// recurrent bias rows). Keras 3 keeps them in the cell's variables.
+void add_recurrent_weights(MappedLayer& m, const RecurrentConfig& r, const std::string& sublayer) {
+  const int64_t gates = r.cell == RecurrentCell::kLstm ? 4 : r.cell == RecurrentCell::kGru ? 3 : 1;
+  const int64_t cols = r.units * gates;  // units is at most what fits a weight shape
+  const std::string prefix = sublayer.empty() ? "" : sublayer + "/";
+  const std::string group = sublayer.empty() ? "cell/vars" : sublayer + "_layer/cell/vars";
+  auto add = [&](const std::string& role, std::vector<int64_t> dims) {
+    WeightSpec w = ws(prefix + role, std::move(dims));
+    w.sublayer = sublayer;
+    w.archive_group = group;
+    m.weights.push_back(std::move(w));
+  };
+  add("kernel", {-1, cols});
+  add("recurrent_kernel", {r.units, cols});
+  if (r.use_bias) add("bias", r.reset_after ? std::vector<int64_t>{2, cols} : std::vector<int64_t>{cols});
+}
+
+RecurrentParams recurrent_params(const RecurrentConfig& r) {
+  RecurrentParams p;
+  p.cell = r.cell;
+  p.units = r.units;
+  p.activation = r.activation;
+  p.recurrent_activation = r.recurrent_activation;
+  p.reset_after = r.reset_after;
+  p.output = r.return_sequences ? RecurrentOutput::kSequence : RecurrentOutput::kLastHidden;
+  p.direction = r.go_backwards ? RecurrentDirection::kReverse : RecurrentDirection::kForward;
+  p.directions.resize(1);
+  return p;
+}
+
+MappedLayer map_recurrent(const std::string& cls, const Cfg& c, const LayerCtx& ctx) {
+  const RecurrentConfig r = read_recurrent(cls, c, ctx, false);
+  MappedLayer m;
+  add_recurrent_weights(m, r, "");
+  m.params = recurrent_params(r);
+  return m;
+}
+
+// Bidirectional(layer, merge_mode, backward_layer): the wrapped layer runs forward, a copy (or the
+// given backward_layer) backward; their outputs are joined by merge_mode.
+MappedLayer map_bidirectional(const Cfg& c, const LayerCtx& ctx) {
+  auto sub = [&](const std::string& key) -> std::pair<std::string, const json*> {
+    const json* v = c.get(key);
+    if (v == nullptr) return {"", nullptr};
+    auto cls = v->is_object() ? v->find("class_name") : v->end();
+    auto cfg = v->is_object() ? v->find("config") : v->end();
+    if (cls == v->end() || !cls->is_string() || cfg == v->end() || !cfg->is_object()) {
+      c.fail(key, "expected {\"class_name\": ..., \"config\": {...}}, got " + dump_short(*v));
+    }
+    if (!is_recurrent_class(cls->get<std::string>())) {
+      c.fail(key, "wraps a " + cls->get<std::string>() + "; nnd reads Bidirectional LSTM, GRU and SimpleRNN");
+    }
+    return {cls->get<std::string>(), &*cfg};
+  };
+  const auto [fw_cls, fw_json] = sub("layer");
+  if (fw_json == nullptr) c.fail("layer", "missing");
+  const LayerCtx fw_ctx{ctx.prefix + ": layer", ctx.version};
+  const RecurrentConfig fw = read_recurrent(fw_cls, Cfg(*fw_json, fw_ctx), fw_ctx, true);
+  if (fw.go_backwards) c.fail("layer", "the forward layer has go_backwards=True; nnd reads the usual forward layer");
+  RecurrentConfig bw = fw;
+  bw.go_backwards = true;
+  if (const auto [bw_cls, bw_json] = sub("backward_layer"); bw_json != nullptr) {
+    // Keras 3 always writes the backward copy; Keras 2 only a backward_layer given by the user.
+    const LayerCtx bw_ctx{ctx.prefix + ": backward_layer", ctx.version};
+    bw = read_recurrent(bw_cls, Cfg(*bw_json, bw_ctx), bw_ctx, true);
+    if (bw_cls != fw_cls || bw.units != fw.units || bw.activation != fw.activation ||
+        bw.recurrent_activation != fw.recurrent_activation || bw.use_bias != fw.use_bias ||
+        bw.reset_after != fw.reset_after || bw.return_sequences != fw.return_sequences) {
+      c.fail("backward_layer", "differs from the forward layer in class, units, activations, use_bias, reset_after "
+                               "or return_sequences; nnd reads two directions of one kind");
+    }
+    if (!bw.go_backwards) c.fail("backward_layer", "must have go_backwards=True (Keras requires it)");
+  }
+  RecurrentParams p = recurrent_params(fw);
+  p.direction = RecurrentDirection::kBidirectional;
+  p.directions.resize(2);
+  const json* mode = c.get("merge_mode");
+  const std::string merge = mode == nullptr ? "" : mode->is_string() ? mode->get<std::string>() : "?";
+  static const std::map<std::string, RecurrentMerge> merges = {{"concat", RecurrentMerge::kConcat},
+                                                               {"sum", RecurrentMerge::kSum},
+                                                               {"mul", RecurrentMerge::kMultiply},
+                                                               {"ave", RecurrentMerge::kAverage}};
+  auto it = merges.find(merge);
+  if (mode == nullptr) {
+    c.fail("merge_mode", "None returns the two directions as separate outputs; nnd reads 'concat', 'sum', "
+                         "'mul' and 'ave'");
+  }
+  if (it == merges.end()) c.fail("merge_mode", dump_short(*mode) + " is not 'concat', 'sum', 'mul' or 'ave'");
+  p.merge = it->second;
+  MappedLayer m;
+  add_recurrent_weights(m, fw, "forward");
+  add_recurrent_weights(m, bw, "backward");
+  m.params = std::move(p);
+  return m;
+}
+
+}  // namespace
 
 MappedLayer map_layer(const std::string& cls, const json& config, const json* call_kwargs,
                       const LayerCtx& ctx) {
@@ -937,6 +1102,10 @@ MappedLayer map_layer(const std::string& cls, const json& config, const json* ca
     m.min_inputs = 1;
     m.max_inputs = 1 << 20;
     m.params = p;
+  } else if (is_recurrent_class(cls)) {
+    return map_recurrent(cls, c, ctx);
+  } else if (cls == "Bidirectional") {
+    return map_bidirectional(c, ctx);
   } else if (cls == "TFOpLambda") {
     return map_tf_op_lambda(c, call_kwargs, ctx);
   } else if (cls == "Functional" || cls == "Model" || cls == "Sequential") {
@@ -979,6 +1148,21 @@ Weights* weight_field(LayerParams& p, const std::string& role) {
           if (role == "beta") return &q.beta;
         } else if constexpr (std::is_same_v<T, PReluParams>) {
           if (role == "alpha") return &q.alpha;
+        } else if constexpr (std::is_same_v<T, RecurrentParams>) {
+          // "kernel" (one direction) or "forward/kernel", "backward/kernel" (Bidirectional).
+          size_t d = 0;
+          std::string base = role;
+          if (base.rfind("forward/", 0) == 0) {
+            base = base.substr(8);
+          } else if (base.rfind("backward/", 0) == 0) {
+            base = base.substr(9);
+            d = 1;
+          }
+          if (d >= q.directions.size()) return nullptr;
+          RecurrentWeights& w = q.directions[d];
+          if (base == "kernel") return &w.kernel;
+          if (base == "recurrent_kernel") return &w.recurrent_kernel;
+          if (base == "bias") return &w.bias;
         }
         return nullptr;
       },
@@ -1002,6 +1186,20 @@ void complete_batchnorm(MappedLayer& m) {
   const Weights& ref = bn->moving_mean;
   if (!m.bn_scale) bn->gamma = Weights{ref.shape, std::vector<float>(ref.data.size(), 1.0f)};
   if (!m.bn_center) bn->beta = Weights{ref.shape, std::vector<float>(ref.data.size(), 0.0f)};
+}
+
+// A GRU with reset_after keeps two bias rows in one (2, 3 * units) weight: the input bias, then the
+// recurrent bias the IR holds apart (it sits inside the reset product).
+void complete_recurrent(MappedLayer& m) {
+  auto* p = std::get_if<RecurrentParams>(&m.params);
+  if (p == nullptr) return;
+  for (RecurrentWeights& w : p->directions) {
+    if (w.bias.shape.size() != 2) continue;
+    const int64_t cols = w.bias.shape[1];
+    const auto half = w.bias.data.begin() + static_cast<std::ptrdiff_t>(cols);
+    w.recurrent_bias = Weights{{cols}, std::vector<float>(half, w.bias.data.end())};
+    w.bias = Weights{{cols}, std::vector<float>(w.bias.data.begin(), half)};
+  }
 }
 
 }  // namespace
@@ -1055,6 +1253,7 @@ void attach_weights(MappedLayer& m, std::vector<std::pair<std::string, Weights>>
     }
   }
   complete_batchnorm(m);
+  complete_recurrent(m);
 }
 
 void zero_weights(MappedLayer& m, const std::vector<Dims>& in, const LayerCtx& ctx) {
@@ -1113,6 +1312,12 @@ void zero_weights(MappedLayer& m, const std::vector<Dims>& in, const LayerCtx& c
             d[static_cast<size_t>(a - 1)] = 1;
           }
           shapes["alpha"] = d;
+        } else if constexpr (std::is_same_v<T, RecurrentParams>) {
+          for (const WeightSpec& w : m.weights) {  // (features, .): the rest is in the config
+            Dims d(w.dims.begin(), w.dims.end());
+            if (!d.empty() && d[0] < 0) d[0] = c;
+            shapes[w.role] = d;
+          }
         }
       },
       m.params);
@@ -1125,6 +1330,7 @@ void zero_weights(MappedLayer& m, const std::vector<Dims>& in, const LayerCtx& c
     target->data.assign(static_cast<size_t>(n), 0.0f);
   }
   complete_batchnorm(m);
+  complete_recurrent(m);
 }
 
 }  // namespace nnd::keras

@@ -41,6 +41,13 @@ struct WeightSpec {
   std::vector<int64_t> dims;
   bool prepend_one = false;
   std::string alias;  // another name the same weight has in some Keras version
+  // A wrapper's weight belongs to one of its sub-layers: Bidirectional's "forward" or "backward"
+  // layer. Its role is "<sublayer>/<weight>"; in a .h5 weight name the sub-layer shows as a path
+  // component "<sublayer>_<layer name>" ("bidirectional/forward_lstm/lstm_cell/kernel:0").
+  std::string sublayer;
+  // Where a Keras 3 archive keeps the variable, below the layer's group: its own "vars", or a
+  // tracked child's ("cell/vars" for a recurrent layer, "forward_layer/cell/vars").
+  std::string archive_group = "vars";
 };
 
 struct MappedLayer {
@@ -76,5 +83,10 @@ void zero_weights(MappedLayer& m, const std::vector<Dims>& input_shapes, const L
 // Weight role of a Keras weight name: "conv2d/kernel:0" -> "kernel", "bn/moving_mean" ->
 // "moving_mean".
 std::string weight_role(const std::string& weight_name);
+
+// The role a .h5 weight name plays for layer `m`: weight_role, behind the sub-layer the name runs
+// through when `m` expects sub-layer weights ("bidirectional/backward_gru/gru_cell/bias:0" ->
+// "backward/bias").
+std::string weight_role(const std::string& weight_name, const MappedLayer& m);
 
 }  // namespace nnd::keras

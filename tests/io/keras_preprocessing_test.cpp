@@ -17,6 +17,7 @@
 #include "core/engine/engine_options.h"
 #include "core/io/keras_hdf5.h"
 #include "core/util/error.h"
+#include "tests/support/keras_config_json.h"
 
 namespace nnd {
 namespace {
@@ -25,22 +26,7 @@ using json = nlohmann::json;
 
 // input (shape) -> layer(cls, cfg) -> output, in the Keras 3 dialect.
 std::string one_layer(const std::string& cls, json cfg, const std::vector<int64_t>& shape) {
-  json bs = json::array({nullptr});
-  for (int64_t d : shape) bs.push_back(d);
-  cfg["name"] = "l";
-  const json input = {{"class_name", "InputLayer"}, {"name", "input"}, {"inbound_nodes", json::array()},
-                      {"config", {{"batch_shape", bs}, {"dtype", "float32"}, {"name", "input"}}}};
-  const json arg = {{"class_name", "__keras_tensor__"},
-                    {"config", {{"shape", bs}, {"dtype", "float32"}, {"keras_history", {"input", 0, 0}}}}};
-  const json layer = {{"module", "keras.layers"}, {"class_name", cls}, {"name", "l"}, {"config", cfg},
-                      {"inbound_nodes", json::array({{{"args", json::array({arg})}, {"kwargs", json::object()}}})}};
-  const json m = {{"class_name", "Functional"},
-                  {"config",
-                   {{"name", "m"},
-                    {"layers", json::array({input, layer})},
-                    {"input_layers", json::array({json::array({"input", 0, 0})})},
-                    {"output_layers", json::array({json::array({"l", 0, 0})})}}}};
-  return m.dump();
+  return test::k3_one_layer_model(cls, std::move(cfg), shape);
 }
 
 size_t count(const Dims& d) {
