@@ -75,6 +75,12 @@ class OnnxGraph {
     a->set_type(onnx::AttributeProto_AttributeType_INT);
     a->set_i(v);
   }
+  static void attr(onnx::NodeProto& n, const std::string& name, const std::string& v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_STRING);
+    a->set_s(v);
+  }
   static void attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
     auto* a = n.add_attribute();
     a->set_name(name);
