@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -713,6 +714,50 @@ void lower_gather(Importer& im, const Node_& node, Attributes& a) {
 }
 
 
+// The layout in which a 1x1 max pool keeps every stride[a]-th element along each ONNX axis a of
+// `x`: the strided axes spatial, an unstrided axis last (the channel; x's own last one when it
+// is unstrided). Rank 3 and 4 tensors, at most rank - 2 strided axes.
+Perm subsample_layout(Importer& im, const Symbol& x, const std::vector<int64_t>& stride) {
+  const size_t r = x.rank();
+  std::vector<int64_t> strided;
+  for (size_t a = 1; a < r; ++a) {
+    if (stride[a] > 1) strided.push_back(static_cast<int64_t>(a));
+  }
+  if ((r != 3 && r != 4) || strided.size() > r - 2) {
+    im.fail("a slice with steps on axes " + list_text(strided) + " of a rank-" + std::to_string(r) +
+            " tensor is not supported (steps on at most rank - 2 axes of a rank 3 or 4 tensor)");
+  }
+  int channel = x.perm.back();  // stays last when unstrided: no layout change
+  if (stride[static_cast<size_t>(channel)] > 1) {
+    for (size_t a = r; a-- > 1;) {
+      if (stride[a] == 1) channel = static_cast<int>(a);
+    }
+  }
+  Perm perm{0};
+  for (int a : x.perm) {
+    if (a != 0 && a != channel) perm.push_back(a);
+  }
+  perm.push_back(channel);
+  return perm;
+}
+
+// Keeps every stride[a]-th element along each ONNX axis a of `x` (output 0 of `node`, replaced).
+void subsample(Importer& im, const Node_& node, Symbol& x, const std::vector<int64_t>& stride) {
+  const size_t r = x.rank();
+  const Perm perm = subsample_layout(im, x, stride);
+  const ValueId in = im.in_layout(x, perm);
+  PoolParams p;
+  p.kind = PoolKind::kMax;
+  p.rank = static_cast<int>(r) - 2;
+  if (p.rank == 2) {
+    p.window.stride_h = stride[static_cast<size_t>(perm[1])];
+    p.window.stride_w = stride[static_cast<size_t>(perm[2])];
+  } else {
+    p.window.stride_w = stride[static_cast<size_t>(perm[1])];
+  }
+  im.emit(node, 0, p, {in}, perm);
+}
+
 void lower_slice(Importer& im, const Node_& node, Attributes& a) {
   std::vector<int64_t> starts, ends, axes, steps;
   if (a.has("starts")) {  // opset < 10
@@ -734,8 +779,9 @@ void lower_slice(Importer& im, const Node_& node, Attributes& a) {
     for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
   }
   if (starts.size() != ends.size() || axes.size() != starts.size()) im.fail("starts, ends and axes differ in length");
+  if (!steps.empty() && steps.size() != starts.size()) im.fail("steps and starts differ in length");
   const size_t r = x.rank();
-  std::vector<int64_t> crop_begin(r, 0), crop_end(r, 0);
+  std::vector<int64_t> crop_begin(r, 0), crop_end(r, 0), stride(r, 1);
   for (size_t k = 0; k < axes.size(); ++k) {
     const int64_t ax = im.onnx_axis(x, axes[k]);
     if (ax == 0) {
@@ -746,16 +792,29 @@ void lower_slice(Importer& im, const Node_& node, Attributes& a) {
       im.fail("slicing the batch axis is not supported");
     }
     const int64_t dim = x.dims[static_cast<size_t>(ax)];
-    if (!steps.empty() && steps[k] != 1) im.fail("slicing a computed tensor with a step other than 1 is not supported");
+    const int64_t step = steps.empty() ? 1 : steps[k];
+    if (step < 1) im.fail("slicing a computed tensor backward (step " + std::to_string(step) + ") is not supported");
     int64_t st = starts[k] < 0 ? starts[k] + dim : starts[k];
-    int64_t en = ends[k] < 0 ? ends[k] + dim : ends[k];
+    int64_t en = ends[k] < 0 && ends[k] > std::numeric_limits<int64_t>::min() / 2 ? ends[k] + dim : ends[k];
     st = std::clamp<int64_t>(st, 0, dim);
     en = std::clamp<int64_t>(en, 0, dim);
     if (en <= st) im.fail("the slice of axis " + std::to_string(ax) + " is empty");
+    // A step keeps elements st, st + step, ...: crop to the last kept one, then subsample.
+    const int64_t kept = (en - st - 1) / step + 1;
     crop_begin[static_cast<size_t>(ax)] = st;
-    crop_end[static_cast<size_t>(ax)] = dim - en;
+    crop_end[static_cast<size_t>(ax)] = dim - (st + (kept - 1) * step + 1);
+    stride[static_cast<size_t>(ax)] = kept > 1 ? step : 1;
   }
-  emit_crop(im, node, 0, x, crop_begin, crop_end);
+  if (std::all_of(stride.begin(), stride.end(), [](int64_t s) { return s == 1; })) {
+    emit_crop(im, node, 0, x, crop_begin, crop_end);
+    return;
+  }
+  // Crop in the pool's layout, where the strided (spatial) axes are cropped without a view.
+  Symbol moved = x;
+  moved.perm = subsample_layout(im, x, stride);
+  moved.value = im.in_layout(x, moved.perm);
+  emit_crop(im, node, 0, moved, crop_begin, crop_end);
+  subsample(im, node, im.tensor(node.output(0)), stride);
 }
 
 // The lengths Split gives its outputs along an axis of length `dim`: the `split` attribute

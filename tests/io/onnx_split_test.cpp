@@ -1,5 +1,6 @@
-// ONNX Split and Slice of computed tensors: IR Croppings in the layout the input has, checked
-// against index arithmetic in both engines; and Split's refusals.
+// ONNX Split and Slice of computed tensors: IR Croppings in the layout the input has (steps: a
+// 1x1 max pool with strides after the crop), checked against index arithmetic in both engines;
+// and the refusals.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -10,17 +11,24 @@
 namespace nnd::test {
 namespace {
 
-// x (batch, dims...) in C order, cut to [begin, begin + len) along `axis` (batch = axis 0).
-std::vector<float> cut(const std::vector<float>& x, std::vector<int64_t> dims, size_t axis, int64_t begin, int64_t len) {
+// x (batch, dims...) in C order: every `step`-th element along `axis` (batch = axis 0) from
+// `begin`, `len` of them.
+std::vector<float> every(const std::vector<float>& x, std::vector<int64_t> dims, size_t axis, int64_t begin,
+                         int64_t step, int64_t len) {
   dims.insert(dims.begin(), static_cast<int64_t>(x.size()) / count_of(Dims(dims)));
   int64_t outer = 1, inner = 1;
   for (size_t k = 0; k < axis; ++k) outer *= dims[k];
   for (size_t k = axis + 1; k < dims.size(); ++k) inner *= dims[k];
   std::vector<float> y;
   for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = begin; i < begin + len; ++i)
-      for (int64_t j = 0; j < inner; ++j) y.push_back(x[static_cast<size_t>((o * dims[axis] + i) * inner + j)]);
+    for (int64_t i = 0; i < len; ++i)
+      for (int64_t j = 0; j < inner; ++j) y.push_back(x[static_cast<size_t>((o * dims[axis] + begin + i * step) * inner + j)]);
   return y;
+}
+
+// x cut to [begin, begin + len) along `axis`.
+std::vector<float> cut(const std::vector<float>& x, std::vector<int64_t> dims, size_t axis, int64_t begin, int64_t len) {
+  return every(x, std::move(dims), axis, begin, 1, len);
 }
 
 int count_kind(const Graph& g, const char* kind) {
@@ -128,6 +136,39 @@ TEST(OnnxSlice, TwoAxesApartCropOnAView) {
   expect_outputs(g, 2, [](size_t, const std::vector<float>& x) {
     return cut(cut(x, {3, 4, 5}, 1, 1, 2), {2, 4, 5}, 3, 1, 3);
   });
+}
+
+TEST(OnnxSlice, StepsOnSpatialAxesSubsample) {
+  // YOLOv5's Focus: x[:, :, ::2, 1::2] of (N, 3, 6, 7): rows 0, 2, 4 and columns 1, 3, 5.
+  OnnxGraph m(13);
+  m.input("x", {3, 6, 7}).output("y").ints("starts", {0, 1}).ints("ends", {1 << 30, 7}).ints("axes", {2, 3});
+  m.ints("steps", {2, 2});
+  m.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"});
+  const Graph g = m.load();
+  EXPECT_EQ(count_kind(g, "Pool"), 1);
+  expect_outputs(g, 2, [](size_t, const std::vector<float>& x) {
+    return every(every(x, {3, 6, 7}, 2, 0, 2, 3), {3, 3, 7}, 3, 1, 2, 3);
+  });
+}
+
+TEST(OnnxSlice, StepOnTheChannelAxisMovesItOutOfTheLastPlace) {
+  OnnxGraph m(13);
+  m.input("x", {7, 2, 3}).output("y").ints("starts", {1}).ints("ends", {-1}).ints("axes", {1}).ints("steps", {3});
+  m.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"});
+  const Graph g = m.load();
+  expect_outputs(g, 2, [](size_t, const std::vector<float>& x) { return every(x, {7, 2, 3}, 1, 1, 3, 2); });
+}
+
+TEST(OnnxSlice, StepRefusals) {
+  auto refusal = [](std::vector<int64_t> dims, int64_t axis, int64_t step) {
+    OnnxGraph m(13);
+    m.input("x", dims).output("y").ints("starts", {0}).ints("ends", {1 << 30}).ints("axes", {axis}).ints("steps", {step});
+    m.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"});
+    return m.refusal();
+  };
+  expect_contains(refusal({4, 5}, 2, -1), "slicing a computed tensor backward (step -1) is not supported");
+  expect_contains(refusal({6}, 1, 2), "a slice with steps on axes [1] of a rank-2 tensor is not supported");
+  EXPECT_EQ(refusal({4, 5}, 1, 2), "");
 }
 
 TEST(OnnxSlice, ThreeCroppedAxesAreRefused) {
