@@ -715,7 +715,7 @@ RecurrentConfig read_recurrent(const std::string& cls, const Cfg& c, const Layer
 // recurrent bias rows). Keras 3 keeps them in the cell's variables.
 void add_recurrent_weights(MappedLayer& m, const RecurrentConfig& r, const std::string& sublayer) {
   const int64_t gates = r.cell == RecurrentCell::kLstm ? 4 : r.cell == RecurrentCell::kGru ? 3 : 1;
-  const int64_t cols = r.units * gates;  // units is at most what fits a weight shape
+  const int64_t cols = r.units * gates;  // Cfg::positive bounds units to 2^31
   const std::string prefix = sublayer.empty() ? "" : sublayer + "/";
   const std::string group = sublayer.empty() ? "cell/vars" : sublayer + "_layer/cell/vars";
   auto add = [&](const std::string& role, std::vector<int64_t> dims) {

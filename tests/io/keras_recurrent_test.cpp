@@ -138,6 +138,7 @@ TEST(KerasRecurrent, RefusedFormsAreNamed) {
   c["go_backwards"] = true;
   expect_refused("LSTM", c, "go_backwards: with return_sequences the output runs backward in time");
   expect_refused("GRU", {{"units", 0}}, "units");
+  expect_refused("LSTM", {{"units", int64_t{1} << 62}}, "units: 4611686018427387904 exceeds the limit");
   expect_refused("LSTM", {{"units", 3}, {"recurrent_activation", "gelu_approx"}}, "recurrent_activation: activation 'gelu_approx'");
 
   const json inner = {{"class_name", "LSTM"}, {"config", lstm(4)}};
