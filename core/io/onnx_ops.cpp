@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -1091,11 +1092,14 @@ void lower_conv_transpose(Importer& im, const Node_& node, Attributes& a) {
   const Constant& wc = im.const_input(node, 1, "W");
   const size_t sp = x.rank() - 2;
   if (wc.dims.size() != x.rank()) im.fail("W has shape " + list_text(wc.dims) + ", expected rank " + std::to_string(x.rank()));
-  if (a.i("group", 1) != 1) im.fail("group > 1 is not supported for ConvTranspose");
+  const int64_t groups = a.i("group", 1);
   if (a.has("output_shape")) im.fail("attribute 'output_shape' is not supported (give pads and output_padding)");
-  const int64_t cin = wc.dims[0], m = wc.dims[1];
+  const int64_t cin = wc.dims[0], m = wc.dims[1];  // m output channels per group
   const int64_t kh = sp == 2 ? wc.dims[2] : 1, kw = wc.dims.back();
   if (cin != x.dims[1]) im.fail("W has " + std::to_string(cin) + " input channels, the input " + std::to_string(x.dims[1]));
+  if (groups < 1 || cin % groups != 0) im.fail("group " + std::to_string(groups) + " does not divide the input channels " + std::to_string(cin));
+  if (groups > 4096) im.fail("group " + std::to_string(groups) + " is more than the 4096 groups nnd splits a ConvTranspose into");
+  const int64_t cg = cin / groups;  // input channels per group
   const WindowAttrs wa = read_window(im, a, sp, std::vector<int64_t>(wc.dims.begin() + 2, wc.dims.end()));
   const std::vector<int64_t> opad = a.ints("output_padding").value_or(std::vector<int64_t>(sp, 0));
   if (opad.size() != sp) im.fail("output_padding does not match the input rank");
@@ -1116,17 +1120,50 @@ void lower_conv_transpose(Importer& im, const Node_& node, Attributes& a) {
   p.window.pad_right = wa.pads[2 * sp - 1];
   p.output_padding_w = opad[sp - 1];
   if (wa.auto_pad == "VALID") p.window.pad_top = p.window.pad_bottom = p.window.pad_left = p.window.pad_right = 0;
-  p.kernel.shape = {kh, kw, m, cin};
-  p.kernel.data.resize(static_cast<size_t>(kh * kw * m * cin));
-  for (int64_t c = 0; c < cin; ++c)
-    for (int64_t o = 0; o < m; ++o)
-      for (int64_t y = 0; y < kh; ++y)
-        for (int64_t z = 0; z < kw; ++z)
-          p.kernel.data[static_cast<size_t>(((y * kw + z) * m + o) * cin + c)] =
-              static_cast<float>(wc.real_at(((c * m + o) * kh + y) * kw + z));
-  if (im.has_input(node, 2)) p.bias = weights_of(im.const_input(node, 2, "B"), {m});
+  std::optional<Weights> bias;
+  if (im.has_input(node, 2)) bias = weights_of(im.const_input(node, 2, "B"), {m * groups});
   const Perm perm = channels_last_perm(x.rank());
-  im.emit(node, 0, p, {im.in_layout(x, perm)}, perm);
+  const ValueId in = im.in_layout(x, perm);
+  // Group k: input channels [k cg, (k+1) cg) -> output channels [k m, (k+1) m). The IR layer has no
+  // groups: each group is its own ConvTranspose on a channel crop, and a Concat joins them.
+  auto group_layer = [&](int64_t k) {
+    ConvTransposeParams g = p;
+    g.kernel.shape = {kh, kw, m, cg};
+    g.kernel.data.resize(static_cast<size_t>(kh * kw * m * cg));
+    for (int64_t c = 0; c < cg; ++c)
+      for (int64_t o = 0; o < m; ++o)
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t z = 0; z < kw; ++z)
+            g.kernel.data[static_cast<size_t>(((y * kw + z) * m + o) * cg + c)] =
+                static_cast<float>(wc.real_at((((k * cg + c) * m + o) * kh + y) * kw + z));
+    if (bias) {
+      const auto first = bias->data.begin() + static_cast<std::ptrdiff_t>(k * m);
+      g.bias = Weights{{m}, std::vector<float>(first, first + static_cast<std::ptrdiff_t>(m))};
+    }
+    return g;
+  };
+  if (groups == 1) {
+    im.emit(node, 0, group_layer(0), {in}, perm);
+    return;
+  }
+  const Dims& shape = im.ir_shape(in);  // {spatial..., cin}
+  int64_t positions = 1;  // a shape inference checked: the product fits
+  for (size_t j = 0; j + 1 < shape.size(); ++j) positions *= shape[j];
+  const std::string& name = node.output(0);
+  const ValueId view = im.emit_internal(name + ":channels", ReshapeParams{Dims{positions, cin, 1}}, {in});
+  std::vector<ValueId> outs;
+  for (int64_t k = 0; k < groups; ++k) {
+    CroppingParams crop;  // 2-D over (positions, channels) of the view, channels cropped
+    crop.rank = 2;
+    crop.left = k * cg;
+    crop.right = cin - (k + 1) * cg;
+    const ValueId part = im.emit_internal(name + ":group", crop, {view});
+    Dims back(shape.begin(), shape.end() - 1);
+    back.push_back(cg);
+    const ValueId gin = im.emit_internal(name + ":group", ReshapeParams{back}, {part});
+    outs.push_back(im.emit_internal(name + ":group", group_layer(k), {gin}));
+  }
+  im.emit(node, 0, ConcatParams{-1, -1}, std::move(outs), perm);
 }
 
 void lower_pool(Importer& im, const Node_& node, Attributes& a) {
