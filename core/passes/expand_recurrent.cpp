@@ -55,11 +55,6 @@ class Expansion {
       : g_(g), n_(n), p_(std::get<RecurrentParams>(n.params)), out_(out) {
     const Dims& x = g.values[static_cast<size_t>(n.inputs[0])].shape;
     steps_ = x[0];
-    if (steps_ > kMaxUnrolledSteps) {
-      throw Error(g.node_context(n) + ": the JIT unrolls recurrent layers over at most " +
-                  std::to_string(kMaxUnrolledSteps) + " steps, this one has " + std::to_string(steps_) +
-                  " (the reference engine runs it)");
-    }
   }
 
   void run() {
@@ -244,12 +239,16 @@ class Expansion {
 
 bool ExpandRecurrent::run(Graph& g) {
   bool any = false;
-  for (const Node& n : g.nodes) any = any || std::holds_alternative<RecurrentParams>(n.params);
+  auto expandable = [&g](const Node& n) {
+    return std::holds_alternative<RecurrentParams>(n.params) &&
+           g.values[static_cast<size_t>(n.inputs[0])].shape[0] <= kMaxUnrolledSteps;
+  };
+  for (const Node& n : g.nodes) any = any || expandable(n);
   if (!any) return false;
   std::vector<Node> nodes;
   nodes.reserve(g.nodes.size());
   for (Node& n : g.nodes) {
-    if (std::holds_alternative<RecurrentParams>(n.params)) {
+    if (expandable(n)) {
       Expansion(g, n, nodes).run();
     } else {
       nodes.push_back(std::move(n));

@@ -20,8 +20,9 @@
 
 namespace nnd::passes {
 
-// Each step becomes about a dozen nodes; a layer over more steps than this is refused (by the pass
-// and by the JIT's support check) rather than compiled into an enormous graph.
+// Each step becomes about a dozen nodes; a layer over more steps than this stays a Recurrent node,
+// which the JIT's support check refuses (the reference engine runs it) rather than compiling an
+// enormous graph. The pass itself never fails on a valid graph.
 inline constexpr int64_t kMaxUnrolledSteps = 4096;
 
 class ExpandRecurrent final : public Pass {

@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "core/passes/expand_recurrent.h"
+#include "core/util/error.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace nnd::jit::test {
@@ -99,6 +100,41 @@ TEST(ExpandRecurrent, ReplacesTheNodeAndKeepsItsOutput) {
   EXPECT_EQ(g.values[static_cast<size_t>(out)].name, "layer");
   for (const Node& n : g.nodes) EXPECT_FALSE(std::holds_alternative<RecurrentParams>(n.params)) << n.name;
   EXPECT_FALSE(passes::ExpandRecurrent().run(g));
+}
+
+// Over kMaxUnrolledSteps the pass leaves the layer alone (it never fails on a valid graph: the
+// fuzz targets run it on every accepted model) and the JIT refuses it by name; the reference
+// engine runs it.
+TEST(ExpandRecurrent, LeavesLayersOverTheStepLimitToTheReferenceEngine) {
+  Rng r(8);
+  RecurrentParams p = random_layer(r, RecurrentCell::kGru, 2, 3);
+  p.direction = RecurrentDirection::kForward;
+  p.output = RecurrentOutput::kLastHidden;
+  p.initial_state = RecurrentInitialState::kZero;
+  p.directions.resize(1);
+  p.directions[0].initial_h = Weights{};
+  const int64_t steps = passes::kMaxUnrolledSteps + 1;
+  Graph g = one_node(p, {{steps, 2}}, DType::kFloat32, "GRU");
+  EXPECT_FALSE(passes::ExpandRecurrent().run(g));
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<RecurrentParams>(g.nodes[0].params));
+  EngineOptions opt;
+  opt.engine = EngineKind::kJit;
+  opt.isa = choice_of(Isa::kSse41);
+  try {
+    make_jit_engine(g, opt);
+    ADD_FAILURE() << "the JIT compiled a recurrent layer over " << steps << " steps";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not compiled by the JIT yet (a recurrent layer over 4097 steps)"),
+              std::string::npos)
+        << e.what();
+  }
+  auto ref = make_reference_engine(g);
+  std::vector<float> x(static_cast<size_t>(steps * 2), 0.25f), y(3);
+  const InputView in{DType::kFloat32, x.data()};
+  float* outs[] = {y.data()};
+  ref->run(1, std::span<const InputView>(&in, 1), outs);
+  for (float v : y) EXPECT_TRUE(std::isfinite(v));
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, JitRecurrent, ::testing::ValuesIn(all_isas()), isa_param_name);
