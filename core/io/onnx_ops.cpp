@@ -124,6 +124,13 @@ void emit_affine(Importer& im, const Node_& node, Symbol& x, int onnx_axis, std:
   im.emit(node, 0, affine_params(im, x, onnx_axis, std::move(scale), std::move(shift)), {x.value}, perm);
 }
 
+// The element-wise layer `params` on the node's one computed input.
+void emit_activation(Importer& im, const Node_& node, LayerParams params) {
+  Symbol& x = im.dynamic_input(node, 0);
+  const Perm perm = x.perm;
+  im.emit(node, 0, std::move(params), {x.value}, perm);
+}
+
 // Adds a per-channel bias to the Dense or Conv node producing `x` when that node has none yet and
 // `x` is read only here (MatMul + Add from tf2onnx, Conv without bias + Add). Returns whether it did.
 bool fold_bias_into_producer(Importer& im, const Node_& node, const std::string& x_name, Symbol& x,
@@ -268,7 +275,15 @@ void lower_cast(Importer& im, const Node_& node, Attributes& a) {
 void lower_const_unary(Importer& im, const Node_& node, Attributes&) {
   const std::string& op = node.op_type();
   if (!im.input(node, 0).is_const()) {
-    im.fail("'" + op + "' of a computed tensor is not supported (nnd folds it on constants only)");
+    Symbol& x = im.dynamic_input(node, 0);
+    if (op == "Reciprocal") {
+      emit_activation(im, node, ActivationParams{ActivationKind::kReciprocal});
+    } else if (op == "Neg") {
+      emit_affine(im, node, x, -1, {-1.0}, {0.0});
+    } else {
+      im.fail("'" + op + "' of a computed tensor is not supported (nnd folds it on constants only)");
+    }
+    return;
   }
   const Constant& c = *im.input(node, 0).constant;
   Constant out = c;
@@ -1374,12 +1389,6 @@ void lower_layer_norm(Importer& im, const Node_& node, Attributes& a) {
 // ---------------------------------------------------------------------------------------------
 // Activations
 
-void emit_activation(Importer& im, const Node_& node, LayerParams params) {
-  Symbol& x = im.dynamic_input(node, 0);
-  const Perm perm = x.perm;
-  im.emit(node, 0, std::move(params), {x.value}, perm);
-}
-
 void lower_simple_activation(Importer& im, const Node_& node, Attributes&) {
   static const std::map<std::string, ActivationKind> kinds = {
       {"Relu", ActivationKind::kRelu},         {"Sigmoid", ActivationKind::kSigmoid},
@@ -1561,9 +1570,14 @@ void lower_binary(Importer& im, const Node_& node, Attributes& a) {
     else if (op == "Mul") m = MergeOp::kMultiply;
     else if (op == "Max") m = MergeOp::kMaximum;
     else if (op == "Min") m = MergeOp::kMinimum;
+    else if (op == "Div") m = MergeOp::kMultiply;  // x * (1 / y), within an ulp of x / y
     else im.fail("'" + op + "' of two computed tensors is not supported");
     const Perm perm = lhs.perm;
-    im.emit(node, 0, MergeParams{m}, {lhs.value, im.in_layout(rhs, perm)}, perm);
+    ValueId divisor = im.in_layout(rhs, perm);
+    if (op == "Div") {
+      divisor = im.emit_internal(node.output(0) + ":reciprocal", ActivationParams{ActivationKind::kReciprocal}, {divisor});
+    }
+    im.emit(node, 0, MergeParams{m}, {lhs.value, divisor}, perm);
     return;
   }
   // One computed tensor and one constant: an affine map along one axis, or a ReLU.
@@ -1584,6 +1598,12 @@ void lower_binary(Importer& im, const Node_& node, Attributes& a) {
     scale = v.values;
   } else if (op == "Div" && !const_left) {
     for (size_t i = 0; i < v.values.size(); ++i) scale[i] = 1.0 / v.values[i];
+  } else if (op == "Div") {  // c / x = c * (1 / x)
+    Symbol reciprocal = x;
+    reciprocal.value = im.emit_internal(node.output(0) + ":reciprocal", ActivationParams{ActivationKind::kReciprocal}, {x.value});
+    reciprocal.origin.clear();
+    emit_affine(im, node, reciprocal, v.axis, v.values, std::vector<double>(v.values.size(), 0.0));
+    return;
   } else if (op == "Max" && v.values.size() == 1 && v.values[0] == 0.0) {
     emit_activation(im, node, ActivationParams{ActivationKind::kRelu});
     return;

@@ -24,6 +24,7 @@ const char* activation_name(ActivationKind k) {
     case ActivationKind::kGeluTanh: return "gelu(tanh)";
     case ActivationKind::kExponential: return "exponential";
     case ActivationKind::kMish: return "mish";
+    case ActivationKind::kReciprocal: return "reciprocal";
   }
   return "?";
 }

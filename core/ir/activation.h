@@ -31,7 +31,11 @@ enum class ActivationKind : uint8_t {
   kGeluTanh,       // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))  (tf.nn.gelu approximate)
   kExponential,    // exp(x)
   kMish,           // x * tanh(softplus(x))
+  kReciprocal,     // 1 / x                              (ONNX Reciprocal; c / x and x / y)
 };
+
+// The last kind, for loops over all of them.
+constexpr ActivationKind kLastActivationKind = ActivationKind::kReciprocal;
 
 const char* activation_name(ActivationKind k);
 

@@ -720,6 +720,10 @@ void emit_unary_op(VecEmitter& ve, const UnarySpec& s) {
       ve.add(1, 1, 2);
       ve.div(0, 0, 1);
       break;
+    case K::kReciprocal:
+      ve.load_const(1, 1.0f);
+      ve.div(0, 1, 0);
+      break;
     default:
       throw Error(std::string("JIT: activation '") + activation_name(s.act) + "' is not vectorised");
   }
@@ -737,7 +741,7 @@ bool unary_vectorised(ActivationKind k) {
   using K = ActivationKind;
   switch (k) {
     case K::kLinear: case K::kRelu: case K::kRelu6: case K::kLeakyRelu: case K::kHardSigmoidK2:
-    case K::kHardSigmoidK3: case K::kHardSwish: case K::kSoftsign:
+    case K::kHardSigmoidK3: case K::kHardSwish: case K::kSoftsign: case K::kReciprocal:
       return true;
     default:
       return false;

@@ -173,7 +173,7 @@ TEST_P(JitLayers, BatchNormalization) {
 }
 
 TEST_P(JitLayers, ActivationsExact) {
-  for (int k = 0; k <= static_cast<int>(ActivationKind::kMish); ++k) {
+  for (int k = 0; k <= static_cast<int>(kLastActivationKind); ++k) {
     ActivationParams p;
     p.activation = static_cast<ActivationKind>(k);
     Rng r(static_cast<uint32_t>(700 + k));
