@@ -551,8 +551,16 @@ bool map_preprocessing(const std::string& cls, const Cfg& c, const LayerCtx& ctx
         return;
       }
       if (height % s[0] != 0 || width % s[1] != 0) {
-        ctx.fail("height", "resizing " + dims_to_string(s) + " to (" + std::to_string(height) + ", " +
-                               std::to_string(width) + ") is not supported (only whole-number enlargement factors)");
+        // TensorFlow's tf.image.resize (Keras' TF backend): bilinear with half-pixel centres,
+        // nearest at floor((x + 0.5) * in / out).
+        ResizeParams r;
+        r.rank = 2;
+        r.out_h = height, r.out_w = width;
+        r.interpolation = mode;
+        r.coordinates = mode == Interpolation::kNearest ? ResizeCoordinates::kTfHalfPixelForNn : ResizeCoordinates::kHalfPixel;
+        r.rounding = NearestRounding::kFloor;
+        mm.params = r;
+        return;
       }
       UpSamplingParams p;
       p.rank = 2;

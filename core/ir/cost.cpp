@@ -10,7 +10,8 @@
 //   Pooling: one comparison/addition per window tap and output element; global pooling: one per
 //     input element.
 //   Merge: (inputs - 1) per output element (+1 for Average's division).
-//   UpSampling bilinear: 7 per output element (3 lerps of 2 plus one); nearest: 0.
+//   UpSampling / Resize bilinear: 7 per output element (3 lerps of 2 plus one), 1-D linear 3;
+//     nearest: 0.
 //   Data movement (Flatten, Reshape, Permute, Concatenate, padding, cropping, RepeatVector,
 //   identity): 0.
 // Figures saturate at INT64_MAX rather than overflow.
@@ -145,8 +146,8 @@ int64_t flops_per_sample(const Graph& g, const Node& n) {
           int64_t f = sat_mul(static_cast<int64_t>(n.inputs.size()) - 1, out);
           if (p.op == MergeOp::kAverage) f = sat_add(f, out);
           return f;
-        } else if constexpr (std::is_same_v<T, UpSamplingParams>) {
-          return p.interpolation == Interpolation::kBilinear ? sat_mul(7, out) : 0;
+        } else if constexpr (std::is_same_v<T, UpSamplingParams> || std::is_same_v<T, ResizeParams>) {
+          return p.interpolation == Interpolation::kBilinear ? sat_mul(p.rank == 2 ? 7 : 3, out) : 0;
         } else if constexpr (std::is_same_v<T, RecurrentParams>) {
           // Per step and direction: the input and recurrent products of every gate, plus a few
           // element-wise operations per unit (activations counted as one each).

@@ -69,6 +69,17 @@ std::string describe_params(const LayerParams& params) {
           o << " " << ops[static_cast<int>(p.op)];
         } else if constexpr (std::is_same_v<T, ConcatParams> || std::is_same_v<T, SoftmaxParams>) {
           o << " axis " << p.axis;
+        } else if constexpr (std::is_same_v<T, UpSamplingParams>) {
+          o << " x" << p.size_h << "x" << p.size_w << (p.interpolation == Interpolation::kBilinear ? " bilinear" : " nearest");
+        } else if constexpr (std::is_same_v<T, ResizeParams>) {
+          static const char* coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                         "tf_half_pixel_for_nn"};
+          static const char* roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+          o << " to " << p.out_h << "x" << p.out_w;
+          if (p.scale_h != 0 || p.scale_w != 0) o << " scales " << p.scale_h << "," << p.scale_w;
+          o << " " << coords[static_cast<int>(p.coordinates)];
+          if (p.interpolation == Interpolation::kBilinear) o << " linear";
+          else o << " nearest " << roundings[static_cast<int>(p.rounding)];
         } else if constexpr (std::is_same_v<T, RecurrentParams>) {
           static const char* cells[] = {"simple", "lstm", "gru"};
           static const char* dirs[] = {"forward", "reverse", "bidirectional"};

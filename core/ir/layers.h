@@ -228,6 +228,32 @@ struct UpSamplingParams {
   Interpolation interpolation = Interpolation::kNearest;
 };
 
+// Where output coordinate x of a resize reads along one axis (ONNX coordinate_transformation_mode);
+// `scale` is the axis' scale factor (out / in unless the file gives one), in / out its lengths.
+enum class ResizeCoordinates : uint8_t {
+  kHalfPixel,          // (x + 0.5) / scale - 0.5       (TF2 and Keras bilinear, ONNX's default)
+  kPytorchHalfPixel,   // as half-pixel, but 0 when out is 1
+  kAlignCorners,       // x * (in - 1) / (out - 1), 0 when out is 1
+  kAsymmetric,         // x / scale                     (PyTorch nearest)
+  kTfHalfPixelForNn,   // (x + 0.5) / scale             (TF2 and Keras nearest)
+};
+
+// How nearest resizing turns an input coordinate into an index (ONNX nearest_mode).
+enum class NearestRounding : uint8_t { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+
+// A resize to any output size (ONNX Resize / Upsample, Keras Resizing) where UpSampling's
+// whole-number repeat does not describe it. Nearest reads the element at the rounded coordinate;
+// kBilinear interpolates linearly along each resized axis between the two neighbours of the
+// coordinate clamped to the input. The maps are core/ir/resize.h.
+struct ResizeParams {
+  int rank = 2;                     // 1: (steps, channels), only out_w / scale_w apply
+  int64_t out_h = 1, out_w = 1;
+  double scale_h = 0, scale_w = 0;  // the scale the coordinate map divides by; 0: out / in
+  Interpolation interpolation = Interpolation::kNearest;
+  ResizeCoordinates coordinates = ResizeCoordinates::kHalfPixel;
+  NearestRounding rounding = NearestRounding::kRoundPreferFloor;
+};
+
 enum class MergeOp : uint8_t { kAdd, kSubtract, kMultiply, kAverage, kMaximum, kMinimum };
 
 // Add, Subtract (exactly two inputs), Multiply, Average, Maximum, Minimum. Inputs have the same
@@ -321,7 +347,7 @@ using LayerParams =
                  ReluParams, EluParams, ThresholdedReluParams, PReluParams, SoftmaxParams,
                  PoolParams, GlobalPoolParams, FlattenParams, ReshapeParams, PermuteParams,
                  RepeatVectorParams, IdentityParams, ZeroPaddingParams, CroppingParams,
-                 UpSamplingParams, MergeParams, ConcatParams, RecurrentParams>;
+                 UpSamplingParams, MergeParams, ConcatParams, RecurrentParams, ResizeParams>;
 
 // Short name of the IR kind held by `p` ("Dense", "Conv", "Pool", ...), for logs and dumps.
 const char* layer_kind_name(const LayerParams& p);

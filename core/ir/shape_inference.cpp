@@ -457,6 +457,30 @@ class NodeInference {
             checked_add(checked_add(s[1], p.left, what("padding")), p.right, what("padding")), s[2]};
   }
 
+  Dims infer(ResizeParams& p) {
+    check_rank_field(p.rank);
+    const Dims& s = single_input(p.rank + 1, "Resize");
+    check_positive("height", p.out_h);
+    check_positive("width", p.out_w);
+    for (double scale : {p.scale_h, p.scale_w}) {
+      if (!(scale >= 0.0 && scale <= 1e9)) fail("scale", "must be 0 (output / input) or a positive finite factor");
+    }
+    if (p.interpolation != Interpolation::kNearest && p.interpolation != Interpolation::kBilinear) {
+      fail("interpolation", "unknown interpolation");
+    }
+    if (static_cast<int>(p.coordinates) > static_cast<int>(ResizeCoordinates::kTfHalfPixelForNn)) {
+      fail("coordinates", "unknown coordinate map");
+    }
+    if (static_cast<int>(p.rounding) > static_cast<int>(NearestRounding::kCeil)) fail("rounding", "unknown rounding");
+    if (p.rank == 1) {
+      if (p.out_h != 1) fail("height", "a 1-D resize has no height");
+      checked_mul(p.out_w, s[1], what("width"));
+      return {p.out_w, s[1]};
+    }
+    checked_mul(checked_mul(p.out_h, p.out_w, what("size")), s[2], what("size"));
+    return {p.out_h, p.out_w, s[2]};
+  }
+
   Dims infer(CroppingParams& p) {
     check_rank_field(p.rank);
     const Dims& s = single_input(p.rank + 1, p.rank == 1 ? "Cropping1D" : "Cropping2D");

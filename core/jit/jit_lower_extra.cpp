@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "core/ir/conv_geometry.h"
+#include "core/ir/resize.h"
 #include "core/jit/x86_kernels_shape.h"
 #include "core/util/error.h"
 
@@ -165,39 +166,36 @@ void lower_layer_norm(const Graph& g, const Node& n, const LayerNormParams& p, i
   gather_step(h, back, count, t1, dst, "f32-permute");
 }
 
-void lower_bilinear(const Hwc3& in, const Hwc3& out, int src, int dst, LowerHooks& h) {
-  struct Lerp {
-    int64_t lo, hi;
-    double t;
-  };
-  auto weights = [](int64_t n_in, int64_t n_out) {
-    std::vector<Lerp> v(static_cast<size_t>(n_out));
-    const double scale = static_cast<double>(n_in) / static_cast<double>(n_out);
-    for (int64_t i = 0; i < n_out; ++i) {
-      const double s = (static_cast<double>(i) + 0.5) * scale - 0.5;
-      const double f = std::floor(s);
-      v[static_cast<size_t>(i)] = {std::max<int64_t>(static_cast<int64_t>(f), 0),
-                                   std::min<int64_t>(static_cast<int64_t>(std::ceil(s)), n_in - 1), s - f};
-    }
-    return v;
-  };
-  const auto wh = weights(in.h, out.h), ww = weights(in.w, out.w);
+// A resize from its taps (core/ir/resize.h): nearest is an index map; linear reads four input
+// positions per output position with per-position weights (f32-bilinear, a 4-tap gather).
+void lower_resize(const ResizeTaps& r, int src, int dst, LowerHooks& h, const char* nearest_name) {
+  const int64_t c = r.channels;
+  if (r.nearest) {
+    std::vector<int64_t> map(static_cast<size_t>(r.out_h * r.out_w * c));
+    for (int64_t y = 0; y < r.out_h; ++y)
+      for (int64_t x = 0; x < r.out_w; ++x)
+        for (int64_t k = 0; k < c; ++k)
+          map[static_cast<size_t>((y * r.out_w + x) * c + k)] =
+              (r.h[static_cast<size_t>(y)].lo * r.in_w + r.w[static_cast<size_t>(x)].lo) * c + k;
+    gather_step(h, map, r.in_h * r.in_w * c, src, dst, nearest_name);
+    return;
+  }
   GatherSpec gs;
-  gs.in_count = in.h * in.w * in.c;
-  gs.out_count = out.h * out.w * in.c;
-  gs.len = in.c;
+  gs.in_count = r.in_h * r.in_w * c;
+  gs.out_count = r.out_h * r.out_w * c;
+  gs.len = c;
   gs.taps = 4;
-  gs.runs = out.h * out.w;
+  gs.runs = r.out_h * r.out_w;
   std::vector<float> table;
-  for (int64_t oh = 0; oh < out.h; ++oh) {
-    const Lerp& a = wh[static_cast<size_t>(oh)];
-    for (int64_t ow = 0; ow < out.w; ++ow) {
-      const Lerp& b = ww[static_cast<size_t>(ow)];
-      const int64_t srcs[4] = {(a.lo * in.w + b.lo) * in.c, (a.lo * in.w + b.hi) * in.c, (a.hi * in.w + b.lo) * in.c,
-                               (a.hi * in.w + b.hi) * in.c};
+  for (int64_t oh = 0; oh < r.out_h; ++oh) {
+    const ResizeTap& a = r.h[static_cast<size_t>(oh)];
+    for (int64_t ow = 0; ow < r.out_w; ++ow) {
+      const ResizeTap& b = r.w[static_cast<size_t>(ow)];
+      const int64_t srcs[4] = {(a.lo * r.in_w + b.lo) * c, (a.lo * r.in_w + b.hi) * c, (a.hi * r.in_w + b.lo) * c,
+                               (a.hi * r.in_w + b.hi) * c};
       const double wts[4] = {(1 - a.t) * (1 - b.t), (1 - a.t) * b.t, a.t * (1 - b.t), a.t * b.t};
       for (int64_t s : srcs) table.push_back(std::bit_cast<float>(static_cast<int32_t>(s)));
-      table.push_back(std::bit_cast<float>(static_cast<int32_t>((oh * out.w + ow) * in.c)));
+      table.push_back(std::bit_cast<float>(static_cast<int32_t>((oh * r.out_w + ow) * c)));
       for (double x : wts) table.push_back(static_cast<float>(x));
     }
   }
@@ -211,6 +209,7 @@ bool is_extra_kind(const LayerParams& p) {
   return std::holds_alternative<ConvTransposeParams>(p) || std::holds_alternative<LayerNormParams>(p) ||
          std::holds_alternative<PReluParams>(p) || std::holds_alternative<PermuteParams>(p) ||
          std::holds_alternative<RepeatVectorParams>(p) || std::holds_alternative<UpSamplingParams>(p) ||
+         std::holds_alternative<ResizeParams>(p) ||
          std::holds_alternative<CroppingParams>(p);
 }
 
@@ -273,18 +272,10 @@ bool lower_extra_node(const Graph& g, const Node& n, const std::vector<int>& ins
           gather_step(h, map, in_count, ins[0], dst, "f32-crop");
           return true;
         } else if constexpr (std::is_same_v<T, UpSamplingParams>) {
-          const Hwc3 in = hwc(p.rank, in_shape), out = hwc(p.rank, out_shape);
-          if (p.rank == 2 && p.interpolation == Interpolation::kBilinear) {
-            lower_bilinear(in, out, ins[0], dst, h);
-            return true;
-          }
-          const int64_t sh = p.rank == 1 ? 1 : p.size_h;
-          std::vector<int64_t> map(static_cast<size_t>(out_count));
-          for (int64_t y = 0; y < out.h; ++y)
-            for (int64_t x = 0; x < out.w; ++x)
-              for (int64_t c = 0; c < out.c; ++c)
-                map[static_cast<size_t>((y * out.w + x) * out.c + c)] = ((y / sh) * in.w + x / p.size_w) * in.c + c;
-          gather_step(h, map, in_count, ins[0], dst, "f32-upsample-nearest");
+          lower_resize(resize_taps(p, in_shape), ins[0], dst, h, "f32-upsample-nearest");
+          return true;
+        } else if constexpr (std::is_same_v<T, ResizeParams>) {
+          lower_resize(resize_taps(p, in_shape), ins[0], dst, h, "f32-resize-nearest");
           return true;
         } else if constexpr (std::is_same_v<T, MergeParams>) {
           bool bcast = false;

@@ -1,10 +1,11 @@
-// Pooling, global pooling and up-sampling.
+// Pooling, global pooling, up-sampling and resizing.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "core/ir/conv_geometry.h"
+#include "core/ir/resize.h"
 #include "core/ref/ref_ops.h"
 
 namespace nnd::ref {
@@ -120,6 +121,39 @@ Tensor upsampling(const UpSamplingParams& p, const Tensor& x, const Dims& out_sh
         const double* bl = xs + (a.hi * in.w + b.lo) * c;
         const double* br = xs + (a.hi * in.w + b.hi) * c;
         double* yp = ys + (oh * out.w + ow) * c;
+        for (int64_t k = 0; k < c; ++k) {
+          const double top = tl[k] + (tr[k] - tl[k]) * b.t;
+          const double bottom = bl[k] + (br[k] - bl[k]) * b.t;
+          yp[k] = top + (bottom - top) * a.t;
+        }
+      }
+    }
+  }
+  return y;
+}
+
+// Each output element from the (up to) four input elements its taps name, interpolated along the
+// width, then along the height.
+Tensor resize(const ResizeParams& p, const Tensor& x, const Dims& out_shape) {
+  Tensor y(out_shape, x.batch);
+  const ResizeTaps r = resize_taps(p, x.shape);
+  const int64_t c = r.channels;
+  for (int64_t n = 0; n < x.batch; ++n) {
+    const double* xs = x.sample(n);
+    double* ys = y.sample(n);
+    for (int64_t oh = 0; oh < r.out_h; ++oh) {
+      const ResizeTap& a = r.h[static_cast<size_t>(oh)];
+      for (int64_t ow = 0; ow < r.out_w; ++ow) {
+        const ResizeTap& b = r.w[static_cast<size_t>(ow)];
+        const double* tl = xs + (a.lo * r.in_w + b.lo) * c;
+        const double* tr = xs + (a.lo * r.in_w + b.hi) * c;
+        const double* bl = xs + (a.hi * r.in_w + b.lo) * c;
+        const double* br = xs + (a.hi * r.in_w + b.hi) * c;
+        double* yp = ys + (oh * r.out_w + ow) * c;
+        if (r.nearest) {  // a copy, also of infinities
+          std::copy(tl, tl + c, yp);
+          continue;
+        }
         for (int64_t k = 0; k < c; ++k) {
           const double top = tl[k] + (tr[k] - tl[k]) * b.t;
           const double bottom = bl[k] + (br[k] - bl[k]) * b.t;

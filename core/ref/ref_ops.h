@@ -48,6 +48,7 @@ Tensor merge(const MergeParams& p, const std::vector<const Tensor*>& xs, const D
 Tensor pool(const PoolParams& p, const Tensor& x, const Dims& out_shape);
 Tensor global_pool(const GlobalPoolParams& p, const Tensor& x, const Dims& out_shape);
 Tensor upsampling(const UpSamplingParams& p, const Tensor& x, const Dims& out_shape);
+Tensor resize(const ResizeParams& p, const Tensor& x, const Dims& out_shape);
 
 // shape_ops.cpp
 Tensor reshape_copy(const Tensor& x, const Dims& out_shape);  // Flatten, Reshape, identity

@@ -2,8 +2,8 @@
 // run by the reference engine and the JIT, and compared with the Keras formula evaluated here in
 // double precision (Rescaling: x * scale + offset; Normalization: (x - mean) / max(sqrt(var),
 // 1e-7) and its inverse; CenterCrop: the centred window, offsets rounded down; Resizing by whole
-// factors, nearest: each pixel repeated; Random*: the identity at inference). Unsupported forms
-// are refused by name.
+// factors, nearest: each pixel repeated; to any size as tf.image.resize computes it; Random*: the
+// identity at inference). Unsupported forms are refused by name.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -155,11 +155,39 @@ TEST(KerasPreprocessing, ResizingByWholeFactors) {
   Graph same = load(one_layer("Resizing", {{"height", 3}, {"width", 4}}, {H, W, C}));
   expect_outputs(same, x, std::vector<double>(x.begin(), x.end()));
 
-  EXPECT_NE(error_of(one_layer("Resizing", {{"height", 5}, {"width", 4}}, {H, W, C})).find("whole-number enlargement"),
-            std::string::npos);
   EXPECT_NE(error_of(one_layer("Resizing", {{"height", 6}, {"width", 8}, {"interpolation", "bicubic"}}, {H, W, C}))
                 .find("interpolation: 'bicubic' is not supported"),
             std::string::npos);
+}
+
+// Sizes that are no whole-number enlargement, as TensorFlow's resize kernels compute them:
+// nearest reads floor((i + 0.5) * in / out) (half_pixel_centers, capped at in - 1); bilinear reads
+// (i + 0.5) * in / out - 0.5, clamped to the input, between its floor and the next element.
+TEST(KerasPreprocessing, ResizingToAnySize) {
+  const int64_t H = 5, W = 4, C = 2, OH = 3, OW = 7;
+  const std::vector<float> x = ramp(H * W * C, -1.0f, 0.37f);
+  auto at = [&](int64_t i, int64_t j, int64_t c) { return static_cast<double>(x[static_cast<size_t>((i * W + j) * C + c)]); };
+  std::vector<double> nearest, bilinear;
+  for (int64_t i = 0; i < OH; ++i) {
+    for (int64_t j = 0; j < OW; ++j) {
+      const int64_t ni = std::min<int64_t>(static_cast<int64_t>(std::floor((i + 0.5) * H / OH)), H - 1);
+      const int64_t nj = std::min<int64_t>(static_cast<int64_t>(std::floor((j + 0.5) * W / OW)), W - 1);
+      const double si = std::clamp((i + 0.5) * H / OH - 0.5, 0.0, H - 1.0);
+      const double sj = std::clamp((j + 0.5) * W / OW - 0.5, 0.0, W - 1.0);
+      const auto i0 = static_cast<int64_t>(si), j0 = static_cast<int64_t>(sj);
+      const int64_t i1 = std::min(i0 + 1, H - 1), j1 = std::min(j0 + 1, W - 1);
+      const double ti = si - i0, tj = sj - j0;
+      for (int64_t c = 0; c < C; ++c) {
+        nearest.push_back(at(ni, nj, c));
+        const double top = at(i0, j0, c) * (1 - tj) + at(i0, j1, c) * tj;
+        const double bottom = at(i1, j0, c) * (1 - tj) + at(i1, j1, c) * tj;
+        bilinear.push_back(top * (1 - ti) + bottom * ti);
+      }
+    }
+  }
+  expect_outputs(load(one_layer("Resizing", {{"height", OH}, {"width", OW}, {"interpolation", "nearest"}}, {H, W, C})),
+                 x, nearest);
+  expect_outputs(load(one_layer("Resizing", {{"height", OH}, {"width", OW}}, {H, W, C})), x, bilinear);
 }
 
 TEST(KerasPreprocessing, AugmentationIsTheIdentityAtInference) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/ir/dump.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace nnd::jit::test {
@@ -148,6 +149,27 @@ TEST_P(JitLayersExtra, UpSampling) {
     const Dims in = p.rank == 1 ? Dims{r.range(1, 9), c} : Dims{r.range(1, 7), r.range(1, 9), c};
     check(one_node(p, {in}), r.range(1, 9), 4600 + i,
           std::string("UpSampling ") + dims_str(in) + (p.interpolation == Interpolation::kBilinear ? " bilinear" : " nearest"));
+  }
+}
+
+TEST_P(JitLayersExtra, Resize) {
+  Rng r(48);
+  for (int i = 0; i < 24; ++i) {
+    ResizeParams p;
+    p.rank = i % 4 == 3 ? 1 : 2;
+    p.interpolation = r.coin() ? Interpolation::kBilinear : Interpolation::kNearest;
+    p.coordinates = static_cast<ResizeCoordinates>(r.range(0, 4));
+    p.rounding = static_cast<NearestRounding>(r.range(0, 3));
+    const int64_t c = r.range(1, 37);
+    const Dims in = p.rank == 1 ? Dims{r.range(1, 9), c} : Dims{r.range(1, 7), r.range(1, 9), c};
+    p.out_w = r.range(1, 13);
+    p.out_h = p.rank == 1 ? 1 : r.range(1, 11);
+    if (r.coin()) {  // the scales a file gives, which need not be out / in
+      p.scale_w = static_cast<double>(r.range(1, 30)) / 8.0;
+      if (p.rank == 2) p.scale_h = static_cast<double>(r.range(1, 30)) / 8.0;
+    }
+    check(one_node(p, {in}), r.range(1, 5), 4800 + i, "Resize " + dims_str(in) + " to " + std::to_string(p.out_h) + "x" +
+                                                          std::to_string(p.out_w) + " (" + describe_params(p) + ")");
   }
 }
 

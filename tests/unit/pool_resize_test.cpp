@@ -1,4 +1,5 @@
-// Pooling, global pooling, up-sampling.
+// Pooling, global pooling, up-sampling, resize coordinate maps.
+#include "core/ir/resize.h"
 #include "tests/support/layer_params.h"
 #include "tests/unit/test_util.h"
 
@@ -131,6 +132,61 @@ TEST(UpSampling, BilinearFactor3NonSquareTwoChannels) {
     e.push_back(10 - 30 * v);
   }
   EXPECT_VALUES_NEAR(y, e, 1e-6);
+}
+
+// The coordinate maps of core/ir/resize.h at points worked out by hand from ONNX's definitions.
+std::vector<int64_t> nearest_of(int64_t in, int64_t out, double scale, ResizeCoordinates c, NearestRounding r) {
+  std::vector<int64_t> v;
+  for (const ResizeTap& t : resize_axis_taps(in, out, scale, c, Interpolation::kNearest, r)) {
+    EXPECT_EQ(t.lo, t.hi);
+    EXPECT_EQ(t.t, 0.0);
+    v.push_back(t.lo);
+  }
+  return v;
+}
+
+TEST(ResizeTaps, NearestRoundingAndCoordinateMaps) {
+  using C = ResizeCoordinates;
+  using R = NearestRounding;
+  // half_pixel, 4 -> 8: x / 2 - 0.25 = -0.25, 0.25, 0.75, 1.25, ...; ties never occur.
+  EXPECT_EQ(nearest_of(4, 8, 0, C::kHalfPixel, R::kRoundPreferFloor), (std::vector<int64_t>{0, 0, 1, 1, 2, 2, 3, 3}));
+  // asymmetric, 4 -> 6 by scale 1.5: x / 1.5 = 0, 0.67, 1.33, 2, 2.67, 3.33.
+  EXPECT_EQ(nearest_of(4, 6, 1.5, C::kAsymmetric, R::kFloor), (std::vector<int64_t>{0, 0, 1, 2, 2, 3}));
+  EXPECT_EQ(nearest_of(4, 6, 1.5, C::kAsymmetric, R::kCeil), (std::vector<int64_t>{0, 1, 2, 2, 3, 3}));
+  // asymmetric, 5 -> 2 by scale 0.4: x / 0.4 = 0, 2.5; the tie goes down or up.
+  EXPECT_EQ(nearest_of(5, 2, 0.4, C::kAsymmetric, R::kRoundPreferFloor), (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(nearest_of(5, 2, 0.4, C::kAsymmetric, R::kRoundPreferCeil), (std::vector<int64_t>{0, 3}));
+  // tf_half_pixel_for_nn, 3 -> 7: (x + 0.5) * 3 / 7 = 0.21, 0.64, 1.07, 1.5, 1.93, 2.36, 2.79.
+  EXPECT_EQ(nearest_of(3, 7, 0, C::kTfHalfPixelForNn, R::kFloor), (std::vector<int64_t>{0, 0, 1, 1, 1, 2, 2}));
+  // align_corners maps the ends onto the ends; with one output element it reads element 0.
+  EXPECT_EQ(nearest_of(5, 3, 0, C::kAlignCorners, R::kRoundPreferFloor), (std::vector<int64_t>{0, 2, 4}));
+  EXPECT_EQ(nearest_of(5, 1, 0, C::kAlignCorners, R::kRoundPreferFloor), (std::vector<int64_t>{0}));
+  // Coordinates past the end are clamped to the last element.
+  EXPECT_EQ(nearest_of(2, 5, 0.5, C::kAsymmetric, R::kCeil), (std::vector<int64_t>{0, 1, 1, 1, 1}));
+}
+
+TEST(ResizeTaps, LinearClampsToTheInput) {
+  // half_pixel, 2 -> 4: x / 2 - 0.25 = -0.25 (clamped to 0), 0.25, 0.75, 1.25 (clamped to 1).
+  const auto t = resize_axis_taps(2, 4, 0, ResizeCoordinates::kHalfPixel, Interpolation::kBilinear,
+                                  NearestRounding::kFloor);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[0].lo, 0);
+  EXPECT_EQ(t[0].t, 0.0);
+  EXPECT_EQ(t[1].lo, 0);
+  EXPECT_EQ(t[1].hi, 1);
+  EXPECT_DOUBLE_EQ(t[1].t, 0.25);
+  EXPECT_DOUBLE_EQ(t[2].t, 0.75);
+  EXPECT_EQ(t[3].lo, 1);
+  EXPECT_EQ(t[3].hi, 1);
+  // pytorch_half_pixel to one element reads element 0; align_corners 3 -> 5 steps by 0.5.
+  EXPECT_EQ(resize_axis_taps(4, 1, 0, ResizeCoordinates::kPytorchHalfPixel, Interpolation::kBilinear,
+                             NearestRounding::kFloor)[0].lo, 0);
+  const auto ac = resize_axis_taps(3, 5, 0, ResizeCoordinates::kAlignCorners, Interpolation::kBilinear,
+                                   NearestRounding::kFloor);
+  EXPECT_EQ(ac[3].lo, 1);
+  EXPECT_DOUBLE_EQ(ac[3].t, 0.5);
+  EXPECT_EQ(ac[4].lo, 2);
+  EXPECT_EQ(ac[4].t, 0.0);
 }
 
 }  // namespace

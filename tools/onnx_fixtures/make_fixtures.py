@@ -1143,6 +1143,158 @@ def upsample_op9_nearest():
     return hand_case(g, [xin], "Upsample-9 nearest with scales [1,1,2,3] as an initializer input", ref)
 
 
+def resize_ref(t, out_hw, scales_hw, coord, mode, nearest_mode="round_prefer_floor"):
+    """ONNX Resize on NCHW in float64, written from the operator's definition: per spatial axis
+    the input coordinate of each output index, then nearest (rounded, clamped) or linear
+    (clamped to the input, interpolated between floor and floor + 1)."""
+    import math
+    x = t.numpy()
+    for axis, n_out, scale in ((2, out_hw[0], scales_hw[0]), (3, out_hw[1], scales_hw[1])):
+        n_in = x.shape[axis]
+        if scale is None:
+            scale = n_out / n_in
+        rows = []
+        for i in range(n_out):
+            if coord == "half_pixel":
+                c = (i + 0.5) / scale - 0.5
+            elif coord == "pytorch_half_pixel":
+                c = (i + 0.5) / scale - 0.5 if n_out > 1 else 0.0
+            elif coord == "align_corners":
+                c = i * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+            elif coord == "asymmetric":
+                c = i / scale
+            elif coord == "tf_half_pixel_for_nn":
+                c = (i + 0.5) / scale
+            if mode == "nearest":
+                frac = c - math.floor(c)
+                if nearest_mode == "floor":
+                    k = math.floor(c)
+                elif nearest_mode == "ceil":
+                    k = math.ceil(c)
+                elif nearest_mode == "round_prefer_ceil":
+                    k = math.ceil(c) if frac == 0.5 else math.floor(c + 0.5)
+                else:
+                    k = math.floor(c) if frac == 0.5 else math.floor(c + 0.5)
+                k = min(max(k, 0), n_in - 1)
+                rows.append(np.take(x, k, axis=axis))
+            else:
+                c = min(max(c, 0.0), n_in - 1)
+                lo = int(math.floor(c))
+                hi = min(lo + 1, n_in - 1)
+                w = c - lo
+                rows.append(np.take(x, lo, axis=axis) * (1 - w) + np.take(x, hi, axis=axis) * w)
+        x = np.stack(rows, axis=axis)
+    return torch.from_numpy(x)
+
+
+def f32(v):
+    return float(np.float32(v))
+
+
+@case
+def resize_nearest_modes():
+    rng = Rng("resize_nearest_modes")
+    g = G("resize_nearest_modes", 13)
+    g.init("sc1", np.array([1, 1, 1.5, 0.75], dtype=np.float32))
+    g.init("sz2", np.array([1, 2, 3, 8], dtype=np.int64))
+    g.init("sc3", np.array([1, 1, 0.5, 0.5], dtype=np.float32))
+    x = g.input("x", [1, 2, 5, 6])
+    g.node("Resize", [x, "", "sc1"], out="y1", mode="nearest", coordinate_transformation_mode="half_pixel",
+           nearest_mode="round_prefer_ceil")
+    g.node("Resize", [x, "", "", "sz2"], out="y2", mode="nearest",
+           coordinate_transformation_mode="tf_half_pixel_for_nn", nearest_mode="floor")
+    g.node("Resize", [x, "", "sc3"], out="y3", mode="nearest", coordinate_transformation_mode="asymmetric",
+           nearest_mode="ceil")
+    g.output("y1", [1, 2, 7, 4])
+    g.output("y2", [1, 2, 3, 8])
+    g.output("y3", [1, 2, 2, 3])
+    xin = rng.randn(1, 2, 5, 6)
+
+    def ref(xin):
+        t = f64(xin)
+        return [resize_ref(t, (7, 4), (1.5, 0.75), "half_pixel", "nearest", "round_prefer_ceil"),
+                resize_ref(t, (3, 8), (None, None), "tf_half_pixel_for_nn", "nearest", "floor"),
+                resize_ref(t, (2, 3), (0.5, 0.5), "asymmetric", "nearest", "ceil")]
+
+    return hand_case(g, [xin], "Resize-13 nearest to sizes that are no whole-number repeat: half_pixel "
+                               "round_prefer_ceil by scales [1.5, 0.75], tf_half_pixel_for_nn floor to sizes "
+                               "(3, 8), asymmetric ceil by 0.5", ref)
+
+
+@case
+def resize_linear_modes():
+    rng = Rng("resize_linear_modes")
+    g = G("resize_linear_modes", 13)
+    g.init("sz1", np.array([2, 2, 7, 4], dtype=np.int64))
+    g.init("sc2", np.array([1, 1, 1.7, 0.6], dtype=np.float32))
+    g.init("sz3", np.array([2, 2, 1, 3], dtype=np.int64))
+    g.init("sc4", np.array([1, 1, 0.8, 1.3], dtype=np.float32))
+    x = g.input("x", [2, 2, 5, 6])
+    g.node("Resize", [x, "", "", "sz1"], out="y1", mode="linear", coordinate_transformation_mode="align_corners")
+    g.node("Resize", [x, "", "sc2"], out="y2", mode="linear", coordinate_transformation_mode="asymmetric")
+    g.node("Resize", [x, "", "", "sz3"], out="y3", mode="linear",
+           coordinate_transformation_mode="pytorch_half_pixel")
+    g.node("Resize", [x, "", "sc4"], out="y4", mode="linear")
+    g.output("y1", [2, 2, 7, 4])
+    g.output("y2", [2, 2, 8, 3])
+    g.output("y3", [2, 2, 1, 3])
+    g.output("y4", [2, 2, 4, 7])
+    xin = rng.randn(2, 2, 5, 6)
+
+    def ref(xin):
+        t = f64(xin)
+        return [resize_ref(t, (7, 4), (None, None), "align_corners", "linear"),
+                resize_ref(t, (8, 3), (f32(1.7), f32(0.6)), "asymmetric", "linear"),
+                resize_ref(t, (1, 3), (None, None), "pytorch_half_pixel", "linear"),
+                resize_ref(t, (4, 7), (f32(0.8), f32(1.3)), "half_pixel", "linear")]
+
+    return hand_case(g, [xin], "Resize-13 linear to any size: align_corners to (7, 4), asymmetric by scales "
+                               "[1.7, 0.6], pytorch_half_pixel to a height of 1, half_pixel (the default) by "
+                               "[0.8, 1.3]; the sizes carry the batch the file declares (2)", ref)
+
+
+@case
+def resize_op10_shrink():
+    rng = Rng("resize_op10_shrink")
+    g = G("resize_op10_shrink", 10)
+    g.init("sc", np.array([1, 1, 0.5, 0.75], dtype=np.float32))
+    x = g.input("x", [1, 2, 6, 8])
+    g.node("Resize", [x, "sc"], out="y", mode="nearest")
+    g.output("y", [1, 2, 3, 6])
+    xin = rng.randn(1, 2, 6, 8)
+
+    def ref(xin):
+        return [resize_ref(f64(xin), (3, 6), (0.5, 0.75), "asymmetric", "nearest", "ceil")]
+
+    return hand_case(g, [xin], "Resize-10 nearest shrinking by scales [0.5, 0.75] (asymmetric; ONNX Runtime "
+                               "rounds up when shrinking)", ref)
+
+
+@case
+def interp_bilinear_size():
+    rng = Rng("interp_bilinear_size")
+    m = Seq(lambda s, x: F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=False))
+    return torch_case(m, [rng.randn(2, 3, 5, 6)], 13, True,
+                      desc="F.interpolate to size (7, 9) bilinear from 5x6 -> Resize linear pytorch_half_pixel "
+                           "with sizes")
+
+
+@case
+def interp_nearest_shrink():
+    rng = Rng("interp_nearest_shrink")
+    m = Seq(lambda s, x: F.interpolate(x, size=(3, 4), mode="nearest"))
+    return torch_case(m, [rng.randn(1, 3, 7, 9)], 17, False,
+                      desc="F.interpolate to size (3, 4) nearest from 7x9 -> Resize nearest asymmetric floor")
+
+
+@case
+def interp_linear1d_ac():
+    rng = Rng("interp_linear1d_ac")
+    m = Seq(lambda s, x: F.interpolate(x, size=11, mode="linear", align_corners=True))
+    return torch_case(m, [rng.randn(2, 4, 6)], 13, True,
+                      desc="F.interpolate 1-D linear to 11 from 6, align_corners=True")
+
+
 @case
 def pad_op2_attr():
     rng = Rng("pad_op2_attr")
@@ -1373,6 +1525,28 @@ def const_ops_nchw():
 
     return hand_case(g, [xin], "NCHW elementwise with constants on either side: Add [C,1,1] + x, [1,C,1,1] * y, "
                                "Sub [1]-shaped scalar, Div by [C,1,1], [1] * y, [1] / x (input in [0.5, 2.5])", ref)
+
+
+@case
+def div_computed():
+    rng = Rng("div_computed")
+    g = G("div_computed", 13)
+    x = g.input("x", ["N", 3, 4, 5])
+    e = g.node("Exp", [x])
+    q = g.node("Div", [x, e])
+    r = g.node("Reciprocal", [x])
+    n = g.node("Neg", [x])
+    s = g.node("Add", [q, r])
+    g.node("Add", [s, n], out="y")
+    g.output("y", ["N", 3, 4, 5])
+    xin = rng.uniform(0.5, 2.5, 2, 3, 4, 5)
+
+    def ref(xin):
+        t = f64(xin)
+        return [t / torch.exp(t) + 1.0 / t - t]
+
+    return hand_case(g, [xin], "Div of two computed tensors (x / exp(x)), Reciprocal and Neg of a computed tensor "
+                               "(input in [0.5, 2.5])", ref, dyn=True)
 
 
 @case
