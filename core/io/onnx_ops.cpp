@@ -48,10 +48,7 @@ Weights filled(int64_t n, float v) {
     throw Error("a per-axis parameter vector of " + std::to_string(n) + " elements exceeds the limit of " +
                 std::to_string(kMaxMadeUpParameters));
   }
-  Weights w;
-  w.shape = {n};
-  w.data.assign(static_cast<size_t>(n), v);
-  return w;
+  return Weights::filled(n, v);
 }
 
 // Integer list from an attribute, or from constant input `n` when the opset moved it there.

@@ -31,6 +31,9 @@ struct Weights {
   std::vector<float> data;  // row-major, data.size() == product of shape
 
   bool empty() const { return data.empty(); }
+
+  // A vector of n elements, all v (biases, scales and offsets the loaders and passes make up).
+  static Weights filled(int64_t n, float v) { return Weights{{n}, std::vector<float>(static_cast<size_t>(n), v)}; }
 };
 
 }  // namespace nnd

@@ -41,13 +41,6 @@ Weights sum_or_either(const Weights& a, const Weights& b) {
   return s;
 }
 
-Weights filled(int64_t n, float v) {
-  Weights w;
-  w.shape = {n};
-  w.data.assign(static_cast<size_t>(n), v);
-  return w;
-}
-
 // Emits the replacement of one Recurrent node into `out`, appending new values to the graph.
 class Expansion {
  public:
@@ -184,11 +177,11 @@ class Expansion {
     BatchNormParams bn;
     bn.keras_axis = -1;
     bn.epsilon = 0.0;
-    bn.gamma = filled(u, 0.0f);
-    bn.moving_mean = filled(u, 0.0f);
-    bn.moving_variance = filled(u, 1.0f);
+    bn.gamma = Weights::filled(u, 0.0f);
+    bn.moving_mean = Weights::filled(u, 0.0f);
+    bn.moving_variance = Weights::filled(u, 1.0f);
     const RecurrentWeights& w = p_.directions[static_cast<size_t>(d)];
-    bn.beta = p_.initial_state == RecurrentInitialState::kConstant ? (cell ? w.initial_c : w.initial_h) : filled(u, 0.0f);
+    bn.beta = p_.initial_state == RecurrentInitialState::kConstant ? (cell ? w.initial_c : w.initial_h) : Weights::filled(u, 0.0f);
     return add(name, std::move(bn), {row});
   }
 
