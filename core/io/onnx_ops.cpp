@@ -1159,7 +1159,7 @@ void lower_conv_transpose(Importer& im, const Node_& node, Attributes& a) {
     im.emit(node, 0, group_layer(0), {in}, perm);
     return;
   }
-  const Dims& shape = im.ir_shape(in);  // {spatial..., cin}
+  const Dims shape = im.ir_shape(in);  // {spatial..., cin}; a copy: emitting grows the value table
   int64_t positions = 1;  // a shape inference checked: the product fits
   for (size_t j = 0; j + 1 < shape.size(); ++j) positions *= shape[j];
   const std::string& name = node.output(0);
