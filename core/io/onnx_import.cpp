@@ -159,7 +159,7 @@ std::string Importer::unique_node_name(const std::string& base) {
 Symbol Importer::dynamic_symbol(ValueId v, Perm perm, DType dtype) const {
   Symbol s;
   s.value = v;
-  const Dims& shape = ir_shape(v);
+  const Dims shape = ir_shape(v);
   s.dims.assign(shape.size() + 1, 0);
   s.dims[static_cast<size_t>(perm[0])] = kBatchMarker;
   for (size_t j = 1; j < perm.size(); ++j) s.dims[static_cast<size_t>(perm[j])] = shape[j - 1];

@@ -121,7 +121,8 @@ class Importer {
   // node's value), which raises the folding allowance like an initializer does.
   void set_constant(const onnx::NodeProto& node, int out, Constant c, bool from_file = false);
 
-  const Dims& ir_shape(ValueId v) const { return g_.values[static_cast<size_t>(v)].shape; }
+  // A copy: emitting a node grows the value table, which would leave a reference dangling.
+  Dims ir_shape(ValueId v) const { return g_.values[static_cast<size_t>(v)].shape; }
   // IR axis (0 = batch) that holds ONNX axis `axis` of `s` (negative counts from the end).
   int ir_axis(const Symbol& s, int64_t axis) const;
   int64_t onnx_axis(const Symbol& s, int64_t axis) const;  // normalised ONNX axis

@@ -1159,7 +1159,7 @@ void lower_conv_transpose(Importer& im, const Node_& node, Attributes& a) {
     im.emit(node, 0, group_layer(0), {in}, perm);
     return;
   }
-  const Dims shape = im.ir_shape(in);  // {spatial..., cin}; a copy: emitting grows the value table
+  const Dims shape = im.ir_shape(in);  // {spatial..., cin}
   int64_t positions = 1;  // a shape inference checked: the product fits
   for (size_t j = 0; j + 1 < shape.size(); ++j) positions *= shape[j];
   const std::string& name = node.output(0);
@@ -1227,60 +1227,112 @@ void lower_global_pool(Importer& im, const Node_& node, Attributes&) {
   im.emit(node, 0, p, {im.in_layout(x, perm)}, perm);
 }
 
-// ReduceMean / ReduceMax / ReduceSum over every axis but the batch and one channel axis: global
-// pooling (the sum is the mean times the window size).
+// ReduceMean / ReduceMax / ReduceMin / ReduceSum over any non-batch axes:
+// - a sum or mean over x's innermost axes (in memory) is a Dense with one unit over the view
+//   [N, kept, reduced]: nothing moves before it (a channel sum of an NCHW model, say);
+// - otherwise the reduced axes move in front of the kept ones and are pooled away: plain global
+//   pooling when one axis of a rank 3-4 tensor is kept (it is the channel), else the same pooling
+//   of the view [N, reduced, kept] and a Reshape to the result.
+// A pooled sum is the mean times the count; a minimum is the negated maximum of -x.
 void lower_reduce(Importer& im, const Node_& node, Attributes& a) {
   Symbol& x = im.dynamic_input(node, 0);
+  const std::string& op = node.op_type();
   const bool keepdims = a.i("keepdims", 1) != 0;
   if (a.i("noop_with_empty_axes", 0) != 0) im.fail("noop_with_empty_axes is not supported");
-  std::vector<int64_t> axes = ints_from(im, node, a, "axes", 1).value_or(std::vector<int64_t>{});
+  const std::vector<int64_t> axes = ints_from(im, node, a, "axes", 1).value_or(std::vector<int64_t>{});
+  if (axes.empty()) im.fail("reducing over every axis (the batch included) is not supported");
   const size_t r = x.rank();
   std::vector<bool> reduced(r, false);
-  if (axes.empty()) im.fail("reducing over every axis (the batch included) is not supported");
   for (int64_t ax : axes) reduced[static_cast<size_t>(im.onnx_axis(x, ax))] = true;
-  if (reduced[0]) im.fail("reducing over the batch axis is not supported");
-  int kept = -1;
-  for (size_t k = 1; k < r; ++k) {
-    if (reduced[k]) continue;
-    if (kept >= 0 || r < 3 || r > 4) {
-      im.fail("axes " + list_text(axes) + ": only reductions over all spatial axes of a 1-D or 2-D feature map "
-              "(keeping the batch and one channel axis) are supported");
+  const int batch = x.perm[0];
+  if (reduced[static_cast<size_t>(batch)]) im.fail("reducing over the batch axis is not supported");
+  Perm red, kept;  // ONNX axes, in x's IR order
+  for (size_t j = 1; j < r; ++j) (reduced[static_cast<size_t>(x.perm[j])] ? red : kept).push_back(x.perm[j]);
+  int64_t count = 1, kept_size = 1;
+  for (int ax : red) count *= x.dims[static_cast<size_t>(ax)];
+  for (int ax : kept) kept_size *= x.dims[static_cast<size_t>(ax)];
+
+  // The result's ONNX dims and layout: the kept axes in x's IR order, after the reduced ones
+  // (of length 1) with keepdims.
+  Symbol result;
+  if (keepdims) {
+    result.dims = x.dims;
+    for (int ax : red) result.dims[static_cast<size_t>(ax)] = 1;
+    result.perm = {batch};
+    result.perm.insert(result.perm.end(), red.begin(), red.end());
+    result.perm.insert(result.perm.end(), kept.begin(), kept.end());
+  } else {
+    if (kept.empty()) im.fail("axes " + list_text(axes) + ": the result would have no axis besides the batch");
+    const auto renumber = [&](int ax) {
+      return static_cast<int>(ax - std::count(reduced.begin(), reduced.begin() + ax, true));
+    };
+    for (size_t k = 0; k < r; ++k) {
+      if (!reduced[k]) result.dims.push_back(x.dims[k]);
     }
-    kept = static_cast<int>(k);
+    result.perm = {renumber(batch)};
+    for (int ax : kept) result.perm.push_back(renumber(ax));
   }
-  if (kept < 0) im.fail("axes " + list_text(axes) + " leave no channel axis");
-  // A layout with the kept axis last and the reduced axes in their current IR order.
-  Perm perm{0};
-  for (int ax : x.perm) {
-    if (ax != 0 && ax != kept) perm.push_back(ax);
+  Dims out_shape;
+  for (size_t j = 1; j < result.perm.size(); ++j) {
+    out_shape.push_back(result.dims[static_cast<size_t>(result.perm[j])]);
   }
-  perm.push_back(kept);
-  const ValueId in = im.in_layout(x, perm);
-  GlobalPoolParams p;
-  const std::string& op = node.op_type();
-  p.kind = op == "ReduceMax" ? PoolKind::kMax : PoolKind::kAverage;
-  p.rank = static_cast<int>(r) - 2;
-  p.keepdims = keepdims;
-  Perm out_perm = perm;
-  if (!keepdims) out_perm = identity_perm(2);
-  if (op == "ReduceSum") {
-    int64_t count = 1;
-    for (size_t k = 1; k < r; ++k) {
-      if (reduced[k]) count *= x.dims[k];
+
+  // The IR nodes after the input, in order; all but the last are internal.
+  std::vector<std::pair<std::string, LayerParams>> steps;
+  const auto reshape_to = [&](const char* what, Dims shape) { steps.emplace_back(what, ReshapeParams{std::move(shape)}); };
+  Symbol src = x;
+  if (op == "ReduceMin") {
+    src.value = im.emit_internal(node.output(0) + ":negate", affine_params(im, x, -1, {-1.0}, {0.0}), {x.value});
+  }
+  const bool innermost =
+      std::equal(red.begin(), red.end(), x.perm.end() - static_cast<std::ptrdiff_t>(red.size()));
+  ValueId v = -1;
+  if ((op == "ReduceSum" || op == "ReduceMean") && innermost) {
+    v = src.value;
+    reshape_to("view", {kept_size, count});
+    DenseParams d;
+    d.units = 1;
+    d.kernel = Weights::filled(count, op == "ReduceSum" ? 1.0f : static_cast<float>(1.0 / static_cast<double>(count)));
+    d.kernel.shape = {count, 1};
+    steps.emplace_back("sum", std::move(d));
+    reshape_to("shape", out_shape);
+  } else {
+    Perm pooling_layout{batch};
+    pooling_layout.insert(pooling_layout.end(), red.begin(), red.end());
+    pooling_layout.insert(pooling_layout.end(), kept.begin(), kept.end());
+    v = im.in_layout(src, pooling_layout);
+    GlobalPoolParams p;
+    p.kind = op == "ReduceMean" || op == "ReduceSum" ? PoolKind::kAverage : PoolKind::kMax;
+    if (kept.size() == 1 && (r == 3 || r == 4)) {
+      p.rank = static_cast<int>(r) - 2;
+      p.keepdims = keepdims;
+      steps.emplace_back("pool", p);
+    } else {
+      p.rank = 1;
+      reshape_to("view", {count, kept_size});
+      steps.emplace_back("pool", p);
+      reshape_to("shape", out_shape);
     }
-    const ValueId mean = im.emit_internal(node.output(0) + ":mean", p, {in});
-    Symbol m;
-    m.value = mean;
-    m.perm = out_perm;
-    m.dims.assign(out_perm.size(), 1);
-    m.dims[0] = kBatchMarker;
-    const Dims& shape = im.ir_shape(mean);
-    for (size_t j = 1; j < out_perm.size(); ++j) m.dims[static_cast<size_t>(out_perm[j])] = shape[j - 1];
-    emit_affine(im, node, m, -1, {static_cast<double>(count)}, {0.0});
-    return;
+    if (op == "ReduceSum") steps.emplace_back("sum", affine_params(im, result, -1, {static_cast<double>(count)}, {0.0}));
   }
-  if (op != "ReduceMean" && op != "ReduceMax") im.fail("internal: unexpected reduction");
-  im.emit(node, 0, p, {in}, out_perm);
+  if (op == "ReduceMin") steps.emplace_back("min", affine_params(im, result, -1, {-1.0}, {0.0}));
+
+  for (size_t k = 0; k < steps.size(); ++k) {
+    auto& [what, params] = steps[k];
+    const bool last = k + 1 == steps.size();
+    if (const auto* reshape = std::get_if<ReshapeParams>(&params); reshape && reshape->target == im.ir_shape(v)) {
+      if (last) {
+        result.value = v;
+        im.alias(node, 0, result, result.perm);
+      }
+      continue;
+    }
+    if (last) {
+      im.emit(node, 0, std::move(params), {v}, result.perm);
+    } else {
+      v = im.emit_internal(node.output(0) + ":" + what, std::move(params), {v});
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1943,6 +1995,7 @@ const std::map<std::string, Lowering>& lowerings() {
       {"Reciprocal", lower_const_unary},
       {"ReduceMax", lower_reduce},
       {"ReduceMean", lower_reduce},
+      {"ReduceMin", lower_reduce},
       {"ReduceSum", lower_reduce},
       {"Relu", lower_simple_activation},
       {"Reshape", lower_reshape},

@@ -1450,17 +1450,20 @@ def reducemean_nhwc_keepdims():
     g = G("reducemean_nhwc_keepdims", 13)
     x = g.input("x", [1, 5, 6, 4])
     g.node("ReduceMean", [x], out="gap", axes=[1, 2], keepdims=1)
-    g.node("ReduceMean", [x], out="all", keepdims=0)
+    g.node("ReduceMean", [x], out="all", axes=[1, 2, 3], keepdims=1)
+    g.node("ReduceMin", [x], out="cmin", axes=[-1], keepdims=0)
     g.output("gap", [1, 1, 1, 4])
-    g.output("all", [])
+    g.output("all", [1, 1, 1, 1])
+    g.output("cmin", [1, 5, 6])
     xin = rng.randn(1, 5, 6, 4)
 
     def ref(xin):
         t = f64(xin)
-        return [t.mean(dim=(1, 2), keepdim=True), t.mean()]
+        return [t.mean(dim=(1, 2), keepdim=True), t.mean(dim=(1, 2, 3), keepdim=True), t.amin(dim=3)]
 
-    return hand_case(g, [xin], "ReduceMean-13 in NHWC: axes [1,2] keepdims 1 (-> [1,1,1,4]) and no axes with "
-                               "keepdims 0 (reduce everything -> scalar output of rank 0)", ref, layout="NHWC")
+    return hand_case(g, [xin], "ReduceMean-13 and ReduceMin-13 in NHWC: axes [1,2] keepdims 1 (-> [1,1,1,4]), "
+                               "every axis but the batch keepdims 1 (-> [1,1,1,1]) and the minimum over the "
+                               "channels keepdims 0 (-> [1,5,6])", ref, layout="NHWC")
 
 
 @case
