@@ -4,11 +4,12 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
-#include <limits>
-#include <optional>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <utility>
 
 #include "core/io/onnx_import.h"
 #include "core/ir/resize.h"
@@ -617,14 +618,33 @@ void lower_concat(Importer& im, const Node_& node, Attributes& a) {
   im.emit(node, 0, p, ins, perm);
 }
 
-// Crops computed `x` by crop_begin[a] / crop_end[a] elements at the two ends of each ONNX axis a,
-// as output `out` of `node`, in x's own layout. An IR Cropping crops one or two axes of a tensor
-// whose last axis is kept whole, so the crop runs on a view of x's memory (free Reshapes):
-// a cropped axis absorbs the uncropped axes inside it (its crop scales by their size), uncropped
-// outer axes merge into one, and the uncropped inner axes become the kept last axis (of length
-// 1 when the innermost axis is cropped). Only the crop itself moves data, whatever the layout.
-void emit_crop(Importer& im, const Node_& node, int out, Symbol& x, const std::vector<int64_t>& crop_begin,
-               const std::vector<int64_t>& crop_end) {
+// IR nodes applied one after another to one value, each with the suffix naming its value.
+using Steps = std::vector<std::pair<std::string, LayerParams>>;
+
+// Emits `steps` on `v` as internal values named "<name>:<suffix>"; returns the last.
+ValueId emit_internal_steps(Importer& im, const std::string& name, ValueId v, Steps steps) {
+  for (auto& [suffix, params] : steps) v = im.emit_internal(name + ":" + suffix, std::move(params), {v});
+  return v;
+}
+
+// Emits `steps` on `v`, the last as output `out` of `node` with the dims and layout of `result`
+// (an alias of `v` when there are no steps).
+void emit_steps(Importer& im, const Node_& node, int out, Symbol result, ValueId v, Steps steps) {
+  if (steps.empty()) {
+    result.value = v;
+    im.alias(node, out, result, result.perm);
+    return;
+  }
+  LayerParams last = std::move(steps.back().second);
+  steps.pop_back();
+  v = emit_internal_steps(im, node.output(out), v, std::move(steps));
+  im.emit(node, out, std::move(last), {v}, result.perm);
+}
+
+// The steps of emit_crop's crop of `x` by one IR Cropping on a view of its memory (see there), or
+// nothing when no view crops at most two axes.
+std::optional<Steps> crop_steps(Importer& im, const Symbol& x, const std::vector<int64_t>& crop_begin,
+                                const std::vector<int64_t>& crop_end) {
   struct Span {
     int64_t len, begin, end;
     bool cropped() const { return begin || end; }
@@ -637,10 +657,7 @@ void emit_crop(Importer& im, const Node_& node, int out, Symbol& x, const std::v
     result.push_back(x.dims[a] - crop_begin[a] - crop_end[a]);
   }
   const auto last_cropped = std::find_if(axes.rbegin(), axes.rend(), [](const Span& s) { return s.cropped(); });
-  if (last_cropped == axes.rend()) {
-    im.alias(node, out, x, x.perm);
-    return;
-  }
+  if (last_cropped == axes.rend()) return Steps{};
   std::vector<Span> view;
   if ((axes.size() == 2 || axes.size() == 3) && !axes.back().cropped()) {
     view = axes;  // already the shape of a Cropping1D/2D
@@ -659,14 +676,7 @@ void emit_crop(Importer& im, const Node_& node, int out, Symbol& x, const std::v
     for (auto it = inner; it != axes.end(); ++it) kept.len *= it->len;
     view.push_back(kept);
   }
-  if (view.size() > 3) {
-    std::vector<int64_t> cropped;
-    for (size_t a = 1; a < x.rank(); ++a) {
-      if (crop_begin[a] || crop_end[a]) cropped.push_back(static_cast<int64_t>(a));
-    }
-    im.fail("cropping axes " + list_text(cropped) + " of a computed tensor is not supported (at most two axes, " +
-            "and no uncropped axis outside both in memory order)");
-  }
+  if (view.size() > 3) return std::nullopt;
   CroppingParams cp;
   cp.rank = static_cast<int>(view.size()) - 1;
   cp.left = view[view.size() - 2].begin;
@@ -675,16 +685,48 @@ void emit_crop(Importer& im, const Node_& node, int out, Symbol& x, const std::v
     cp.top = view[0].begin;
     cp.bottom = view[0].end;
   }
-  Dims view_shape;
-  for (const Span& s : view) view_shape.push_back(s.len);
-  if (view_shape == im.ir_shape(x.value)) {
-    im.emit(node, out, cp, {x.value}, x.perm);
-    return;
+  Dims view_shape, cropped_shape;
+  for (const Span& s : view) {
+    view_shape.push_back(s.len);
+    cropped_shape.push_back(s.len - s.begin - s.end);
   }
+  Steps steps;
+  if (view_shape != im.ir_shape(x.value)) steps.emplace_back("view", ReshapeParams{view_shape});
+  steps.emplace_back("crop", cp);
+  if (cropped_shape != result) steps.emplace_back("shape", ReshapeParams{result});
+  return steps;
+}
+
+// Crops computed `x` by crop_begin[a] / crop_end[a] elements at the two ends of each ONNX axis a,
+// as output `out` of `node`, in x's own layout. An IR Cropping crops one or two axes of a tensor
+// whose last axis is kept whole, so the crop runs on a view of x's memory (free Reshapes):
+// a cropped axis absorbs the uncropped axes inside it (its crop scales by their size), uncropped
+// outer axes merge into one, and the uncropped inner axes become the kept last axis (of length
+// 1 when the innermost axis is cropped). Only the crop itself moves data, whatever the layout.
+// Where no view has at most two cropped axes (three cropped axes, or an uncropped one outside two
+// cropped ones), the innermost cropped axis is cropped first, alone (the axes outside it merge
+// into one), then the rest.
+void emit_crop(Importer& im, const Node_& node, int out, Symbol& x, std::vector<int64_t> crop_begin,
+               std::vector<int64_t> crop_end) {
   const std::string& name = node.output(out);
-  const ValueId v = im.emit_internal(name + ":view", ReshapeParams{view_shape}, {x.value});
-  const ValueId c = im.emit_internal(name + ":crop", cp, {v});
-  im.emit(node, out, ReshapeParams{result}, {c}, x.perm);
+  Symbol part = x;  // the tensor left to crop
+  for (int stage = 0;; ++stage) {
+    if (std::optional<Steps> steps = crop_steps(im, part, crop_begin, crop_end)) {
+      Symbol result = part;
+      for (size_t a = 1; a < part.rank(); ++a) result.dims[a] -= crop_begin[a] + crop_end[a];
+      emit_steps(im, node, out, result, part.value, std::move(*steps));
+      return;
+    }
+    const auto first = static_cast<size_t>(*std::find_if(part.perm.rbegin(), part.perm.rend() - 1, [&](int a) {
+      return crop_begin[static_cast<size_t>(a)] != 0 || crop_end[static_cast<size_t>(a)] != 0;
+    }));
+    std::vector<int64_t> begin_now(part.rank(), 0), end_now(part.rank(), 0);
+    begin_now[first] = std::exchange(crop_begin[first], 0);
+    end_now[first] = std::exchange(crop_end[first], 0);
+    part.value = emit_internal_steps(im, name + ":" + std::to_string(stage), part.value,
+                                     *crop_steps(im, part, begin_now, end_now));
+    part.dims[first] -= begin_now[first] + end_now[first];
+  }
 }
 
 // One index along a non-batch axis of a computed tensor (PyTorch's `out[:, -1, :]`, the last step
@@ -1277,25 +1319,23 @@ void lower_reduce(Importer& im, const Node_& node, Attributes& a) {
     out_shape.push_back(result.dims[static_cast<size_t>(result.perm[j])]);
   }
 
-  // The IR nodes after the input, in order; all but the last are internal.
-  std::vector<std::pair<std::string, LayerParams>> steps;
-  const auto reshape_to = [&](const char* what, Dims shape) { steps.emplace_back(what, ReshapeParams{std::move(shape)}); };
   Symbol src = x;
   if (op == "ReduceMin") {
     src.value = im.emit_internal(node.output(0) + ":negate", affine_params(im, x, -1, {-1.0}, {0.0}), {x.value});
   }
   const bool innermost =
       std::equal(red.begin(), red.end(), x.perm.end() - static_cast<std::ptrdiff_t>(red.size()));
+  Steps steps;
   ValueId v = -1;
   if ((op == "ReduceSum" || op == "ReduceMean") && innermost) {
     v = src.value;
-    reshape_to("view", {kept_size, count});
+    if (im.ir_shape(v) != Dims{kept_size, count}) steps.emplace_back("view", ReshapeParams{{kept_size, count}});
     DenseParams d;
     d.units = 1;
     d.kernel = Weights::filled(count, op == "ReduceSum" ? 1.0f : static_cast<float>(1.0 / static_cast<double>(count)));
     d.kernel.shape = {count, 1};
     steps.emplace_back("sum", std::move(d));
-    reshape_to("shape", out_shape);
+    if (out_shape != Dims{kept_size, 1}) steps.emplace_back("shape", ReshapeParams{out_shape});
   } else {
     Perm pooling_layout{batch};
     pooling_layout.insert(pooling_layout.end(), red.begin(), red.end());
@@ -1306,33 +1346,17 @@ void lower_reduce(Importer& im, const Node_& node, Attributes& a) {
     if (kept.size() == 1 && (r == 3 || r == 4)) {
       p.rank = static_cast<int>(r) - 2;
       p.keepdims = keepdims;
-      steps.emplace_back("pool", p);
+      steps.emplace_back("pool", p);  // its shape is out_shape
     } else {
       p.rank = 1;
-      reshape_to("view", {count, kept_size});
+      if (im.ir_shape(v) != Dims{count, kept_size}) steps.emplace_back("view", ReshapeParams{{count, kept_size}});
       steps.emplace_back("pool", p);
-      reshape_to("shape", out_shape);
+      if (out_shape != Dims{kept_size}) steps.emplace_back("shape", ReshapeParams{out_shape});
     }
     if (op == "ReduceSum") steps.emplace_back("sum", affine_params(im, result, -1, {static_cast<double>(count)}, {0.0}));
   }
   if (op == "ReduceMin") steps.emplace_back("min", affine_params(im, result, -1, {-1.0}, {0.0}));
-
-  for (size_t k = 0; k < steps.size(); ++k) {
-    auto& [what, params] = steps[k];
-    const bool last = k + 1 == steps.size();
-    if (const auto* reshape = std::get_if<ReshapeParams>(&params); reshape && reshape->target == im.ir_shape(v)) {
-      if (last) {
-        result.value = v;
-        im.alias(node, 0, result, result.perm);
-      }
-      continue;
-    }
-    if (last) {
-      im.emit(node, 0, std::move(params), {v}, result.perm);
-    } else {
-      v = im.emit_internal(node.output(0) + ":" + what, std::move(params), {v});
-    }
-  }
+  emit_steps(im, node, 0, result, v, std::move(steps));
 }
 
 // ---------------------------------------------------------------------------------------------

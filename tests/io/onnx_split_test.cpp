@@ -171,11 +171,30 @@ TEST(OnnxSlice, StepRefusals) {
   EXPECT_EQ(refusal({4, 5}, 1, 2), "");
 }
 
-TEST(OnnxSlice, ThreeCroppedAxesAreRefused) {
+TEST(OnnxSlice, ThreeCroppedAxesCropInStages) {
+  // No view of (N, 3, 4, 5) crops all three axes with one Cropping: axis 1 goes first, alone.
   OnnxGraph m(13);
-  m.input("x", {3, 4, 5}).output("y").ints("starts", {1, 1, 1}).ints("ends", {2, 2, 2}).ints("axes", {1, 2, 3});
+  m.input("x", {3, 4, 5}).output("y").ints("starts", {1, 1, 1}).ints("ends", {3, 3, -1}).ints("axes", {1, 2, 3});
   m.node("Slice", {"x", "starts", "ends", "axes"}, {"y"});
-  expect_contains(m.refusal(), "cropping axes [1, 2, 3] of a computed tensor is not supported");
+  const Graph g = m.load();
+  EXPECT_EQ(count_kind(g, "Cropping"), 2);
+  EXPECT_EQ(count_kind(g, "Permute"), 0);
+  expect_outputs(g, 2, [](size_t, const std::vector<float>& x) {
+    return cut(cut(cut(x, {3, 4, 5}, 1, 1, 2), {2, 4, 5}, 2, 1, 2), {2, 2, 5}, 3, 1, 3);
+  });
+}
+
+TEST(OnnxSlice, AnUncroppedAxisOutsideTwoCroppedOnesCropsInStages) {
+  // (N, 2, 3, 4, 5) cropped on axes 2 and 4: the view (2, 3, 4, 5, 1) would have two cropped axes
+  // and an uncropped one outside them.
+  OnnxGraph m(13);
+  m.input("x", {2, 3, 4, 5}).output("y").ints("starts", {1, 2}).ints("ends", {2, 4}).ints("axes", {2, 4});
+  m.node("Slice", {"x", "starts", "ends", "axes"}, {"y"});
+  const Graph g = m.load();
+  EXPECT_EQ(count_kind(g, "Cropping"), 2);
+  expect_outputs(g, 2, [](size_t, const std::vector<float>& x) {
+    return cut(cut(x, {2, 3, 4, 5}, 2, 1, 1), {2, 1, 4, 5}, 4, 2, 2);
+  });
 }
 
 }  // namespace
