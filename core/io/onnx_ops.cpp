@@ -729,19 +729,33 @@ void emit_crop(Importer& im, const Node_& node, int out, Symbol& x, std::vector<
   }
 }
 
-// One index along a non-batch axis of a computed tensor (PyTorch's `out[:, -1, :]`, the last step
-// of a recurrent layer): a crop to that row, then the axis dropped (scalar index) or kept with
-// length 1 (one-element index list).
-void gather_one(Importer& im, const Node_& node, Symbol& x, const Constant& idx, int64_t axis) {
-  if (idx.size() != 1 || idx.dims.size() > 1) {
-    im.fail("indices " + list_text(idx.dims) + ": gathering from a computed tensor takes one index");
+// Constant indices along a non-batch axis of a computed tensor. One index (PyTorch's
+// `out[:, -1, :]`, the last step of a recurrent layer) is a crop to that row, then the axis
+// dropped (scalar index) or kept with length 1 (one-element list); a list of indices (`x[:, [2, 1,
+// 0]]`, BGR <-> RGB) is an IR Gather in x's layout.
+void gather_computed(Importer& im, const Node_& node, Symbol& x, const Constant& idx, int64_t axis) {
+  if (idx.dims.size() > 1) {
+    im.fail("indices of shape " + list_text(idx.dims) + ": gathering from a computed tensor takes one index or a list");
   }
   const int64_t a = im.onnx_axis(x, axis);
   if (a == x.perm[0]) im.fail("gathering along the batch axis is not supported");
   const int64_t len = x.dims[static_cast<size_t>(a)];
-  const auto given = static_cast<int64_t>(idx.real_at(0));
-  const int64_t i = given < 0 ? given + len : given;
-  if (i < 0 || i >= len) im.fail("index " + std::to_string(given) + " is out of range for length " + std::to_string(len));
+  std::vector<int64_t> picked;
+  for (int64_t k = 0; k < idx.size(); ++k) {
+    const auto given = static_cast<int64_t>(idx.real_at(k));
+    const int64_t i = given < 0 ? given + len : given;
+    if (i < 0 || i >= len) im.fail("index " + std::to_string(given) + " is out of range for length " + std::to_string(len));
+    picked.push_back(i);
+  }
+  if (picked.empty()) im.fail("the index list is empty");
+  if (picked.size() > 1) {
+    if (static_cast<int64_t>(picked.size()) > kMaxMadeUpParameters) im.fail("too many indices");
+    Symbol result = x;
+    result.dims[static_cast<size_t>(a)] = static_cast<int64_t>(picked.size());
+    emit_steps(im, node, 0, result, x.value, {{"gather", GatherParams{im.ir_axis(x, a) - 1, std::move(picked)}}});
+    return;
+  }
+  const int64_t i = picked[0];
   std::vector<int64_t> begin(x.rank(), 0), end(x.rank(), 0);
   begin[static_cast<size_t>(a)] = i;
   end[static_cast<size_t>(a)] = len - 1 - i;
@@ -763,7 +777,7 @@ void lower_gather(Importer& im, const Node_& node, Attributes& a) {
   const Constant& idx = im.const_input(node, 1, "indices");
   Symbol& data = im.input(node, 0);
   if (!data.is_const()) {
-    gather_one(im, node, data, idx, axis);
+    gather_computed(im, node, data, idx, axis);
     return;
   }
   im.set_constant(node, 0, fold_gather(*data.constant, idx, axis, im.context()));
@@ -838,28 +852,51 @@ void lower_slice(Importer& im, const Node_& node, Attributes& a) {
   if (!steps.empty() && steps.size() != starts.size()) im.fail("steps and starts differ in length");
   const size_t r = x.rank();
   std::vector<int64_t> crop_begin(r, 0), crop_end(r, 0), stride(r, 1);
+  std::vector<std::vector<int64_t>> picked(r);  // the indices each axis keeps
+  bool backward = false;
   for (size_t k = 0; k < axes.size(); ++k) {
     const int64_t ax = im.onnx_axis(x, axes[k]);
-    if (ax == 0) {
+    const int64_t step = steps.empty() ? 1 : steps[k];
+    if (step == 0) im.fail("a step of 0");
+    if (ax == x.perm[0]) {
       // Exporters slice the batch axis whole: [0, INT_MAX), or [0, b) when the file fixes the
       // batch to b. Anything else depends on the batch.
       const int64_t whole = im.declared_batch() > 0 ? im.declared_batch() : int64_t{1} << 31;
-      if (starts[k] == 0 && ends[k] >= whole && (steps.empty() || steps[k] == 1)) continue;
+      if (starts[k] == 0 && ends[k] >= whole && step == 1) continue;
       im.fail("slicing the batch axis is not supported");
     }
     const int64_t dim = x.dims[static_cast<size_t>(ax)];
-    const int64_t step = steps.empty() ? 1 : steps[k];
-    if (step < 1) im.fail("slicing a computed tensor backward (step " + std::to_string(step) + ") is not supported");
+    // ONNX: negative starts and ends count from the end, then both are clamped, to [0, dim]
+    // going forward and to [0, dim - 1] / [-1, dim - 1] going backward.
     int64_t st = starts[k] < 0 ? starts[k] + dim : starts[k];
     int64_t en = ends[k] < 0 && ends[k] > std::numeric_limits<int64_t>::min() / 2 ? ends[k] + dim : ends[k];
-    st = std::clamp<int64_t>(st, 0, dim);
-    en = std::clamp<int64_t>(en, 0, dim);
-    if (en <= st) im.fail("the slice of axis " + std::to_string(ax) + " is empty");
+    st = step > 0 ? std::clamp<int64_t>(st, 0, dim) : std::clamp<int64_t>(st, 0, dim - 1);
+    en = step > 0 ? std::clamp<int64_t>(en, 0, dim) : std::clamp<int64_t>(en, -1, dim - 1);
+    if (step > 0 ? en <= st : en >= st) im.fail("the slice of axis " + std::to_string(ax) + " is empty");
+    const int64_t kept = step > 0 ? (en - st - 1) / step + 1 : (st - en - 1) / -step + 1;
+    for (int64_t i = 0; i < kept; ++i) picked[static_cast<size_t>(ax)].push_back(st + i * step);
+    if (step < 0) {
+      backward = true;
+      continue;
+    }
     // A step keeps elements st, st + step, ...: crop to the last kept one, then subsample.
-    const int64_t kept = (en - st - 1) / step + 1;
     crop_begin[static_cast<size_t>(ax)] = st;
     crop_end[static_cast<size_t>(ax)] = dim - (st + (kept - 1) * step + 1);
     stride[static_cast<size_t>(ax)] = kept > 1 ? step : 1;
+  }
+  if (backward) {
+    // Backward (torch.flip, x[:, ::-1]): one IR Gather per sliced axis, in x's layout.
+    Steps gathers;
+    Symbol result = x;
+    for (size_t a = 1; a < r; ++a) {
+      std::vector<int64_t> all(static_cast<size_t>(x.dims[a]));
+      std::iota(all.begin(), all.end(), int64_t{0});
+      if (picked[a].empty() || picked[a] == all) continue;
+      result.dims[a] = static_cast<int64_t>(picked[a].size());
+      gathers.emplace_back("axis" + std::to_string(a), GatherParams{im.ir_axis(x, static_cast<int64_t>(a)) - 1, picked[a]});
+    }
+    emit_steps(im, node, 0, result, x.value, std::move(gathers));
+    return;
   }
   if (std::all_of(stride.begin(), stride.end(), [](int64_t s) { return s == 1; })) {
     emit_crop(im, node, 0, x, crop_begin, crop_end);

@@ -71,6 +71,10 @@ std::string describe_params(const LayerParams& params) {
           o << " axis " << p.axis;
         } else if constexpr (std::is_same_v<T, UpSamplingParams>) {
           o << " x" << p.size_h << "x" << p.size_w << (p.interpolation == Interpolation::kBilinear ? " bilinear" : " nearest");
+        } else if constexpr (std::is_same_v<T, GatherParams>) {
+          o << " axis " << p.axis << " indices [";
+          for (size_t i = 0; i < p.indices.size() && i < 8; ++i) o << (i ? ", " : "") << p.indices[i];
+          o << (p.indices.size() > 8 ? ", ...]" : "]");
         } else if constexpr (std::is_same_v<T, ResizeParams>) {
           static const char* coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
                                          "tf_half_pixel_for_nn"};

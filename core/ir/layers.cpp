@@ -10,7 +10,7 @@ constexpr const char* kKindNames[] = {
     "ThresholdedRelu", "PRelu", "Softmax",    "Pool",           "GlobalPool",
     "Flatten", "Reshape",    "Permute",       "RepeatVector",   "Identity",
     "ZeroPadding", "Cropping", "UpSampling",  "Merge",          "Concat",
-    "Recurrent", "Resize",
+    "Recurrent", "Resize",     "Gather",
 };
 static_assert(std::size(kKindNames) == std::variant_size_v<LayerParams>,
               "every LayerParams alternative needs a name");

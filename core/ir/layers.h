@@ -262,6 +262,13 @@ struct MergeParams {
   MergeOp op = MergeOp::kAdd;
 };
 
+// Gather: constant indices along one per-sample axis, out[..., i, ...] = in[..., indices[i], ...]
+// (ONNX Gather with an index list, Slice with negative steps: torch.flip, BGR <-> RGB).
+struct GatherParams {
+  int axis = 0;                  // per-sample axis, 0-based (the batch is not counted)
+  std::vector<int64_t> indices;  // each in [0, input length along `axis`)
+};
+
 // Concatenate along one axis.
 struct ConcatParams {
   int keras_axis = -1;
@@ -347,7 +354,8 @@ using LayerParams =
                  ReluParams, EluParams, ThresholdedReluParams, PReluParams, SoftmaxParams,
                  PoolParams, GlobalPoolParams, FlattenParams, ReshapeParams, PermuteParams,
                  RepeatVectorParams, IdentityParams, ZeroPaddingParams, CroppingParams,
-                 UpSamplingParams, MergeParams, ConcatParams, RecurrentParams, ResizeParams>;
+                 UpSamplingParams, MergeParams, ConcatParams, RecurrentParams, ResizeParams,
+                 GatherParams>;
 
 // Short name of the IR kind held by `p` ("Dense", "Conv", "Pool", ...), for logs and dumps.
 const char* layer_kind_name(const LayerParams& p);

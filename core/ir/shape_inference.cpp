@@ -481,6 +481,23 @@ class NodeInference {
     return {p.out_h, p.out_w, s[2]};
   }
 
+  Dims infer(GatherParams& p) {
+    const Dims& s = single_input(0, "Gather");
+    if (p.axis < 0 || p.axis >= static_cast<int>(s.size())) {
+      fail("axis", num(p.axis) + " is not a per-sample axis of an input of rank " + num(static_cast<int64_t>(s.size())));
+    }
+    if (p.indices.empty()) fail("indices", "is empty");
+    const int64_t len = s[static_cast<size_t>(p.axis)];
+    for (int64_t i : p.indices) {
+      if (i < 0 || i >= len) fail("indices", "holds " + num(i) + ", outside [0, " + num(len) + ")");
+    }
+    Dims out = s;
+    out[static_cast<size_t>(p.axis)] = static_cast<int64_t>(p.indices.size());
+    int64_t size = 1;
+    for (int64_t d : out) size = checked_mul(size, d, what("indices"));
+    return out;
+  }
+
   Dims infer(CroppingParams& p) {
     check_rank_field(p.rank);
     const Dims& s = single_input(p.rank + 1, p.rank == 1 ? "Cropping1D" : "Cropping2D");

@@ -209,7 +209,7 @@ bool is_extra_kind(const LayerParams& p) {
   return std::holds_alternative<ConvTransposeParams>(p) || std::holds_alternative<LayerNormParams>(p) ||
          std::holds_alternative<PReluParams>(p) || std::holds_alternative<PermuteParams>(p) ||
          std::holds_alternative<RepeatVectorParams>(p) || std::holds_alternative<UpSamplingParams>(p) ||
-         std::holds_alternative<ResizeParams>(p) ||
+         std::holds_alternative<ResizeParams>(p) || std::holds_alternative<GatherParams>(p) ||
          std::holds_alternative<CroppingParams>(p);
 }
 
@@ -270,6 +270,18 @@ bool lower_extra_node(const Graph& g, const Node& n, const std::vector<int>& ins
               for (int64_t c = 0; c < out.c; ++c)
                 map[static_cast<size_t>((y * out.w + x) * out.c + c)] = ((y + top) * in.w + x + p.left) * in.c + c;
           gather_step(h, map, in_count, ins[0], dst, "f32-crop");
+          return true;
+        } else if constexpr (std::is_same_v<T, GatherParams>) {
+          const auto axis = static_cast<size_t>(p.axis);
+          int64_t inner = 1;
+          for (size_t a = axis + 1; a < in_shape.size(); ++a) inner *= in_shape[a];
+          const int64_t len = in_shape[axis], kept = out_shape[axis];
+          std::vector<int64_t> map(static_cast<size_t>(out_count));
+          for (int64_t i = 0; i < out_count; ++i) {
+            const int64_t o = i / (kept * inner), k = i / inner % kept, j = i % inner;
+            map[static_cast<size_t>(i)] = (o * len + p.indices[static_cast<size_t>(k)]) * inner + j;
+          }
+          gather_step(h, map, in_count, ins[0], dst, "f32-gather");
           return true;
         } else if constexpr (std::is_same_v<T, UpSamplingParams>) {
           lower_resize(resize_taps(p, in_shape), ins[0], dst, h, "f32-upsample-nearest");

@@ -56,6 +56,7 @@ Tensor permute(const PermuteParams& p, const Tensor& x, const Dims& out_shape);
 Tensor repeat_vector(const RepeatVectorParams& p, const Tensor& x, const Dims& out_shape);
 Tensor zero_padding(const ZeroPaddingParams& p, const Tensor& x, const Dims& out_shape);
 Tensor cropping(const CroppingParams& p, const Tensor& x, const Dims& out_shape);
+Tensor gather(const GatherParams& p, const Tensor& x, const Dims& out_shape);
 Tensor concat(const ConcatParams& p, const std::vector<const Tensor*>& xs, const Dims& out_shape);
 
 // recurrent.cpp: SimpleRNN / LSTM / GRU; inputs {x} or {x, h0[, c0]} (RecurrentInitialState).

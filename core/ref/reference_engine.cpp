@@ -43,6 +43,7 @@ Tensor run_node_unfused(const Node& node, const std::vector<const Tensor*>& in, 
         else if constexpr (std::is_same_v<T, RepeatVectorParams>) return ref::repeat_vector(p, x, out_shape);
         else if constexpr (std::is_same_v<T, ZeroPaddingParams>) return ref::zero_padding(p, x, out_shape);
         else if constexpr (std::is_same_v<T, CroppingParams>) return ref::cropping(p, x, out_shape);
+        else if constexpr (std::is_same_v<T, GatherParams>) return ref::gather(p, x, out_shape);
         else if constexpr (std::is_same_v<T, UpSamplingParams>) return ref::upsampling(p, x, out_shape);
         else if constexpr (std::is_same_v<T, ResizeParams>) return ref::resize(p, x, out_shape);
         else if constexpr (std::is_same_v<T, MergeParams>) return ref::merge(p, in, out_shape);

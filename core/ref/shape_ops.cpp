@@ -77,6 +77,24 @@ Tensor cropping(const CroppingParams& p, const Tensor& x, const Dims& out_shape)
   return y;
 }
 
+Tensor gather(const GatherParams& p, const Tensor& x, const Dims& out_shape) {
+  Tensor y(out_shape, x.batch);
+  const auto axis = static_cast<size_t>(p.axis);
+  int64_t outer = 1, inner = 1;
+  for (size_t a = 0; a < axis; ++a) outer *= x.shape[a];
+  for (size_t a = axis + 1; a < x.shape.size(); ++a) inner *= x.shape[a];
+  const int64_t len = x.shape[axis], kept = static_cast<int64_t>(p.indices.size());
+  for (int64_t n = 0; n < x.batch; ++n) {
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < kept; ++i) {
+        const double* from = x.sample(n) + (o * len + p.indices[static_cast<size_t>(i)]) * inner;
+        std::copy(from, from + inner, y.sample(n) + (o * kept + i) * inner);
+      }
+    }
+  }
+  return y;
+}
+
 Tensor concat(const ConcatParams& p, const std::vector<const Tensor*>& xs, const Dims& out_shape) {
   Tensor y(out_shape, xs[0]->batch);
   int64_t inner = 1;

@@ -166,9 +166,61 @@ TEST(OnnxSlice, StepRefusals) {
     m.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"});
     return m.refusal();
   };
-  expect_contains(refusal({4, 5}, 2, -1), "slicing a computed tensor backward (step -1) is not supported");
+  expect_contains(refusal({4, 5}, 2, 0), "a step of 0");
   expect_contains(refusal({6}, 1, 2), "a slice with steps on axes [1] of a rank-2 tensor is not supported");
   EXPECT_EQ(refusal({4, 5}, 1, 2), "");
+}
+
+// x (batch, dims...) in C order with the elements along `axis` picked in the order `picked`.
+std::vector<float> pick(const std::vector<float>& x, std::vector<int64_t> dims, size_t axis, const std::vector<int64_t>& picked) {
+  std::vector<float> y;
+  const int64_t len = dims[axis - 1];
+  std::vector<float> all;
+  for (int64_t i : picked) {
+    std::vector<float> one = cut(x, dims, axis, i, 1);
+    all.insert(all.end(), one.begin(), one.end());
+  }
+  // `all` holds the picked slices one after another; interleave them back along `axis`.
+  dims.insert(dims.begin(), static_cast<int64_t>(x.size()) / count_of(Dims(dims)));
+  int64_t outer = 1, inner = 1;
+  for (size_t k = 0; k < axis; ++k) outer *= dims[k];
+  for (size_t k = axis + 1; k < dims.size(); ++k) inner *= dims[k];
+  (void)len;
+  const auto n = static_cast<int64_t>(picked.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inner; ++j) y.push_back(all[static_cast<size_t>((i * outer + o) * inner + j)]);
+  return y;
+}
+
+TEST(OnnxSlice, BackwardStepsAreGathers) {
+  // torch.flip(x, [2, 3]) exports Slice(starts -1, ends -INT64_MAX, steps -1); x[:, 4:0:-2] too.
+  OnnxGraph m(13);
+  m.input("x", {3, 4, 5}).output("flip").output("every_other");
+  m.ints("starts", {-1, -1}).ints("ends", {-(int64_t{1} << 62), -(int64_t{1} << 62)}).ints("axes", {2, 3});
+  m.ints("steps", {-1, -1}).ints("s2", {4}).ints("e2", {0}).ints("a2", {3}).ints("st2", {-2});
+  m.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"flip"});
+  m.node("Slice", {"x", "s2", "e2", "a2", "st2"}, {"every_other"});
+  const Graph g = m.load();
+  EXPECT_EQ(count_kind(g, "Gather"), 3);
+  expect_outputs(g, 2, [](size_t k, const std::vector<float>& x) {
+    if (k == 0) return pick(pick(x, {3, 4, 5}, 2, {3, 2, 1, 0}), {3, 4, 5}, 3, {4, 3, 2, 1, 0});
+    return pick(x, {3, 4, 5}, 3, {4, 2});
+  });
+}
+
+TEST(OnnxGather, AnIndexListPicksInThatOrder) {
+  // BGR -> RGB on the channels of an NCHW input, and a repeated row.
+  OnnxGraph m(13);
+  m.input("x", {3, 4, 5}).output("rgb").output("rows").ints("bgr", {2, 1, 0}).ints("r", {-1, 0, 0});
+  auto& g1 = m.node("Gather", {"x", "bgr"}, {"rgb"});
+  OnnxGraph::attr(g1, "axis", int64_t{1});
+  auto& g2 = m.node("Gather", {"x", "r"}, {"rows"});
+  OnnxGraph::attr(g2, "axis", int64_t{2});
+  const Graph g = m.load();
+  expect_outputs(g, 2, [](size_t k, const std::vector<float>& x) {
+    return k == 0 ? pick(x, {3, 4, 5}, 1, {2, 1, 0}) : pick(x, {3, 4, 5}, 2, {3, 0, 0});
+  });
 }
 
 TEST(OnnxSlice, ThreeCroppedAxesCropInStages) {

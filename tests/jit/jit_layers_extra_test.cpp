@@ -1,5 +1,5 @@
 // Randomised property tests for the kinds lowered in core/jit/jit_lower_extra.cpp (transposed
-// convolutions, LayerNormalization, PReLU, Permute, RepeatVector, UpSampling, Cropping,
+// convolutions, LayerNormalization, PReLU, Permute, RepeatVector, UpSampling, Cropping, Gather,
 // broadcasting merges, BatchNormalization on a non-last axis): JIT vs the reference engine within
 // 1e-5 * max(1, |ref|), channels 1..67, odd sizes, batch 1..9, on every ISA this CPU has.
 #include <gtest/gtest.h>
@@ -187,6 +187,25 @@ TEST_P(JitLayersExtra, Cropping) {
     }
     const Dims in = p.rank == 1 ? Dims{w, c} : Dims{h, w, c};
     check(one_node(p, {in}), r.range(1, 9), 4700 + i, "Cropping " + dims_str(in));
+  }
+}
+
+TEST_P(JitLayersExtra, Gather) {
+  // Constant index lists along any per-sample axis: reversals, repeats, any order.
+  Rng r(53);
+  for (int i = 0; i < 16; ++i) {
+    const int rank = static_cast<int>(r.range(1, 4));
+    Dims in;
+    for (int a = 0; a < rank; ++a) in.push_back(r.range(1, a + 1 == rank ? 67 : 7));
+    GatherParams p;
+    p.axis = static_cast<int>(r.range(0, rank - 1));
+    const int64_t len = in[static_cast<size_t>(p.axis)];
+    if (i % 3 == 0) {
+      for (int64_t k = len; k-- > 0;) p.indices.push_back(k);
+    } else {
+      for (int64_t k = r.range(1, 9); k-- > 0;) p.indices.push_back(r.range(0, len - 1));
+    }
+    check(one_node(p, {in}), r.range(1, 9), 5300 + i, "Gather axis " + std::to_string(p.axis) + " of " + dims_str(in));
   }
 }
 

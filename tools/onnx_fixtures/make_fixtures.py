@@ -660,6 +660,31 @@ def slice_steps():
 
 
 @case
+def flip_and_bgr():
+    rng = Rng("flip_and_bgr")
+    m = Seq(lambda s, x: (torch.flip(s.c(x), [3]), x[:, [2, 1, 0]] * 2.0, torch.flip(x, [1, 2])[:, :, 1::2]),
+            c=nn.Conv2d(3, 4, 3, padding=1))
+    return torch_case(m, [rng.randn(2, 3, 6, 7)], 13, True, output_names=["flip", "rgb", "back2"],
+                      desc="torch.flip of a conv output along W (Slice step -1), x[:, [2, 1, 0]] (Gather with an "
+                           "index list: BGR to RGB) and a flip of channels and rows, then every other row")
+
+
+@case
+def cbam_spatial_attention():
+    rng = Rng("cbam_spatial_attention")
+
+    def f(s, x):
+        y = F.relu(s.c1(x))
+        a = torch.cat([y.mean(dim=1, keepdim=True), y.amax(dim=1, keepdim=True)], dim=1)
+        return y * torch.sigmoid(s.c2(a)), y.amin(dim=(1, 3)), y.sum(dim=(2, 3))
+
+    m = Seq(f, c1=nn.Conv2d(3, 8, 3, padding=1), c2=nn.Conv2d(2, 1, 7, padding=3))
+    return torch_case(m, [rng.randn(2, 3, 9, 10)], 13, True, output_names=["att", "amin", "sum"],
+                      desc="CBAM spatial attention: mean and max over the channels (keepdim), concat, 7x7 conv, "
+                           "sigmoid, scaling; amin over (C, W) and sum over (H, W)")
+
+
+@case
 def pad_constant():
     rng = Rng("pad_constant")
     m = Seq(lambda s, x: F.pad(x, (1, 2, 0, 3), mode="constant", value=0.5))
