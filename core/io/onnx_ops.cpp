@@ -275,8 +275,10 @@ void lower_const_unary(Importer& im, const Node_& node, Attributes&) {
   const std::string& op = node.op_type();
   if (!im.input(node, 0).is_const()) {
     Symbol& x = im.dynamic_input(node, 0);
-    if (op == "Reciprocal") {
-      emit_activation(im, node, ActivationParams{ActivationKind::kReciprocal});
+    if (op == "Reciprocal" || op == "Sqrt" || op == "Abs") {
+      emit_activation(im, node, ActivationParams{op == "Sqrt"  ? ActivationKind::kSqrt
+                                                 : op == "Abs" ? ActivationKind::kAbs
+                                                               : ActivationKind::kReciprocal});
     } else if (op == "Neg") {
       emit_affine(im, node, x, -1, {-1.0}, {0.0});
     } else {
@@ -1357,19 +1359,27 @@ void lower_reduce(Importer& im, const Node_& node, Attributes& a) {
   }
 
   Symbol src = x;
+  const std::string& name = node.output(0);
   if (op == "ReduceMin") {
-    src.value = im.emit_internal(node.output(0) + ":negate", affine_params(im, x, -1, {-1.0}, {0.0}), {x.value});
+    src.value = im.emit_internal(name + ":negate", affine_params(im, x, -1, {-1.0}, {0.0}), {x.value});
+  } else if (op == "ReduceSumSquare" || op == "ReduceL2") {
+    src.value = im.emit_internal(name + ":square", MergeParams{MergeOp::kMultiply}, {x.value, x.value});
+  } else if (op == "ReduceL1") {
+    src.value = im.emit_internal(name + ":abs", ActivationParams{ActivationKind::kAbs}, {x.value});
   }
+  // What is left to do after those: a sum, a mean or a maximum.
+  const bool sum = op == "ReduceSum" || op == "ReduceSumSquare" || op == "ReduceL2" || op == "ReduceL1";
+  const bool mean = op == "ReduceMean";
   const bool innermost =
       std::equal(red.begin(), red.end(), x.perm.end() - static_cast<std::ptrdiff_t>(red.size()));
   Steps steps;
   ValueId v = -1;
-  if ((op == "ReduceSum" || op == "ReduceMean") && innermost) {
+  if ((sum || mean) && innermost) {
     v = src.value;
     if (im.ir_shape(v) != Dims{kept_size, count}) steps.emplace_back("view", ReshapeParams{{kept_size, count}});
     DenseParams d;
     d.units = 1;
-    d.kernel = Weights::filled(count, op == "ReduceSum" ? 1.0f : static_cast<float>(1.0 / static_cast<double>(count)));
+    d.kernel = Weights::filled(count, sum ? 1.0f : static_cast<float>(1.0 / static_cast<double>(count)));
     d.kernel.shape = {count, 1};
     steps.emplace_back("sum", std::move(d));
     if (out_shape != Dims{kept_size, 1}) steps.emplace_back("shape", ReshapeParams{out_shape});
@@ -1379,7 +1389,7 @@ void lower_reduce(Importer& im, const Node_& node, Attributes& a) {
     pooling_layout.insert(pooling_layout.end(), kept.begin(), kept.end());
     v = im.in_layout(src, pooling_layout);
     GlobalPoolParams p;
-    p.kind = op == "ReduceMean" || op == "ReduceSum" ? PoolKind::kAverage : PoolKind::kMax;
+    p.kind = sum || mean ? PoolKind::kAverage : PoolKind::kMax;
     if (kept.size() == 1 && (r == 3 || r == 4)) {
       p.rank = static_cast<int>(r) - 2;
       p.keepdims = keepdims;
@@ -1390,9 +1400,10 @@ void lower_reduce(Importer& im, const Node_& node, Attributes& a) {
       steps.emplace_back("pool", p);
       if (out_shape != Dims{kept_size}) steps.emplace_back("shape", ReshapeParams{out_shape});
     }
-    if (op == "ReduceSum") steps.emplace_back("sum", affine_params(im, result, -1, {static_cast<double>(count)}, {0.0}));
+    if (sum) steps.emplace_back("sum", affine_params(im, result, -1, {static_cast<double>(count)}, {0.0}));
   }
   if (op == "ReduceMin") steps.emplace_back("min", affine_params(im, result, -1, {-1.0}, {0.0}));
+  if (op == "ReduceL2") steps.emplace_back("sqrt", ActivationParams{ActivationKind::kSqrt});
   emit_steps(im, node, 0, result, v, std::move(steps));
 }
 
@@ -1644,6 +1655,33 @@ void lower_softmax(Importer& im, const Node_& node, Attributes& a) {
 // ---------------------------------------------------------------------------------------------
 // Element-wise binary operators
 
+// x to a constant scalar power whose result is exact or within an ulp: 1, 2 and 3 are products
+// of x (x·x is what Pow(x, 2) gives in float: one rounding), 0.5 a square root, negative ones the
+// reciprocal of those. Other exponents are refused.
+void emit_power(Importer& im, const Node_& node, Symbol& x, double exponent) {
+  const double magnitude = std::fabs(exponent);
+  if (magnitude != 0.5 && magnitude != 1.0 && magnitude != 2.0 && magnitude != 3.0) {
+    im.fail("the exponent " + std::to_string(exponent) + " (only 0.5, 1, 2, 3 and their negatives are supported)");
+  }
+  const std::string& name = node.output(0);
+  Steps steps;
+  if (magnitude == 0.5) steps.emplace_back("sqrt", ActivationParams{ActivationKind::kSqrt});
+  if (exponent < 0) steps.emplace_back("reciprocal", ActivationParams{ActivationKind::kReciprocal});
+  if (magnitude < 2.0) {
+    emit_steps(im, node, 0, x, x.value, std::move(steps));
+    return;
+  }
+  // Merges take two inputs, so the products come first and a reciprocal after.
+  ValueId v = x.value;
+  if (magnitude == 3.0) v = im.emit_internal(name + ":square", MergeParams{MergeOp::kMultiply}, {x.value, x.value});
+  if (steps.empty()) {
+    im.emit(node, 0, MergeParams{MergeOp::kMultiply}, {x.value, v}, x.perm);
+    return;
+  }
+  v = im.emit_internal(name + ":power", MergeParams{MergeOp::kMultiply}, {x.value, v});
+  emit_steps(im, node, 0, x, v, std::move(steps));
+}
+
 void lower_binary(Importer& im, const Node_& node, Attributes& a) {
   a.ignore("broadcast");  // opset < 7: broadcasting attributes; the shapes decide either way
   a.ignore("axis");
@@ -1717,6 +1755,9 @@ void lower_binary(Importer& im, const Node_& node, Attributes& a) {
     return;
   } else if (op == "Max" && v.values.size() == 1 && v.values[0] == 0.0) {
     emit_activation(im, node, ActivationParams{ActivationKind::kRelu});
+    return;
+  } else if (op == "Pow" && !const_left && v.values.size() == 1) {
+    emit_power(im, node, x, v.values[0]);
     return;
   } else {
     im.fail("'" + op + "' with a constant " + (const_left ? "left" : "right") + " operand is not supported");
@@ -2057,6 +2098,9 @@ const std::map<std::string, Lowering>& lowerings() {
       {"ReduceMax", lower_reduce},
       {"ReduceMean", lower_reduce},
       {"ReduceMin", lower_reduce},
+      {"ReduceL1", lower_reduce},
+      {"ReduceL2", lower_reduce},
+      {"ReduceSumSquare", lower_reduce},
       {"ReduceSum", lower_reduce},
       {"Relu", lower_simple_activation},
       {"Reshape", lower_reshape},

@@ -25,6 +25,8 @@ const char* activation_name(ActivationKind k) {
     case ActivationKind::kExponential: return "exponential";
     case ActivationKind::kMish: return "mish";
     case ActivationKind::kReciprocal: return "reciprocal";
+    case ActivationKind::kSqrt: return "sqrt";
+    case ActivationKind::kAbs: return "abs";
   }
   return "?";
 }

@@ -32,10 +32,12 @@ enum class ActivationKind : uint8_t {
   kExponential,    // exp(x)
   kMish,           // x * tanh(softplus(x))
   kReciprocal,     // 1 / x                              (ONNX Reciprocal; c / x and x / y)
+  kSqrt,           // sqrt(x), NaN below 0               (ONNX Sqrt, Pow(x, 0.5), ReduceL2)
+  kAbs,            // |x|                                (ONNX Abs, ReduceL1)
 };
 
 // The last kind, for loops over all of them.
-constexpr ActivationKind kLastActivationKind = ActivationKind::kReciprocal;
+constexpr ActivationKind kLastActivationKind = ActivationKind::kAbs;
 
 const char* activation_name(ActivationKind k);
 

@@ -724,6 +724,12 @@ void emit_unary_op(VecEmitter& ve, const UnarySpec& s) {
       ve.load_const(1, 1.0f);
       ve.div(0, 1, 0);
       break;
+    case K::kSqrt: ve.sqrt(0, 0); break;
+    case K::kAbs:
+      ve.zero(1);
+      ve.sub(1, 1, 0);
+      ve.max(0, 0, 1);  // max(x, -x)
+      break;
     default:
       throw Error(std::string("JIT: activation '") + activation_name(s.act) + "' is not vectorised");
   }
@@ -741,7 +747,8 @@ bool unary_vectorised(ActivationKind k) {
   using K = ActivationKind;
   switch (k) {
     case K::kLinear: case K::kRelu: case K::kRelu6: case K::kLeakyRelu: case K::kHardSigmoidK2:
-    case K::kHardSigmoidK3: case K::kHardSwish: case K::kSoftsign: case K::kReciprocal:
+    case K::kHardSigmoidK3: case K::kHardSwish: case K::kSoftsign: case K::kReciprocal: case K::kSqrt:
+    case K::kAbs:
       return true;
     default:
       return false;

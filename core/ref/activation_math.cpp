@@ -44,6 +44,8 @@ double activation_scalar(ActivationKind k, double x) {
     case ActivationKind::kExponential: return std::exp(x);
     case ActivationKind::kMish: return x * std::tanh(softplus(x));
     case ActivationKind::kReciprocal: return 1.0 / x;
+    case ActivationKind::kSqrt: return std::sqrt(x);
+    case ActivationKind::kAbs: return std::fabs(x);
     case ActivationKind::kSoftmax:
     case ActivationKind::kLogSoftmax: break;
   }

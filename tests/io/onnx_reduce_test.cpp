@@ -1,4 +1,5 @@
-// ONNX ReduceMean / ReduceMax / ReduceMin / ReduceSum over any set of non-batch axes: a Dense with
+// ONNX ReduceMean / ReduceMax / ReduceMin / ReduceSum (and ReduceL1 / ReduceL2 / ReduceSumSquare,
+// which sum |x| or x·x) over any set of non-batch axes: a Dense with
 // one unit when the reduced axes are innermost in memory, else global pooling on a view with the
 // reduced axes first. Checked against plain index arithmetic in both engines; and the refusals.
 #include <algorithm>
@@ -13,7 +14,7 @@
 namespace nnd::test {
 namespace {
 
-enum class Op { kSum, kMean, kMax, kMin };
+enum class Op { kSum, kMean, kMax, kMin, kL1, kL2, kSumSquare };
 
 const char* op_name(Op op) {
   switch (op) {
@@ -21,6 +22,9 @@ const char* op_name(Op op) {
     case Op::kMean: return "ReduceMean";
     case Op::kMax: return "ReduceMax";
     case Op::kMin: return "ReduceMin";
+    case Op::kL1: return "ReduceL1";
+    case Op::kL2: return "ReduceL2";
+    case Op::kSumSquare: return "ReduceSumSquare";
   }
   return "";
 }
@@ -55,10 +59,18 @@ std::vector<float> reduce(const std::vector<float>& x, std::vector<int64_t> dims
     }
     double& v = acc[static_cast<size_t>(o)];
     const double xi = x[i];
-    v = op == Op::kMax ? std::max(v, xi) : op == Op::kMin ? std::min(v, xi) : v + xi;
+    switch (op) {
+      case Op::kMax: v = std::max(v, xi); break;
+      case Op::kMin: v = std::min(v, xi); break;
+      case Op::kL1: v += std::fabs(xi); break;
+      case Op::kL2: case Op::kSumSquare: v += xi * xi; break;
+      default: v += xi;
+    }
   }
   std::vector<float> y;
-  for (double v : acc) y.push_back(static_cast<float>(op == Op::kMean ? v / static_cast<double>(count) : v));
+  for (double v : acc) {
+    y.push_back(static_cast<float>(op == Op::kMean ? v / static_cast<double>(count) : op == Op::kL2 ? std::sqrt(v) : v));
+  }
   return y;
 }
 
@@ -129,7 +141,7 @@ TEST(OnnxReduce, ChannelMaxAndMinPoolAView) {
 }
 
 TEST(OnnxReduce, AnyAxesOfAnyRank) {
-  for (Op op : {Op::kSum, Op::kMean, Op::kMax, Op::kMin}) {
+  for (Op op : {Op::kSum, Op::kMean, Op::kMax, Op::kMin, Op::kL1, Op::kL2, Op::kSumSquare}) {
     expect_reduction(op, {3, 4, 5}, {2}, false);          // a middle axis
     expect_reduction(op, {3, 4, 5}, {1, 3}, false);       // two axes apart
     expect_reduction(op, {3, 4, 5}, {1, 2, 3}, true);     // everything but the batch
@@ -150,6 +162,44 @@ TEST(OnnxReduce, SpatialMeanStaysAGlobalPool) {
 TEST(OnnxReduce, AxesAttributeBeforeOpset13) {
   const Graph g = reducer(Op::kSum, {3, 4}, {1}, false, false, 11).load();
   expect_outputs(g, 2, [](size_t, const std::vector<float>& x) { return reduce(x, {3, 4}, {1}, Op::kSum); });
+}
+
+TEST(OnnxReduce, L2NormalizeAsPyTorchExportsIt) {
+  // F.normalize(x, dim=1): x / max(ReduceL2(x, axes 1, keepdims), eps), the divisor Expanded.
+  OnnxGraph m(13);
+  m.input("x", {4, 3}).output("y").scalar("eps", 1e-12f).ints("shape", {1, 4, 3});
+  auto& l2 = m.node("ReduceL2", {"x"}, {"n"}, "/ReduceL2");
+  OnnxGraph::attr(l2, "axes", std::vector<int64_t>{1});
+  m.node("Clip", {"n", "eps"}, {"c"}, "/Clip");
+  m.node("Expand", {"c", "shape"}, {"e"}, "/Expand");
+  m.node("Div", {"x", "e"}, {"y"}, "/Div");
+  const Graph g = m.load();
+  expect_outputs(g, 2, [](size_t, const std::vector<float>& x) {
+    const std::vector<float> n = reduce(x, {4, 3}, {1}, Op::kL2);
+    std::vector<float> y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] / std::max(n[i / 12 * 3 + i % 3], 1e-12f);
+    return y;
+  });
+}
+
+TEST(OnnxPow, ExponentsThatAreProductsOrRoots) {
+  for (float e : {0.5f, 1.0f, 2.0f, 3.0f, -1.0f, -0.5f, -2.0f}) {
+    SCOPED_TRACE(testing::Message() << "exponent " << e);
+    OnnxGraph m(13);
+    m.input("x", {5}).output("y").scalar("e", e).scalar("q", 0.25f);
+    m.node("Abs", {"x"}, {"b"});
+    m.node("Add", {"b", "q"}, {"a"});  // > 0: no infinities for the negative exponents
+    m.node("Pow", {"a", "e"}, {"y"});
+    expect_outputs(m.load(), 2, [e](size_t, const std::vector<float>& x) {
+      std::vector<float> y;
+      for (float v : x) y.push_back(static_cast<float>(std::pow(std::fabs(static_cast<double>(v)) + 0.25, e)));
+      return y;
+    });
+  }
+  OnnxGraph m(13);
+  m.input("x", {5}).output("y").scalar("e", 1.5f);
+  m.node("Pow", {"x", "e"}, {"y"}, "/Pow");
+  expect_contains(m.refusal(), "node '/Pow' (Pow): the exponent 1.500000 (only 0.5, 1, 2, 3 and their negatives");
 }
 
 TEST(OnnxReduce, Refusals) {

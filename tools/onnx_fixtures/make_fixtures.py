@@ -685,6 +685,21 @@ def cbam_spatial_attention():
 
 
 @case
+def l2_normalize_powers():
+    rng = Rng("l2_normalize_powers")
+
+    def f(s, x):
+        y = s.c(x)
+        return (F.normalize(y, dim=1), torch.norm(y, p=1, dim=(2, 3)), y.pow(2).sum(dim=1),
+                torch.sqrt(y.abs() + 0.5) * y.pow(3))
+
+    m = Seq(f, c=nn.Conv2d(3, 5, 3, padding=1))
+    return torch_case(m, [rng.randn(2, 3, 6, 7)], 13, True, output_names=["unit", "l1", "sumsq", "roots"],
+                      desc="F.normalize over the channels (ReduceL2, Clip, Expand, Div), torch.norm p=1 over (H, W) "
+                           "(ReduceL1), Pow 2 then ReduceSum, Sqrt and Abs of computed tensors, Pow 3")
+
+
+@case
 def pad_constant():
     rng = Rng("pad_constant")
     m = Seq(lambda s, x: F.pad(x, (1, 2, 0, 3), mode="constant", value=0.5))
