@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs the nnclient component of a build tree into a temporary prefix, then builds projects
-# outside nnd against that installed tree only: the consumer (CMake package: shared, static, C++
-# wrapper; and pkg-config) and examples/vision_process, and runs them.
+# Installs the nnclient and nnclient_dev components of a build tree into a temporary prefix, then
+# builds projects outside nnd against that installed tree only: the consumer (CMake package:
+# shared, static, C++ wrapper; and pkg-config) and examples/vision_process, and runs them.
 #   run_consumer_test.sh BUILD_DIR SOURCE_DIR WORK_DIR FAKE_DAEMON "EXTRA_FLAGS" CHECK_NEEDED(0/1)
 set -euo pipefail
 build=$1 src=$2 work=$3 fake=$4 flags=$5 check_needed=$6
@@ -10,7 +10,10 @@ mkdir -p "$work"
 prefix=$work/prefix
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-cmake --install "$build" --prefix "$prefix" --component nnclient >/dev/null
+# The two library components: the runtime (libnnclient1) and the development files (-dev).
+for component in nnclient nnclient_dev; do
+  cmake --install "$build" --prefix "$prefix" --component $component >/dev/null
+done
 for f in include/nnclient.h include/nnclient.hpp; do
   [ -f "$prefix/$f" ] || fail "$f not installed"
 done
@@ -44,6 +47,11 @@ readelf -d "$work/cmake/consumer_static" | grep -q libnnclient && fail "consumer
 
 echo "== pkg-config nnclient"
 PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --exists nnclient || fail "pkg-config does not find nnclient"
+# Absolute paths under the prefix the files were installed to (not relative to the .pc file).
+pc_libdir=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --variable=libdir nnclient)
+[ "$pc_libdir" = "$libdir" ] || fail "nnclient.pc libdir is '$pc_libdir', expected '$libdir'"
+pc_incdir=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --variable=includedir nnclient)
+[ "$pc_incdir" = "$prefix/include" ] || fail "nnclient.pc includedir is '$pc_incdir'"
 PKG_CONFIG_PATH=$libdir/pkgconfig cmake -S "$src/tests/client/consumer" -B "$work/pc" -DUSE_PKGCONFIG=ON \
   "${common[@]}" >/dev/null
 PKG_CONFIG_PATH=$libdir/pkgconfig cmake --build "$work/pc" >/dev/null
