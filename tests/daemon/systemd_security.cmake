@@ -1,4 +1,4 @@
-# Runs `systemd-analyze security --offline=yes` on a copy of systemd/nnd.service (binary path
+# Runs `systemd-analyze security --offline=yes` on a copy of systemd/nnd.service (daemon path
 # pointing at the built nnd), prints the overall exposure and fails when it is above MAX.
 #
 # MAX is 0.9, the score the unit has now (it was 1.7 before PrivateNetwork, IPAddressDeny,
@@ -9,7 +9,7 @@
 # DeviceAllow=char-rtc:r (implied by ProtectClock) and the host's root directory. Any hardening
 # line removed or weakened raises the score and fails this test.
 file(READ ${UNIT} text)
-string(REPLACE "/usr/bin/nnd" "${NND}" text "${text}")
+string(REPLACE "/usr/sbin/nnd" "${NND}" text "${text}")
 file(MAKE_DIRECTORY ${OUT})
 file(WRITE ${OUT}/nnd.service "${text}")
 execute_process(COMMAND ${SYSTEMD_ANALYZE} security --offline=yes --no-pager ${OUT}/nnd.service
