@@ -20,6 +20,8 @@ packages=(
   qemu-user                           # tests/jit: the robot's CPU (qemu-x86_64 -cpu Denverton, no AVX)
   valgrind                            # tests/memcheck: memcheck runs (label memcheck)
   clang libclang-rt-14-dev            # tests/fuzz: libFuzzer + sanitizer runtimes (label fuzz)
+  help2man pandoc                     # man/: man pages from the tools' --help and config/SCHEMA.md
+  man-db bsdextrautils                # man.pages test: man -l, lexgrog, col
 )
 
 missing=()
