@@ -22,6 +22,7 @@ packages=(
   clang libclang-rt-14-dev            # tests/fuzz: libFuzzer + sanitizer runtimes (label fuzz)
   help2man pandoc                     # man/: man pages from the tools' --help and config/SCHEMA.md
   man-db bsdextrautils                # man.pages test: man -l, lexgrog, col
+  dpkg-dev file lintian               # packaging/: cpack's dpkg-shlibdeps and file; package.lintian test
 )
 
 missing=()

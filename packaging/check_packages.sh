@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# package.lintian test: builds the Debian packages of a build tree with cpack (into WORK_DIR, not
+# the build tree's own package folder), runs lintian on them (fails on any error, prints
+# warnings and the rest), and checks what each package holds and depends on.
+#   check_packages.sh BUILD_DIR SOURCE_PACKAGING_DIR WORK_DIR DEBIAN_VERSION LIBDIR
+set -euo pipefail
+build=$1 src=$2 work=$3 version=$4 libdir=$5
+fail=0
+bad() { echo "FAIL: $*" >&2; fail=1; }
+
+rm -rf "$work"
+mkdir -p "$work"
+echo "== cpack"
+cpack --config "$build/CPackConfig.cmake" -B "$work" >"$work/cpack.log" 2>&1 ||
+  { cat "$work/cpack.log"; exit 1; }
+arch=$(dpkg --print-architecture)
+declare -A deb
+for p in libnnclient1 libnnclient-dev nnd nnd-tools; do
+  deb[$p]=$work/${p}_${version}_${arch}.deb
+  [ -f "${deb[$p]}" ] || { cat "$work/cpack.log"; echo "FAIL: ${deb[$p]} not built" >&2; exit 1; }
+done
+
+echo "== lintian"
+# Every tag lintian has an opinion on is printed (warnings and info too); errors fail the test.
+# Run as root, lintian says it should not be (it unpacks untrusted packages); these are our own.
+# One tag is suppressed: initial-upload-closes-no-bugs asks the first Debian changelog entry to
+# close an ITP bug of the Debian archive; these packages are not uploaded to Debian and have
+# none.
+set +e
+lintian --display-info --fail-on error --suppress-tags initial-upload-closes-no-bugs "${deb[@]}" 2>&1 |
+  grep -v "running with root privileges"
+rc=${PIPESTATUS[0]}
+set -e
+[ "$rc" -eq 0 ] || bad "lintian reports errors (exit $rc)"
+
+contents() { dpkg-deb -c "$1" | awk '{print $6}' | sed 's|^\./|/|; s|/$||' | grep -v '^$'; }
+must_have() {  # must_have PACKAGE PATH-REGEX...
+  local p=$1; shift
+  local list; list=$(contents "${deb[$p]}")
+  for re in "$@"; do
+    grep -Eq "^$re\$" <<<"$list" || bad "$p: nothing matches $re"
+  done
+}
+only() {  # only PACKAGE PATH-REGEX...: every file (not directory) matches one of them
+  local p=$1; shift
+  local files; files=$(dpkg-deb -c "${deb[$p]}" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\./|/|')
+  local pattern; pattern=$(printf '|%s' "$@"); pattern="^(${pattern:1})\$"
+  local extra; extra=$(grep -Ev "$pattern" <<<"$files" || true)
+  [ -z "$extra" ] || bad "$p: unexpected files: $extra"
+}
+field() { dpkg-deb -f "${deb[$1]}" "$2"; }
+
+echo "== contents"
+L=/usr/$libdir
+for p in libnnclient1 libnnclient-dev nnd nnd-tools; do
+  must_have $p "/usr/share/doc/$p/copyright" "/usr/share/doc/$p/changelog.Debian.gz"
+done
+must_have libnnclient1 "$L/libnnclient\.so\.1" "$L/libnnclient\.so\.1\.[0-9.]+"
+only libnnclient1 "$L/libnnclient\.so\.1(\.[0-9.]+)?" "/usr/share/doc/libnnclient1/.*"
+must_have libnnclient-dev /usr/include/nnclient.h /usr/include/nnclient.hpp "$L/libnnclient\.so" \
+  "$L/libnnclient\.a" "$L/pkgconfig/nnclient\.pc" "$L/cmake/nnclient/nnclientConfig\.cmake" \
+  "$L/cmake/nnclient/nnclientConfigVersion\.cmake" "$L/cmake/nnclient/nnclientTargets.*\.cmake"
+only libnnclient-dev "/usr/include/nnclient\.(h|hpp)" "$L/libnnclient\.(so|a)" "$L/pkgconfig/nnclient\.pc" \
+  "$L/cmake/nnclient/.*\.cmake" "/usr/share/doc/libnnclient-dev/.*"
+must_have nnd /usr/sbin/nnd /usr/bin/nnctl /etc/nnd/nnd.yaml /usr/lib/systemd/system/nnd.service \
+  "/usr/share/nnd/models/.*\.h5" /usr/share/doc/nnd/SCHEMA.md /usr/share/man/man8/nnd\.8\.gz \
+  /usr/share/man/man1/nnctl\.1\.gz /usr/share/man/man5/nnd\.yaml\.5\.gz
+only nnd /usr/sbin/nnd /usr/bin/nnctl /etc/nnd/nnd.yaml /usr/lib/systemd/system/nnd.service \
+  "/usr/share/nnd/models/.*\.h5" "/usr/share/doc/nnd/.*" "/usr/share/man/man[158]/.*\.gz"
+must_have nnd-tools /usr/bin/nnrun /usr/bin/nninfo /usr/bin/nnbench /usr/share/man/man1/nnrun\.1\.gz \
+  /usr/share/man/man1/nninfo\.1\.gz /usr/share/man/man1/nnbench\.1\.gz
+only nnd-tools "/usr/bin/nn(run|info|bench)" "/usr/share/man/man1/nn(run|info|bench)\.1\.gz" \
+  "/usr/share/doc/nnd-tools/.*"
+
+echo "== control fields"
+for p in libnnclient1 libnnclient-dev nnd nnd-tools; do
+  [ "$(field $p Version)" = "$version" ] || bad "$p: Version $(field $p Version), expected $version"
+  desc=$(field $p Description)
+  [ "$(wc -l <<<"$desc")" -ge 3 ] || bad "$p: no long description"
+  grep -q "@localhost" <<<"$(field $p Maintainer)" && bad "$p: maintainer address at localhost"
+  echo "$p: Depends: $(field $p Depends)"
+done
+grep -q "libnnclient1 (= $version)" <<<"$(field libnnclient-dev Depends)" ||
+  bad "libnnclient-dev must depend on libnnclient1 (= $version)"
+grep -q "libnnclient1 (= $version)" <<<"$(field nnd Depends)" ||
+  bad "nnd must depend on libnnclient1 (= $version)"
+grep -q "libhdf5" <<<"$(field libnnclient1 Depends)" && bad "libnnclient1 depends on HDF5"
+
+# libnnclient1's control files: shlibs, symbols, the ldconfig trigger, and no maintainer scripts.
+ctl=$work/ctl-libnnclient1
+dpkg-deb -e "${deb[libnnclient1]}" "$ctl"
+grep -q "^libnnclient 1 libnnclient1 " "$ctl/shlibs" || bad "libnnclient1: shlibs: $(cat "$ctl/shlibs")"
+grep -qx "activate-noawait ldconfig" "$ctl/triggers" || bad "libnnclient1: no ldconfig trigger"
+for s in preinst postinst prerm postrm; do
+  [ ! -e "$ctl/$s" ] || bad "libnnclient1: has a $s"
+done
+# The symbols file lists exactly the library's exported symbols: a new function needs a line with
+# the version that introduces it (packaging/debian/libnnclient1/symbols), a removed one is an ABI
+# break (new SONAME).
+lib=$(dpkg-deb -c "${deb[libnnclient1]}" | awk '{print $6}' | grep 'libnnclient\.so\.1\.' | head -1)
+dpkg-deb -x "${deb[libnnclient1]}" "$work/x-libnnclient1"
+nm -D --defined-only "$work/x-libnnclient1/$lib" | awk '{print $3}' | sort >"$work/exported"
+sed -n 's/^ \([a-z_0-9]*\)@Base .*/\1/p' "$ctl/symbols" | sort >"$work/listed"
+if ! diff -u "$work/listed" "$work/exported" >"$work/symbols.diff"; then
+  bad "libnnclient1: packaging/debian/libnnclient1/symbols does not match the exported symbols (- listed only, + exported only):"
+  cat "$work/symbols.diff" >&2
+fi
+
+# nnd's maintainer scripts go through Debian's systemd helpers.
+ctl=$work/ctl-nnd
+dpkg-deb -e "${deb[nnd]}" "$ctl"
+grep -q "deb-systemd-helper enable nnd.service" "$ctl/postinst" || bad "nnd: postinst does not enable the unit"
+grep -q "deb-systemd-helper purge nnd.service" "$ctl/postrm" || bad "nnd: postrm does not purge the unit's links"
+grep -qx "/etc/nnd/nnd.yaml" "$ctl/conffiles" || bad "nnd: /etc/nnd/nnd.yaml is not a conffile"
+
+# The installed config and unit point at the installed files.
+dpkg-deb -x "${deb[nnd]}" "$work/x-nnd"
+cfg=$work/x-nnd/etc/nnd/nnd.yaml
+unit=$work/x-nnd/usr/lib/systemd/system/nnd.service
+grep -q "examples/" "$cfg" && bad "nnd: /etc/nnd/nnd.yaml still refers to examples/: $(grep -n examples/ "$cfg")"
+for f in $(grep -o '/usr/[A-Za-z0-9_./-]*[A-Za-z0-9_]' "$cfg" | sort -u); do
+  [ -e "$work/x-nnd$f" ] || [ -e "$work/x-nnd${f%/}" ] || bad "nnd: nnd.yaml names $f, which the package does not hold"
+done
+for f in $(grep -Eo '^Exec[A-Za-z]*=[^ ]+' "$unit" | cut -d= -f2); do
+  [ -x "$work/x-nnd$f" ] || bad "nnd: the unit runs $f, which the package does not hold"
+done
+grep -Eq "^ExecReload=.*nnctl.* reload$" "$unit" ||
+  bad "nnd: ExecReload must be nnctl reload (kill -HUP does not wait for the reload): $(grep ^ExecReload "$unit")"
+for f in $(find "$work/x-nnd" "$work/x-libnnclient1" -type f); do
+  if file "$f" | grep -q "ELF.*not stripped"; then bad "not stripped: ${f#"$work"/x-*/}"; fi
+done
+
+if [ "$fail" = 0 ]; then echo "packages OK: ${deb[*]##*/}"; fi
+exit $fail
