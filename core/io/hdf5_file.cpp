@@ -329,7 +329,7 @@ std::optional<std::vector<std::string>> File::read_string_list_attr(
 }
 
 std::optional<Weights> File::read_float_dataset(hid_t parent, const std::string& path,
-                                                const std::string& what) const {
+                                                const std::string& what, bool integers_too) const {
   // Keras names weights "<layer>/<weight>:0" inside the layer's group, so consecutive calls share
   // the directory part: keep the last one open instead of looking it up again for every weight.
   const size_t slash = path.find_last_of('/');
@@ -358,7 +358,8 @@ std::optional<Weights> File::read_float_dataset(hid_t parent, const std::string&
   if (!type.valid() || !space.valid()) fail(what + ": cannot read the dataset's type or shape");
   H5T_class_t cls = H5Tget_class(type.get());
   size_t tsize = H5Tget_size(type.get());
-  if (cls != H5T_FLOAT || (tsize != 2 && tsize != 4 && tsize != 8)) {
+  const bool integer_ok = integers_too && cls == H5T_INTEGER && tsize >= 1 && tsize <= 8;
+  if (!integer_ok && (cls != H5T_FLOAT || (tsize != 2 && tsize != 4 && tsize != 8))) {
     std::string kind = cls == H5T_INTEGER ? "integer"
                        : cls == H5T_STRING ? "string"
                        : cls == H5T_FLOAT  ? "float"

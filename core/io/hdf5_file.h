@@ -77,9 +77,10 @@ class File {
                                                                 const std::string& where) const;
 
   // Reads a floating-point dataset (float32, or float64/float16 converted) at `path` below
-  // `parent`. nullopt when no dataset exists at that path. `what` prefixes messages.
-  std::optional<Weights> read_float_dataset(hid_t parent, const std::string& path,
-                                            const std::string& what) const;
+  // `parent`; with `integers_too` an integer one too, converted (Normalization's int64 count).
+  // nullopt when no dataset exists at that path. `what` prefixes messages.
+  std::optional<Weights> read_float_dataset(hid_t parent, const std::string& path, const std::string& what,
+                                            bool integers_too = false) const;
 
  private:
   [[noreturn]] void fail(const std::string& what) const;

@@ -177,7 +177,8 @@ Graph load_archive(const ZipArchive& zip) {
       }
       for (size_t i = 0; i < specs.size(); ++i) {
         const std::string& role = specs[i]->role;
-        std::optional<Weights> w = file.read_float_dataset(group->get(), std::to_string(i), what + ": " + role);
+        std::optional<Weights> w =
+            file.read_float_dataset(group->get(), std::to_string(i), what + ": " + role, specs[i]->unused);
         if (!w) {
           ctx.fail("weights", path + " has " + std::to_string(i) + " variable(s); the layer's config implies " +
                                   std::to_string(specs.size()) + " (" + roles + ")");

@@ -131,7 +131,10 @@ Graph load_keras_file(const h5::File& file, const std::string& path) {
     const std::string what = "layer '" + l.name + "' (" + l.cls + ")";
     for (const std::string& wn : *names) {
       std::string role = keras::weight_role(wn, expected);
-      std::optional<Weights> w = file.read_float_dataset(grp->get(), wn, what + ": " + role);
+      const auto spec = std::find_if(expected.weights.begin(), expected.weights.end(),
+                                     [&](const keras::WeightSpec& s) { return s.role == role || s.alias == role; });
+      const bool unused = spec != expected.weights.end() && spec->unused;
+      std::optional<Weights> w = file.read_float_dataset(grp->get(), wn, what + ": " + role, unused);
       if (!w) ctx.fail(role, "weight dataset '" + wn + "' not found in " + gpath);
       out.emplace_back(std::move(role), std::move(*w));
     }

@@ -473,9 +473,13 @@ bool map_preprocessing(const std::string& cls, const Cfg& c, const LayerCtx& ctx
   }
   if (cls == "Normalization") {
     // y = (x - mean) / max(sqrt(variance), 1e-7); invert: y = x * max(sqrt(variance), 1e-7) + mean.
-    if (!c.has("mean") || !c.has("variance")) {
-      c.fail("mean", "an adapted Normalization layer (statistics stored as weights) is not supported yet; "
-                     "give the layer mean= and variance= instead");
+    // The statistics are in the config (mean=, variance= given) or, for a layer fitted with
+    // adapt(), weights: mean, variance and an integer sample count nnd does not need.
+    const json* mean_cfg = c.get("mean");
+    const json* variance_cfg = c.get("variance");
+    const bool adapted = mean_cfg == nullptr || mean_cfg->is_null();
+    if (adapted != (variance_cfg == nullptr || variance_cfg->is_null())) {
+      c.fail(adapted ? "variance" : "mean", adapted ? "is given without mean" : "is given without variance");
     }
     // The axis kept (one statistic per entry): -1, or its non-negative index, checked to be the
     // last once the input rank is known.
@@ -485,30 +489,46 @@ bool map_preprocessing(const std::string& cls, const Cfg& c, const LayerCtx& ctx
       if (!one->is_number_integer()) c.fail("axis", dump_short(*axis) + " is not supported (one axis: the last)");
       axis_index = one->get<int64_t>();
     }
-    const std::vector<double> mean = number_or_list(c, "mean", 0.0);
-    const std::vector<double> variance = number_or_list(c, "variance", 1.0);
-    for (double v : variance) {
-      if (v < 0) c.fail("variance", "must be >= 0");
+    std::vector<double> mean, variance;
+    if (adapted) {
+      m.weights.push_back(ws("moving_mean", {}, false, "mean"));
+      m.weights.push_back(ws("moving_variance", {}, false, "variance"));
+      m.weights.push_back(ws("count", {}));
+      m.weights.back().unused = true;
+      m.bn_scale = m.bn_center = false;
+    } else {
+      mean = number_or_list(c, "mean", 0.0);
+      variance = number_or_list(c, "variance", 1.0);
     }
     const bool invert = c.boolean("invert", false);
     m.params = BatchNormParams{};
-    m.complete_from_shapes = [mean, variance, invert, axis_index, ctx](MappedLayer& mm, const std::vector<Dims>& in) {
+    m.complete_from_shapes = [mean, variance, adapted, invert, axis_index, ctx](MappedLayer& mm,
+                                                                                const std::vector<Dims>& in) {
       const Dims& s = single_input(in, ctx, false);
       const int64_t rank = static_cast<int64_t>(s.size()) + 1;  // with the batch axis, as Keras counts
       if (axis_index != -1 && axis_index != rank - 1) {
         ctx.fail("axis", std::to_string(axis_index) + " is not supported (only the last axis, -1)");
       }
       const int64_t ch = s.back();
+      std::vector<double> mu = mean, var = variance;
+      if (adapted) {  // the weights attach_weights (or zero_weights) put in place
+        const auto& bn = std::get<BatchNormParams>(mm.params);
+        mu.assign(bn.moving_mean.data.begin(), bn.moving_mean.data.end());
+        var.assign(bn.moving_variance.data.begin(), bn.moving_variance.data.end());
+      }
+      for (double v : var) {
+        if (!(v >= 0)) ctx.fail("variance", "must be >= 0");
+      }
       std::vector<double> sd;
-      for (double v : variance) sd.push_back(std::max(std::sqrt(v), 1e-7));
+      for (double v : var) sd.push_back(std::max(std::sqrt(v), 1e-7));
       if (invert) {
-        mm.params = affine_batchnorm(per_channel(sd, ch, ctx, "variance"), per_channel(mean, ch, ctx, "mean"),
+        mm.params = affine_batchnorm(per_channel(sd, ch, ctx, "variance"), per_channel(mu, ch, ctx, "mean"),
                                      per_channel({0.0}, ch, ctx, "mean"), per_channel({1.0}, ch, ctx, "variance"));
       } else {
         std::vector<double> sd2;
         for (double d : sd) sd2.push_back(d * d);
         mm.params = affine_batchnorm(per_channel({1.0}, ch, ctx, "variance"), per_channel({0.0}, ch, ctx, "mean"),
-                                     per_channel(mean, ch, ctx, "mean"), per_channel(sd2, ch, ctx, "variance"));
+                                     per_channel(mu, ch, ctx, "mean"), per_channel(sd2, ch, ctx, "variance"));
       }
     };
     return true;
@@ -1241,6 +1261,7 @@ void attach_weights(MappedLayer& m, std::vector<std::pair<std::string, Weights>>
                            dims_str(spec->dims) + " the layer's config implies");
       }
     }
+    if (spec->unused) continue;
     if (spec->prepend_one) w.shape.insert(w.shape.begin(), 1);
     Weights* target = weight_field(m.params, role);
     if (target == nullptr) ctx.fail(role, "internal error: no field for weight role");
@@ -1330,6 +1351,7 @@ void zero_weights(MappedLayer& m, const std::vector<Dims>& in, const LayerCtx& c
       },
       m.params);
   for (const WeightSpec& spec : m.weights) {
+    if (spec.unused) continue;
     auto it = shapes.find(spec.role);
     Weights* target = weight_field(m.params, spec.role);
     if (it == shapes.end() || target == nullptr) ctx.fail(spec.role, "internal error: no shape for weight");

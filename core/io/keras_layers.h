@@ -48,6 +48,9 @@ struct WeightSpec {
   // Where a Keras 3 archive keeps the variable, below the layer's group: its own "vars", or a
   // tracked child's ("cell/vars" for a recurrent layer, "forward_layer/cell/vars").
   std::string archive_group = "vars";
+  // Stored by Keras but not needed at inference (Normalization's int64 sample count): it must be
+  // in the file, may be an integer, and is dropped after reading.
+  bool unused = false;
 };
 
 struct MappedLayer {
