@@ -348,6 +348,9 @@ class Daemon {
       waiters = std::move(running_waiters_);
       running_waiters_.clear();
     }
+#ifdef NND_HAVE_IPC_SERVER
+    if (server_) server_->note_reload(out.ok);
+#endif
     if (out.ok) {
       log(LogLevel::kNotice, out.message);
       notify_ready(serving_status());
@@ -435,6 +438,8 @@ bool Daemon::start_server() {
   o.handshake_timeout_ms = d.handshake_timeout_ms;
   o.max_pending_connections = d.max_pending_connections;
   o.control_gid = d.control_gid;
+  o.version = NND_VERSION_STRING;
+  o.git_revision = NND_GIT_REVISION;
   server_ = std::make_unique<Server>(o, registry_, [](int level, const std::string& m) {
     log(static_cast<LogLevel>(std::clamp(level, 3, 7)), m);
   });

@@ -152,7 +152,13 @@ enum nnd_ipc_message_type {
   NND_MSG_MODEL_INFO = 3,  /* client -> daemon: struct nnd_ipc_model_query; reply nnd_ipc_model_info */
   NND_MSG_LIST_MODELS = 4, /* client -> daemon: struct nnd_ipc_model_query with index; reply info */
   NND_MSG_STATS = 5,       /* client -> daemon: struct nnd_ipc_model_query with index; reply stats */
-  NND_MSG_RELOAD = 6       /* client -> daemon: struct nnd_ipc_model_query; reply nnd_ipc_reply */
+  NND_MSG_RELOAD = 6,      /* client -> daemon: struct nnd_ipc_model_query; reply nnd_ipc_reply */
+  /* Added in nnd 1.0 without changing NND_IPC_VERSION: a daemon that predates them answers an
+   * nnd_ipc_reply with NND_IPC_E_BAD_REQUEST ("unknown message type"). */
+  NND_MSG_METRICS = 7,     /* client -> daemon: struct nnd_ipc_model_query with index; reply
+                              nnd_ipc_model_metrics */
+  NND_MSG_DAEMON_INFO = 8  /* client -> daemon: struct nnd_ipc_model_query; reply
+                              nnd_ipc_daemon_info */
 };
 
 struct nnd_ipc_hello {
@@ -206,6 +212,54 @@ struct nnd_ipc_model_stats {
   char model[NND_IPC_MAX_NAME];
   uint64_t requests, batches, samples, errors, deadline_misses;
   uint64_t latency_p50_ns, latency_p99_ns, latency_max_ns;
+};
+
+/* Fixed bucket bounds of the metrics replies. Latency: upper bounds in microseconds of the
+ * daemon-side latency (request seen -> completion pushed) of requests answered OK; a last bucket
+ * (+Inf) follows. Batch: bucket b counts engine runs of at most 2^b samples (1, 2, 4, ... 2^15;
+ * the last bucket takes everything larger). */
+#define NND_IPC_LATENCY_BUCKETS 16u
+#define NND_IPC_LATENCY_BOUNDS_US                                                             \
+  { 50u, 100u, 250u, 500u, 1000u, 2000u, 5000u, 10000u, 20000u, 50000u, 100000u, 250000u,    \
+    500000u, 1000000u, 5000000u }
+#define NND_IPC_BATCH_BUCKETS 16u
+#define NND_IPC_STATUS_CODES 32u /* errors_by_status[s] for 0 < s < 32 */
+
+/* Reply to NND_MSG_METRICS: everything nnd_ipc_model_stats carries plus histograms and error
+ * counts by status. `struct_bytes` is sizeof this struct as the daemon knows it: later versions
+ * only append fields, so a reader takes the prefix both sides know. */
+struct nnd_ipc_model_metrics {
+  uint32_t type;             /* NND_MSG_METRICS */
+  int32_t status;            /* NND_IPC_OK or NND_IPC_E_UNKNOWN_MODEL past the last model */
+  uint32_t struct_bytes;     /* sizeof(struct nnd_ipc_model_metrics) of the daemon */
+  uint32_t queue_depth;      /* requests of this model queued or running now */
+  char model[NND_IPC_MAX_NAME];
+  uint64_t requests, batches, samples, errors, deadline_misses;
+  uint64_t latency_p50_ns, latency_p99_ns, latency_max_ns;
+  uint64_t latency_sum_ns;   /* over the requests counted in latency_buckets */
+  uint64_t latency_buckets[NND_IPC_LATENCY_BUCKETS];  /* per bucket, not cumulative */
+  uint64_t batch_buckets[NND_IPC_BATCH_BUCKETS];      /* per bucket, not cumulative */
+  uint64_t errors_by_status[NND_IPC_STATUS_CODES];    /* requests answered with status s */
+};
+
+/* Reply to NND_MSG_DAEMON_INFO: daemon-wide figures. Same `struct_bytes` rule. */
+struct nnd_ipc_daemon_info {
+  uint32_t type;             /* NND_MSG_DAEMON_INFO */
+  int32_t status;            /* NND_IPC_OK */
+  uint32_t struct_bytes;     /* sizeof(struct nnd_ipc_daemon_info) of the daemon */
+  uint32_t pid;
+  char version[32];          /* project version, e.g. "1.0.0" */
+  char git_revision[48];     /* git revision the daemon was built from, or "unknown" */
+  uint64_t uptime_ns;
+  uint64_t rss_bytes;        /* resident set size now */
+  uint64_t clients;          /* sessions connected now */
+  uint64_t clients_total;    /* hand-shakes accepted since start */
+  uint64_t clients_refused;
+  uint64_t reloads;          /* successful reloads (SIGHUP or nnctl reload) */
+  uint64_t reloads_failed;
+  uint64_t requests_in_flight;
+  uint64_t shared_memory_bytes;
+  uint64_t models;           /* models served now */
 };
 
 struct nnd_ipc_reply {

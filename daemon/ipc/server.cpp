@@ -192,6 +192,8 @@ struct Server::Impl {
   // Counters.
   std::atomic<uint64_t> c_sessions{0}, c_total{0}, c_refused{0}, c_corrupt{0}, c_inflight{0}, c_dropped{0};
   std::atomic<uint64_t> c_timeouts{0}, c_pending{0};
+  std::atomic<uint64_t> c_reloads{0}, c_reloads_failed{0};
+  int64_t started_ns = mono_ns();
   // Bytes of all live segments (shared with the sessions, which may outlive a stop()).
   std::shared_ptr<std::atomic<uint64_t>> shm_total = std::make_shared<std::atomic<uint64_t>>(0);
   uint64_t next_session_id = 1;
@@ -249,6 +251,9 @@ struct Server::Impl {
   uint64_t slot_data_bytes_for(const ModelSet& set) const;
   void fill_model_info(const ServedModel& m, nnd_ipc_model_info* info) const;
   sched::ModelStats* stats_for(const std::string& name);
+  static void fill_metrics(const std::string& name, const sched::ModelStatsSnapshot& snap,
+                           nnd_ipc_model_metrics* mt);
+  void fill_daemon_info(size_t models, nnd_ipc_daemon_info* di) const;
 
   // ---- data path ----
   void worker_main(unsigned w);
@@ -738,6 +743,21 @@ void Server::Impl::handle_control(const std::shared_ptr<Session>& s) {
         st.status = NND_IPC_E_UNKNOWN_MODEL;
       }
       (void)!send(s->sock, &st, sizeof(st), MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else if (type == NND_MSG_METRICS) {
+      nnd_ipc_model_metrics mt{};
+      mt.type = NND_MSG_METRICS;
+      mt.struct_bytes = sizeof(mt);
+      if (q.index < set->models.size()) {
+        const std::string& name = set->models[q.index]->settings.name;
+        fill_metrics(name, stats_for(name)->snapshot(), &mt);
+      } else {
+        mt.status = NND_IPC_E_UNKNOWN_MODEL;
+      }
+      (void)!send(s->sock, &mt, sizeof(mt), MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else if (type == NND_MSG_DAEMON_INFO) {
+      nnd_ipc_daemon_info di{};
+      fill_daemon_info(set->models.size(), &di);
+      (void)!send(s->sock, &di, sizeof(di), MSG_NOSIGNAL | MSG_DONTWAIT);
     } else if (type == NND_MSG_RELOAD) {
       start_reload(s);
     } else {
@@ -748,6 +768,57 @@ void Server::Impl::handle_control(const std::shared_ptr<Session>& s) {
       (void)!send(s->sock, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT);
     }
   }
+}
+
+void Server::Impl::fill_metrics(const std::string& name, const sched::ModelStatsSnapshot& snap,
+                                nnd_ipc_model_metrics* mt) {
+  mt->status = NND_IPC_OK;
+  copy_name(mt->model, sizeof(mt->model), name);
+  mt->queue_depth = static_cast<uint32_t>(std::min<uint64_t>(snap.queue_depth, UINT32_MAX));
+  mt->requests = snap.requests;
+  mt->batches = snap.batches;
+  mt->samples = snap.samples;
+  mt->errors = snap.errors;
+  mt->deadline_misses = snap.deadline_misses;
+  mt->latency_p50_ns = snap.latency_p50_ns;
+  mt->latency_p99_ns = snap.latency_p99_ns;
+  mt->latency_max_ns = snap.latency_max_ns;
+  mt->latency_sum_ns = snap.latency_sum_ns;
+  std::copy(snap.latency_buckets.begin(), snap.latency_buckets.end(), mt->latency_buckets);
+  std::copy(snap.batch_buckets.begin(), snap.batch_buckets.end(), mt->batch_buckets);
+  std::copy(snap.errors_by_status.begin(), snap.errors_by_status.end(), mt->errors_by_status);
+}
+
+namespace {
+// Resident set size from /proc/self/statm (second field, in pages); 0 if unreadable.
+uint64_t resident_bytes() {
+  FILE* f = std::fopen("/proc/self/statm", "re");
+  if (!f) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  const long page = sysconf(_SC_PAGESIZE);
+  return n == 2 && page > 0 ? resident * static_cast<uint64_t>(page) : 0;
+}
+}  // namespace
+
+void Server::Impl::fill_daemon_info(size_t models, nnd_ipc_daemon_info* di) const {
+  di->type = NND_MSG_DAEMON_INFO;
+  di->status = NND_IPC_OK;
+  di->struct_bytes = sizeof(*di);
+  di->pid = static_cast<uint32_t>(getpid());
+  copy_name(di->version, sizeof(di->version), opt.version);
+  copy_name(di->git_revision, sizeof(di->git_revision), opt.git_revision);
+  di->uptime_ns = static_cast<uint64_t>(std::max<int64_t>(0, mono_ns() - started_ns));
+  di->rss_bytes = resident_bytes();
+  di->clients = c_sessions.load();
+  di->clients_total = c_total.load();
+  di->clients_refused = c_refused.load();
+  di->reloads = c_reloads.load();
+  di->reloads_failed = c_reloads_failed.load();
+  di->requests_in_flight = c_inflight.load();
+  di->shared_memory_bytes = shm_total->load();
+  di->models = models;
 }
 
 namespace {
@@ -930,7 +1001,7 @@ void Server::Impl::answer_now(Session& s, uint32_t slot, int32_t status, sched::
   ipc::shm_store(&ss->output_bytes, uint64_t{0});
   ipc::shm_store(&ss->queue_ns, uint64_t{0});
   ipc::shm_store(&ss->run_ns, uint64_t{0});
-  if (stats) stats->add_request(false, status == NND_IPC_E_DEADLINE, 0);
+  if (stats) stats->add_request(status, 0);
   push_complete(s, slot);
 }
 
@@ -973,6 +1044,7 @@ void Server::Impl::ingest_request(Session& s, uint32_t slot, int64_t now) {
   r.stats = e->stats;
   if (!scheduler.push(e->queue, &r.item, now)) return answer_now(s, slot, NND_IPC_E_OVERLOADED, e->stats);
   r.model = e->model;
+  e->stats->queued();
   // The session outlives the request: find our shared_ptr (sessions is small).
   for (const auto& sp : sessions) {
     if (sp.get() == &s) {
@@ -1032,6 +1104,7 @@ void Server::Impl::finish(Request& r, int32_t status, uint32_t served_batch, int
   const int64_t seen = r.seen_ns;
   const uint64_t out_bytes = status == NND_IPC_OK ? r.layout.outputs_end - r.layout.outputs_begin : 0;
   r.model.reset();
+  if (stats) stats->dequeued();
   const bool alive = !s.dead.load(std::memory_order_relaxed) && !s.corrupt.load(std::memory_order_relaxed);
   if (alive) {
     nnd_ipc_slot* ss = s.seg->slot(slot);
@@ -1050,8 +1123,7 @@ void Server::Impl::finish(Request& r, int32_t status, uint32_t served_batch, int
     // Counted before the completion is published: a client that has its answer and then asks for
     // the stats must find the request counted (the other order raced in CI: 599 of 600).
     if (stats) {
-      stats->add_request(status == NND_IPC_OK, status == NND_IPC_E_DEADLINE,
-                         static_cast<uint64_t>(std::max<int64_t>(0, mono_ns() - seen)));
+      stats->add_request(status, static_cast<uint64_t>(std::max<int64_t>(0, mono_ns() - seen)));
     }
     push_complete(s, slot);
   }
@@ -1366,6 +1438,10 @@ std::vector<sched::ModelStatsSnapshot> Server::stats() const {
   return out;
 }
 
+void Server::note_reload(bool ok) {
+  (ok ? impl_->c_reloads : impl_->c_reloads_failed).fetch_add(1);
+}
+
 ServerCounters Server::counters() const {
   const Impl& d = *impl_;
   ServerCounters c;
@@ -1378,6 +1454,8 @@ ServerCounters Server::counters() const {
   c.handshake_timeouts = d.c_timeouts.load();
   c.pending_connections = d.c_pending.load();
   c.shared_memory_bytes = d.shm_total->load();
+  c.reloads = d.c_reloads.load();
+  c.reloads_failed = d.c_reloads_failed.load();
   return c;
 }
 

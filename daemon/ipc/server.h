@@ -86,6 +86,9 @@ struct ServerOptions {
   uint32_t spin_us = 50;                // bounded spin before the poller sleeps
   uint32_t drain_timeout_ms = 5000;     // stop(): how long to wait for queued/running requests
   sched::Policy policy;                 // scheduler aging / implicit deadline
+  // Reported by NND_MSG_DAEMON_INFO (nnctl models / stats --json / metrics).
+  std::string version = "unknown";
+  std::string git_revision = "unknown";
 };
 
 // Syslog numbers: 3 error, 4 warning, 5 notice, 6 info, 7 debug (same as nnd::daemon::LogLevel).
@@ -111,6 +114,8 @@ struct ServerCounters {
   uint64_t sessions_corrupt = 0;    // sessions ended because their segment was corrupted
   uint64_t requests_in_flight = 0;  // queued + running over all clients
   uint64_t requests_dropped = 0;    // requests of dead clients dropped without an answer
+  uint64_t reloads = 0;             // successful reloads reported by note_reload()
+  uint64_t reloads_failed = 0;
 };
 
 // The endpoint -> socket path rule shared with libnnclient.
@@ -133,6 +138,9 @@ class Server {
   // to drain_timeout_ms for queued and running requests to finish, stops the threads and closes
   // every session (clients see the hang-up). Idempotent.
   void stop();
+
+  // Counts a finished reload (SIGHUP or nnctl reload) for NND_MSG_DAEMON_INFO. Thread-safe.
+  void note_reload(bool ok);
 
   std::vector<sched::ModelStatsSnapshot> stats() const;  // per model name, sorted by name
   ServerCounters counters() const;

@@ -58,6 +58,22 @@ uint64_t LatencyHistogram::percentile(double q) const {
   return max();
 }
 
+int ModelStats::latency_bucket_of(uint64_t ns) {
+  static constexpr uint32_t kBoundsUs[NND_IPC_LATENCY_BUCKETS - 1] = NND_IPC_LATENCY_BOUNDS_US;
+  int b = 0;
+  while (b < static_cast<int>(NND_IPC_LATENCY_BUCKETS) - 1 &&
+         ns > uint64_t{kBoundsUs[static_cast<size_t>(b)]} * 1000) {
+    ++b;
+  }
+  return b;
+}
+
+int ModelStats::batch_bucket_of(uint32_t samples) {
+  int b = 0;
+  while (b < static_cast<int>(NND_IPC_BATCH_BUCKETS) - 1 && samples > (uint32_t{1} << b)) ++b;
+  return b;
+}
+
 ModelStatsSnapshot ModelStats::snapshot() const {
   ModelStatsSnapshot s;
   s.name = name_;
@@ -69,6 +85,18 @@ ModelStatsSnapshot ModelStats::snapshot() const {
   s.latency_p50_ns = latency_.percentile(0.50);
   s.latency_p99_ns = latency_.percentile(0.99);
   s.latency_max_ns = latency_.max();
+  const int64_t depth = depth_.load(std::memory_order_relaxed);
+  s.queue_depth = depth > 0 ? static_cast<uint64_t>(depth) : 0;
+  s.latency_sum_ns = latency_sum_.load(std::memory_order_relaxed);
+  for (size_t b = 0; b < s.latency_buckets.size(); ++b) {
+    s.latency_buckets[b] = latency_buckets_[b].load(std::memory_order_relaxed);
+  }
+  for (size_t b = 0; b < s.batch_buckets.size(); ++b) {
+    s.batch_buckets[b] = batch_buckets_[b].load(std::memory_order_relaxed);
+  }
+  for (size_t b = 0; b < s.errors_by_status.size(); ++b) {
+    s.errors_by_status[b] = by_status_[b].load(std::memory_order_relaxed);
+  }
   return s;
 }
 

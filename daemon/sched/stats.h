@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ipc/nnd_ipc.h"
+
 namespace nnd::daemon::sched {
 
 // Log-linear histogram of nanosecond latencies: 8 sub-buckets per power of two (relative error
@@ -41,6 +43,12 @@ struct ModelStatsSnapshot {
   uint64_t latency_p50_ns = 0;   // daemon-side latency: request seen -> completion pushed
   uint64_t latency_p99_ns = 0;
   uint64_t latency_max_ns = 0;
+  // Metrics (nnctl stats --json, nnctl metrics): fixed buckets of ipc/nnd_ipc.h.
+  uint64_t queue_depth = 0;      // requests queued or running now
+  uint64_t latency_sum_ns = 0;   // over the requests in latency_buckets (answered OK)
+  std::array<uint64_t, NND_IPC_LATENCY_BUCKETS> latency_buckets{};  // not cumulative
+  std::array<uint64_t, NND_IPC_BATCH_BUCKETS> batch_buckets{};      // runs of <= 2^b samples
+  std::array<uint64_t, NND_IPC_STATUS_CODES> errors_by_status{};    // [0] unused
 };
 
 class ModelStats {
@@ -51,19 +59,41 @@ class ModelStats {
   void add_batch(uint32_t samples) {
     batches_.fetch_add(1, std::memory_order_relaxed);
     samples_.fetch_add(samples, std::memory_order_relaxed);
+    batch_buckets_[static_cast<size_t>(batch_bucket_of(samples))].fetch_add(1, std::memory_order_relaxed);
   }
-  void add_request(bool ok, bool deadline_miss, uint64_t latency_ns) {
+  // `status` is the nnd_ipc_status the request was answered with.
+  void add_request(int32_t status, uint64_t latency_ns) {
     requests_.fetch_add(1, std::memory_order_relaxed);
-    if (!ok) errors_.fetch_add(1, std::memory_order_relaxed);
-    if (deadline_miss) deadline_misses_.fetch_add(1, std::memory_order_relaxed);
-    if (ok) latency_.record(latency_ns);
+    if (status != NND_IPC_OK) {
+      errors_.fetch_add(1, std::memory_order_relaxed);
+      const auto s = static_cast<uint32_t>(status);
+      by_status_[s < NND_IPC_STATUS_CODES ? s : uint32_t{NND_IPC_E_INTERNAL}].fetch_add(1, std::memory_order_relaxed);
+    }
+    if (status == NND_IPC_E_DEADLINE) deadline_misses_.fetch_add(1, std::memory_order_relaxed);
+    if (status == NND_IPC_OK) {
+      latency_.record(latency_ns);
+      latency_buckets_[static_cast<size_t>(latency_bucket_of(latency_ns))].fetch_add(
+          1, std::memory_order_relaxed);
+      latency_sum_.fetch_add(latency_ns, std::memory_order_relaxed);
+    }
   }
+  // Requests accepted into the model's queue / finished (queue depth = queued + running).
+  void queued() { depth_.fetch_add(1, std::memory_order_relaxed); }
+  void dequeued() { depth_.fetch_sub(1, std::memory_order_relaxed); }
+
+  static int latency_bucket_of(uint64_t ns);  // index into NND_IPC_LATENCY_BOUNDS_US, or the last
+  static int batch_bucket_of(uint32_t samples);
   ModelStatsSnapshot snapshot() const;
 
  private:
   std::string name_;
   std::atomic<uint64_t> requests_{0}, batches_{0}, samples_{0}, errors_{0}, deadline_misses_{0};
   LatencyHistogram latency_;
+  std::atomic<int64_t> depth_{0};
+  std::atomic<uint64_t> latency_sum_{0};
+  std::array<std::atomic<uint64_t>, NND_IPC_LATENCY_BUCKETS> latency_buckets_{};
+  std::array<std::atomic<uint64_t>, NND_IPC_BATCH_BUCKETS> batch_buckets_{};
+  std::array<std::atomic<uint64_t>, NND_IPC_STATUS_CODES> by_status_{};
 };
 
 }  // namespace nnd::daemon::sched

@@ -275,6 +275,64 @@ TEST(IpcServer, BadRequestsGetDistinctErrors) {
   EXPECT_EQ(f.server->counters().sessions_corrupt, 0u);
 }
 
+TEST(IpcServer, MetricsAndDaemonInfoMessages) {
+  ServerOptions o;
+  o.version = "9.8.7";
+  o.git_revision = "feedbee";
+  ServerFixture f("metrics", {make_model("tiny", 1, 4)}, o);
+  RawClient c;
+  ASSERT_EQ(c.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
+  ASSERT_EQ(c.model_info("tiny").status, NND_IPC_OK);
+  EXPECT_EQ(run_tiny(c, 0, 1, 1.0f), NND_IPC_OK);
+  EXPECT_EQ(run_tiny(c, 1, 3, 1.0f), NND_IPC_OK);
+  c.submit(2, "tiny", 0x5157, 5, 60);  // over max_batch 4
+  EXPECT_EQ(c.wait_complete(), 2);
+  EXPECT_EQ(c.slot(2)->status, NND_IPC_E_SHAPE);
+  f.server->note_reload(true);
+  f.server->note_reload(false);
+  f.server->note_reload(true);
+
+  nnd_ipc_model_query q{};
+  q.type = NND_MSG_METRICS;
+  nnd_ipc_model_metrics m{};
+  ASSERT_TRUE(c.control(q, &m));
+  EXPECT_EQ(m.type, NND_MSG_METRICS);
+  EXPECT_EQ(m.status, NND_IPC_OK);
+  EXPECT_EQ(m.struct_bytes, sizeof(m));
+  EXPECT_STREQ(m.model, "tiny");
+  EXPECT_EQ(m.requests, 3u);
+  EXPECT_EQ(m.errors, 1u);
+  EXPECT_EQ(m.errors_by_status[NND_IPC_E_SHAPE], 1u);
+  EXPECT_EQ(m.samples, 4u);
+  EXPECT_EQ(m.queue_depth, 0u);
+  uint64_t runs = 0, ok = 0;
+  for (uint64_t v : m.batch_buckets) runs += v;
+  for (uint64_t v : m.latency_buckets) ok += v;
+  EXPECT_EQ(runs, m.batches);
+  EXPECT_EQ(ok, 2u);
+  EXPECT_GT(m.latency_sum_ns, 0u);
+  q.index = 1;
+  ASSERT_TRUE(c.control(q, &m));
+  EXPECT_EQ(m.status, NND_IPC_E_UNKNOWN_MODEL);
+
+  q = {};
+  q.type = NND_MSG_DAEMON_INFO;
+  nnd_ipc_daemon_info d{};
+  ASSERT_TRUE(c.control(q, &d));
+  EXPECT_EQ(d.type, NND_MSG_DAEMON_INFO);
+  EXPECT_EQ(d.status, NND_IPC_OK);
+  EXPECT_EQ(d.struct_bytes, sizeof(d));
+  EXPECT_STREQ(d.version, "9.8.7");
+  EXPECT_STREQ(d.git_revision, "feedbee");
+  EXPECT_EQ(d.pid, static_cast<uint32_t>(getpid()));
+  EXPECT_GT(d.rss_bytes, 0u);
+  EXPECT_EQ(d.clients, 1u);
+  EXPECT_EQ(d.reloads, 2u);
+  EXPECT_EQ(d.reloads_failed, 1u);
+  EXPECT_EQ(d.models, 1u);
+  EXPECT_EQ(f.server->counters().reloads, 2u);
+}
+
 TEST(IpcServer, CorruptRingEndsOnlyThatSession) {
   ServerFixture f("corrupt", {make_model("tiny", 1)});
   RawClient bad, good;

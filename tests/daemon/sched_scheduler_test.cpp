@@ -258,9 +258,9 @@ TEST(LatencyHistogram, Percentiles) {
 TEST(ModelStats, CountsErrorsAndMisses) {
   ModelStats s("m");
   s.add_batch(3);
-  s.add_request(true, false, 100);
-  s.add_request(true, false, 200);
-  s.add_request(false, true, 0);
+  s.add_request(NND_IPC_OK, 100);
+  s.add_request(NND_IPC_OK, 200);
+  s.add_request(NND_IPC_E_DEADLINE, 0);
   const auto snap = s.snapshot();
   EXPECT_EQ(snap.name, "m");
   EXPECT_EQ(snap.batches, 1u);
@@ -269,6 +269,35 @@ TEST(ModelStats, CountsErrorsAndMisses) {
   EXPECT_EQ(snap.errors, 1u);
   EXPECT_EQ(snap.deadline_misses, 1u);
   EXPECT_EQ(snap.latency_max_ns, 200u);
+}
+
+TEST(ModelStats, MetricsBucketsAndErrorsByStatus) {
+  ModelStats s("m");
+  for (uint32_t n : {1u, 2u, 3u, 64u, 100000u}) s.add_batch(n);
+  s.add_request(NND_IPC_OK, 40'000);        // 40 us  -> le 50 us
+  s.add_request(NND_IPC_OK, 50'000);        // 50 us  -> le 50 us (bounds are inclusive)
+  s.add_request(NND_IPC_OK, 3'000'000);     // 3 ms   -> le 5 ms
+  s.add_request(NND_IPC_OK, 9'000'000'000); // 9 s    -> +Inf
+  s.add_request(NND_IPC_E_OVERLOADED, 0);
+  s.add_request(NND_IPC_E_OVERLOADED, 0);
+  s.add_request(NND_IPC_E_SHAPE, 0);
+  s.queued();
+  s.queued();
+  s.dequeued();
+  const auto snap = s.snapshot();
+  EXPECT_EQ(snap.batch_buckets[0], 1u);   // 1
+  EXPECT_EQ(snap.batch_buckets[1], 1u);   // 2
+  EXPECT_EQ(snap.batch_buckets[2], 1u);   // 3 -> le 4
+  EXPECT_EQ(snap.batch_buckets[6], 1u);   // 64
+  EXPECT_EQ(snap.batch_buckets[NND_IPC_BATCH_BUCKETS - 1], 1u);  // beyond 2^15
+  EXPECT_EQ(snap.latency_buckets[0], 2u);
+  EXPECT_EQ(snap.latency_buckets[6], 1u);
+  EXPECT_EQ(snap.latency_buckets[NND_IPC_LATENCY_BUCKETS - 1], 1u);
+  EXPECT_EQ(snap.latency_sum_ns, 9'003'090'000u);
+  EXPECT_EQ(snap.errors_by_status[NND_IPC_E_OVERLOADED], 2u);
+  EXPECT_EQ(snap.errors_by_status[NND_IPC_E_SHAPE], 1u);
+  EXPECT_EQ(snap.errors, 3u);
+  EXPECT_EQ(snap.queue_depth, 1u);
 }
 
 }  // namespace
