@@ -556,8 +556,20 @@ static nnclient_status ensure_connected(nnclient_t* c) {
 
 /* Sends `q` and receives a reply of exactly `rn` bytes into `reply` (or an nnd_ipc_reply
  * carrying an error). On a timeout or a broken connection the handle is marked broken. */
+static nnclient_status control_sized(nnclient_t* c, const void* q, size_t qn, void* reply,
+                                     size_t rn, size_t rn_min, uint32_t type1, uint32_t type2,
+                                     int timeout_ms);
 static nnclient_status control(nnclient_t* c, const void* q, size_t qn, void* reply, size_t rn,
                                uint32_t type1, uint32_t type2, int timeout_ms) {
+  return control_sized(c, q, qn, reply, rn, rn, type1, type2, timeout_ms);
+}
+
+/* As control(), for replies that may be longer or shorter than `rn` (appended fields, see the
+ * struct_bytes fields of nnd_ipc.h): accepts rn_min..sizeof(raw buffer) bytes, copies the prefix
+ * both sides know and zeroes the rest of `reply`. */
+static nnclient_status control_sized(nnclient_t* c, const void* q, size_t qn, void* reply,
+                                     size_t rn, size_t rn_min, uint32_t type1, uint32_t type2,
+                                     int timeout_ms) {
   ssize_t n;
   do n = send(c->sock, q, qn, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
@@ -601,12 +613,14 @@ static nnclient_status control(nnclient_t* c, const void* q, size_t qn, void* re
   }
   uint32_t type;
   memcpy(&type, &buf, sizeof type);
-  if ((size_t)n != rn || (type != type1 && type != type2)) {
+  const int size_ok = rn_min == rn ? (size_t)n == rn : (size_t)n >= rn_min;
+  if (!size_ok || (type != type1 && type != type2)) {
     c->broken = 1;
     return set_err(c, NNCLIENT_E_PROTOCOL, "unexpected control reply (%zd bytes, type %u; "
                    "expected %zu bytes, type %u)", n, type, rn, type1);
   }
-  memcpy(reply, &buf, rn);
+  memset(reply, 0, rn);
+  memcpy(reply, &buf, (size_t)n < rn ? (size_t)n : rn);
   return NNCLIENT_OK;
 }
 
@@ -622,6 +636,20 @@ static nnclient_status control_retry(nnclient_t* c, const void* q, size_t qn, vo
     st = ensure_connected(c);
     if (st != NNCLIENT_OK) return st;
     st = control(c, q, qn, reply, rn, type1, type2, timeout_ms);
+  }
+  return st;
+}
+
+static nnclient_status control_retry_sized(nnclient_t* c, const void* q, size_t qn, void* reply,
+                                           size_t rn, size_t rn_min, uint32_t type,
+                                           int timeout_ms) {
+  nnclient_status st = ensure_connected(c);
+  if (st != NNCLIENT_OK) return st;
+  st = control_sized(c, q, qn, reply, rn, rn_min, type, type, timeout_ms);
+  if (st == NNCLIENT_E_DAEMON_RESTARTED) {
+    st = ensure_connected(c);
+    if (st != NNCLIENT_OK) return st;
+    st = control_sized(c, q, qn, reply, rn, rn_min, type, type, timeout_ms);
   }
   return st;
 }
@@ -760,6 +788,102 @@ NNC_EXPORT nnclient_status nnclient_stats(nnclient_t* c, uint32_t index,
   stats->latency_p50_ns = w.latency_p50_ns;
   stats->latency_p99_ns = w.latency_p99_ns;
   stats->latency_max_ns = w.latency_max_ns;
+  return NNCLIENT_OK;
+}
+
+/* The first fields of the metrics and daemon-info replies: type, status, struct_bytes. */
+#define NNC_SIZED_REPLY_MIN (3 * sizeof(uint32_t))
+
+/* A daemon that predates a message answers it with "unknown message type": say so plainly. */
+static nnclient_status older_daemon(nnclient_t* c, nnclient_status st, const char* what) {
+  if (st == NNCLIENT_E_PROTOCOL && strstr(c->err, "unknown message type")) {
+    return set_err(c, NNCLIENT_E_PROTOCOL, "the daemon is older than this library and has no %s",
+                   what);
+  }
+  return st;
+}
+
+NNC_EXPORT nnclient_status nnclient_model_metrics(nnclient_t* c, uint32_t index,
+                                                  nnclient_model_metrics_t* m) {
+  if (!c) return NNCLIENT_E_INVALID_ARGUMENT;
+  c->err[0] = '\0';
+  if (!m || m->struct_size < offsetof(nnclient_model_metrics_t, latency_sum_ns)) {
+    return set_err(c, NNCLIENT_E_INVALID_ARGUMENT,
+                   "metrics is NULL or its struct_size is not set (sizeof(nnclient_model_metrics_t))");
+  }
+  struct nnd_ipc_model_query q;
+  memset(&q, 0, sizeof q);
+  q.type = NND_MSG_METRICS;
+  q.index = index;
+  struct nnd_ipc_model_metrics w;
+  nnclient_status st = control_retry_sized(c, &q, sizeof q, &w, sizeof w, NNC_SIZED_REPLY_MIN,
+                                          NND_MSG_METRICS, NNC_CONTROL_TIMEOUT_MS);
+  if (st != NNCLIENT_OK) return older_daemon(c, st, "metrics");
+  if (w.status != NND_IPC_OK) {
+    st = from_ipc(w.status);
+    return set_err(c, st, "model #%u: %s", index, nnclient_strerror(st));
+  }
+  nnclient_model_metrics_t out;
+  memset(&out, 0, sizeof out);
+  out.struct_size = m->struct_size;
+  out.queue_depth = w.queue_depth;
+  copy_name(out.name, w.model, sizeof out.name);
+  out.requests = w.requests;
+  out.batches = w.batches;
+  out.samples = w.samples;
+  out.errors = w.errors;
+  out.deadline_misses = w.deadline_misses;
+  out.latency_p50_ns = w.latency_p50_ns;
+  out.latency_p99_ns = w.latency_p99_ns;
+  out.latency_max_ns = w.latency_max_ns;
+  out.latency_sum_ns = w.latency_sum_ns;
+  memcpy(out.latency_buckets, w.latency_buckets, sizeof out.latency_buckets);
+  memcpy(out.batch_buckets, w.batch_buckets, sizeof out.batch_buckets);
+  memcpy(out.errors_by_status, w.errors_by_status, sizeof out.errors_by_status);
+  memcpy(m, &out, m->struct_size < sizeof out ? m->struct_size : sizeof out);
+  return NNCLIENT_OK;
+}
+
+NNC_EXPORT uint32_t nnclient_latency_bucket_us(uint32_t b) {
+  static const uint32_t bounds[NND_IPC_LATENCY_BUCKETS - 1] = NND_IPC_LATENCY_BOUNDS_US;
+  return b < NND_IPC_LATENCY_BUCKETS - 1 ? bounds[b] : 0;
+}
+
+NNC_EXPORT nnclient_status nnclient_daemon_info(nnclient_t* c, nnclient_daemon_info_t* info) {
+  if (!c) return NNCLIENT_E_INVALID_ARGUMENT;
+  c->err[0] = '\0';
+  if (!info || info->struct_size < offsetof(nnclient_daemon_info_t, uptime_ns)) {
+    return set_err(c, NNCLIENT_E_INVALID_ARGUMENT,
+                   "info is NULL or its struct_size is not set (sizeof(nnclient_daemon_info_t))");
+  }
+  struct nnd_ipc_model_query q;
+  memset(&q, 0, sizeof q);
+  q.type = NND_MSG_DAEMON_INFO;
+  struct nnd_ipc_daemon_info w;
+  nnclient_status st = control_retry_sized(c, &q, sizeof q, &w, sizeof w, NNC_SIZED_REPLY_MIN,
+                                          NND_MSG_DAEMON_INFO, NNC_CONTROL_TIMEOUT_MS);
+  if (st != NNCLIENT_OK) return older_daemon(c, st, "daemon information");
+  if (w.status != NND_IPC_OK) {
+    st = from_ipc(w.status);
+    return set_err(c, st, "daemon info: %s", nnclient_strerror(st));
+  }
+  nnclient_daemon_info_t out;
+  memset(&out, 0, sizeof out);
+  out.struct_size = info->struct_size;
+  out.pid = w.pid;
+  copy_name(out.version, w.version, sizeof out.version);
+  copy_name(out.git_revision, w.git_revision, sizeof out.git_revision);
+  out.uptime_ns = w.uptime_ns;
+  out.rss_bytes = w.rss_bytes;
+  out.clients = w.clients;
+  out.clients_total = w.clients_total;
+  out.clients_refused = w.clients_refused;
+  out.reloads = w.reloads;
+  out.reloads_failed = w.reloads_failed;
+  out.requests_in_flight = w.requests_in_flight;
+  out.shared_memory_bytes = w.shared_memory_bytes;
+  out.models = w.models;
+  memcpy(info, &out, info->struct_size < sizeof out ? info->struct_size : sizeof out);
   return NNCLIENT_OK;
 }
 

@@ -182,6 +182,59 @@ typedef struct nnclient_model_stats {
 } nnclient_model_stats_t;
 nnclient_status nnclient_stats(nnclient_t* c, uint32_t index, nnclient_model_stats_t* stats);
 
+/* ---- metrics and daemon information (nnctl stats --json, nnctl metrics) ------------------
+ *
+ * These structs start with `struct_size`: the caller sets it to sizeof the struct as its header
+ * declares it, the library fills at most that many bytes (and zeroes what the daemon does not
+ * send), so an application built against an older header keeps working with a newer library;
+ * fields are only ever appended (client/ABI.md). A daemon older than these calls answers
+ * NNCLIENT_E_PROTOCOL. */
+
+#define NNCLIENT_LATENCY_BUCKETS 16 /* the last one is +Inf */
+#define NNCLIENT_BATCH_BUCKETS 16   /* bucket b: runs of at most 2^b samples; the last: larger */
+#define NNCLIENT_STATUS_CODES 32
+
+typedef struct nnclient_model_metrics {
+  uint32_t struct_size;          /* in: sizeof(nnclient_model_metrics_t) */
+  uint32_t queue_depth;          /* requests of this model queued or running now */
+  char name[64];
+  uint64_t requests, batches, samples, errors, deadline_misses;  /* as nnclient_model_stats_t */
+  uint64_t latency_p50_ns, latency_p99_ns, latency_max_ns;
+  uint64_t latency_sum_ns;       /* sum over the requests in latency_buckets (answered OK) */
+  uint64_t latency_buckets[NNCLIENT_LATENCY_BUCKETS]; /* per bucket, bounds from
+                                                          nnclient_latency_bucket_us() */
+  uint64_t batch_buckets[NNCLIENT_BATCH_BUCKETS];     /* engine runs per batch-size bucket */
+  uint64_t errors_by_status[NNCLIENT_STATUS_CODES];   /* requests answered with status s */
+} nnclient_model_metrics_t;
+
+/* Metrics of the model at `index` (0-based, same order as nnclient_stats); returns
+ * NNCLIENT_E_UNKNOWN_MODEL past the last one. */
+nnclient_status nnclient_model_metrics(nnclient_t* c, uint32_t index, nnclient_model_metrics_t* m);
+
+/* Upper bound in microseconds of latency bucket b (inclusive); 0 for the last bucket (+Inf) and
+ * for b out of range. */
+uint32_t nnclient_latency_bucket_us(uint32_t b);
+
+typedef struct nnclient_daemon_info {
+  uint32_t struct_size;          /* in: sizeof(nnclient_daemon_info_t) */
+  uint32_t pid;
+  char version[32];              /* the daemon's version, e.g. "1.0.0" */
+  char git_revision[48];         /* git revision it was built from, or "unknown" */
+  uint64_t uptime_ns;
+  uint64_t rss_bytes;            /* the daemon's resident memory now */
+  uint64_t clients;              /* clients connected now */
+  uint64_t clients_total;        /* clients accepted since start */
+  uint64_t clients_refused;      /* hand-shakes refused (access, limits) */
+  uint64_t reloads;              /* successful reloads since start */
+  uint64_t reloads_failed;
+  uint64_t requests_in_flight;   /* queued or running, all models */
+  uint64_t shared_memory_bytes;  /* all clients' segments */
+  uint64_t models;               /* models served */
+} nnclient_daemon_info_t;
+
+/* Daemon-wide figures: version, memory, clients, reloads. */
+nnclient_status nnclient_daemon_info(nnclient_t* c, nnclient_daemon_info_t* info);
+
 /* Static text for a status ("daemon not running", ...); never NULL. */
 const char* nnclient_strerror(nnclient_status s);
 /* Symbolic name ("NNCLIENT_E_TIMEOUT"); never NULL. */

@@ -255,6 +255,22 @@ TEST_F(FakeDaemonTest, ModelInfoAndList) {
   EXPECT_STREQ(stats.name, "double");
   EXPECT_EQ(stats.latency_p99_ns, 900000u);
   EXPECT_EQ(nnclient_stats(c, 5, &stats), NNCLIENT_E_UNKNOWN_MODEL);
+
+  // Metrics and daemon info: struct_size must be set; the fake is older than these messages.
+  nnclient_model_metrics_t metrics{};
+  EXPECT_EQ(nnclient_model_metrics(c, 0, &metrics), NNCLIENT_E_INVALID_ARGUMENT);
+  metrics.struct_size = sizeof metrics;
+  EXPECT_EQ(nnclient_model_metrics(c, 0, &metrics), NNCLIENT_E_PROTOCOL);
+  EXPECT_NE(std::string(nnclient_last_error(c)).find("older"), std::string::npos)
+      << nnclient_last_error(c);
+  nnclient_daemon_info_t dinfo{};
+  EXPECT_EQ(nnclient_daemon_info(c, &dinfo), NNCLIENT_E_INVALID_ARGUMENT);
+  dinfo.struct_size = sizeof dinfo;
+  EXPECT_EQ(nnclient_daemon_info(c, &dinfo), NNCLIENT_E_PROTOCOL);
+  // The connection is still usable after those replies.
+  EXPECT_EQ(nnclient_stats(c, 0, &stats), NNCLIENT_OK);
+  EXPECT_EQ(nnclient_latency_bucket_us(0), 50u);
+  EXPECT_EQ(nnclient_latency_bucket_us(NNCLIENT_LATENCY_BUCKETS - 1), 0u);
   EXPECT_EQ(nnclient_reload(c), NNCLIENT_OK);
   EXPECT_STREQ(nnclient_last_error(c), "reloaded 2 models");
   nnclient_close(c);

@@ -176,6 +176,14 @@ void answer_control(Session* s, const FakeDaemonConfig& cfg, std::map<std::strin
     r.status = NND_IPC_OK;
     std::snprintf(r.message, sizeof r.message, "reloaded %zu models", all.size());
     send(s->sock, &r, sizeof r, MSG_NOSIGNAL);
+  } else {
+    // As nnd does for a message it does not know (this fake predates METRICS / DAEMON_INFO, so
+    // it also plays an older daemon).
+    nnd_ipc_reply r{};
+    r.type = m.q.type;
+    r.status = NND_IPC_E_BAD_REQUEST;
+    std::snprintf(r.message, sizeof r.message, "unknown message type %u", m.q.type);
+    send(s->sock, &r, sizeof r, MSG_NOSIGNAL);
   }
 }
 
