@@ -1,4 +1,4 @@
-// nnclient.hpp — header-only C++20 wrapper of the nnclient C API (nnclient.h).
+// nnclient.hpp — header-only C++ wrapper of the nnclient C API (nnclient.h), for C++17 and later.
 //
 //   nnclient::Client client;                          // default endpoint; throws on failure
 //   nnclient::ModelInfo ball = client.model_info("ball");
@@ -7,10 +7,15 @@
 //                std::chrono::milliseconds(50));
 //
 //   nnclient::Request r = client.begin(detector, 1);  // zero-copy
-//   std::span<uint8_t> image = r.input<uint8_t>(0);   // fill in place
+//   nnclient::span<uint8_t> image = r.input<uint8_t>(0);   // fill in place
 //   r.submit();
 //   r.wait(std::chrono::milliseconds(50));
-//   std::span<const float> result = r.output<float>(0);  // read in place until r is destroyed
+//   nnclient::span<const float> result = r.output<float>(0);  // read in place until r is destroyed
+//
+// Views: nnclient::span<T> is std::span<T> when the standard library has it (C++20,
+// __cpp_lib_span); under C++17 it is a small pointer + size view of its own with the same
+// members used here (data, size, size_bytes, empty, begin, end, operator[]), constructible from a
+// pointer and a size, a C array, std::array, std::vector or any container with data() and size().
 //
 // Errors: every failure throws nnclient::Error (a std::runtime_error) carrying the nnclient_status
 // (`status()`) and a message "NNCLIENT_E_TIMEOUT: <detail from nnclient_last_error>". Where a
@@ -23,20 +28,82 @@
 #ifndef NNCLIENT_HPP
 #define NNCLIENT_HPP
 
+#if !defined(__cplusplus) || __cplusplus < 201703L
+#error "nnclient.hpp needs C++17 or later (-std=c++17); from C or older C++ use nnclient.h"
+#endif
+
 #include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <span>
 #include <stdexcept>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "nnclient.h"
 
+#if defined(__has_include)
+#if __has_include(<version>)
+#include <version>
+#endif
+#endif
+#if defined(__cpp_lib_span) && __cpp_lib_span >= 202002L
+#include <span>
+#define NNCLIENT_HPP_STD_SPAN 1
+#else
+#define NNCLIENT_HPP_STD_SPAN 0
+#endif
+
 namespace nnclient {
+
+#if NNCLIENT_HPP_STD_SPAN
+template <typename T>
+using span = std::span<T>;
+#else
+// C++17: a minimal contiguous view (no static extent, no subspans).
+template <typename T>
+class span {
+ public:
+  using element_type = T;
+  using value_type = std::remove_cv_t<T>;
+  using size_type = size_t;
+  using pointer = T*;
+  using iterator = T*;
+
+  constexpr span() noexcept = default;
+  constexpr span(T* p, size_t n) noexcept : p_(p), n_(n) {}
+  template <size_t N>
+  constexpr span(T (&a)[N]) noexcept : p_(a), n_(N) {}
+  // span<const U> from span<U>.
+  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U (*)[], T (*)[]>>>
+  constexpr span(const span<U>& o) noexcept : p_(o.data()), n_(o.size()) {}
+  // Any contiguous container with data() and size() (std::vector, std::array, std::string).
+  template <typename C,
+            typename = std::enable_if_t<
+                !std::is_same_v<std::remove_cv_t<std::remove_reference_t<C>>, span> &&
+                std::is_convertible_v<std::remove_pointer_t<decltype(std::declval<C&>().data())> (*)[],
+                                      T (*)[]>>,
+            typename = decltype(std::declval<C&>().size())>
+  constexpr span(C&& c) noexcept : p_(c.data()), n_(static_cast<size_t>(c.size())) {}
+
+  constexpr T* data() const noexcept { return p_; }
+  constexpr size_t size() const noexcept { return n_; }
+  constexpr size_t size_bytes() const noexcept { return n_ * sizeof(T); }
+  constexpr bool empty() const noexcept { return n_ == 0; }
+  constexpr T* begin() const noexcept { return p_; }
+  constexpr T* end() const noexcept { return p_ + n_; }
+  constexpr T& operator[](size_t i) const noexcept { return p_[i]; }
+  constexpr T& front() const noexcept { return p_[0]; }
+  constexpr T& back() const noexcept { return p_[n_ - 1]; }
+
+ private:
+  T* p_ = nullptr;
+  size_t n_ = 0;
+};
+#endif
 
 class Error : public std::runtime_error {
  public:
@@ -54,13 +121,18 @@ using Status = nnclient_status;
 using TensorInfo = nnclient_tensor_info;
 using Stats = nnclient_model_stats_t;
 
-// Byte views of any contiguous buffer, for infer().
-template <typename T>
-std::span<const std::byte> as_bytes(std::span<const T> s) { return std::as_bytes(s); }
+// Byte views of any contiguous buffer (a container with data() and size(), or a span), for
+// infer().
 template <typename C>
-std::span<const std::byte> as_bytes(const C& c) { return std::as_bytes(std::span(c)); }
+span<const std::byte> as_bytes(const C& c) {
+  return {reinterpret_cast<const std::byte*>(c.data()), c.size() * sizeof(*c.data())};
+}
 template <typename C>
-std::span<std::byte> as_writable_bytes(C& c) { return std::as_writable_bytes(std::span(c)); }
+span<std::byte> as_writable_bytes(C& c) {
+  static_assert(!std::is_const_v<std::remove_reference_t<decltype(*c.data())>>,
+                "as_writable_bytes needs a writable buffer");
+  return {reinterpret_cast<std::byte*>(c.data()), c.size() * sizeof(*c.data())};
+}
 
 // A model's inputs and outputs as the daemon serves them (a copy of nnclient_model_info_t).
 class ModelInfo {
@@ -73,8 +145,8 @@ class ModelInfo {
   uint32_t version() const { return raw_.version; }
   uint32_t max_batch() const { return raw_.max_batch; }
   uint64_t signature() const { return raw_.signature; }
-  std::span<const TensorInfo> inputs() const { return {raw_.inputs, raw_.num_inputs}; }
-  std::span<const TensorInfo> outputs() const { return {raw_.outputs, raw_.num_outputs}; }
+  span<const TensorInfo> inputs() const { return {raw_.inputs, raw_.num_inputs}; }
+  span<const TensorInfo> outputs() const { return {raw_.outputs, raw_.num_outputs}; }
   const TensorInfo& input(size_t k) const { return inputs()[k]; }
   const TensorInfo& output(size_t k) const { return outputs()[k]; }
   const nnclient_model_info_t& raw() const { return raw_; }
@@ -125,7 +197,7 @@ class Request {
 
   // Input k (batch samples) as a span of T, to be filled before submit().
   template <typename T = std::byte>
-  std::span<T> input(uint32_t k) {
+  span<T> input(uint32_t k) {
     void* p = r_ ? nnclient_request_input(r_, k) : nullptr;
     if (!p) throw Error(NNCLIENT_E_INVALID_ARGUMENT, "no input " + std::to_string(k) +
                                                          " (bad index, or already submitted)");
@@ -147,7 +219,7 @@ class Request {
 
   // Output k of a completed request, in place in shared memory.
   template <typename T = float>
-  std::span<const T> output(uint32_t k) const {
+  span<const T> output(uint32_t k) const {
     const void* p = r_ ? nnclient_request_output(r_, k) : nullptr;
     if (!p) throw Error(NNCLIENT_E_INVALID_ARGUMENT, "no output " + std::to_string(k) +
                                                          " (bad index, or not completed)");
@@ -239,14 +311,14 @@ class Client {
   }
 
   // Copying inference: inputs[k] / outputs[k] must hold exactly batch * sample_bytes bytes.
-  void infer(const ModelInfo& info, std::initializer_list<std::span<const std::byte>> inputs,
-             uint32_t batch, std::initializer_list<std::span<std::byte>> outputs,
+  void infer(const ModelInfo& info, std::initializer_list<span<const std::byte>> inputs,
+             uint32_t batch, std::initializer_list<span<std::byte>> outputs,
              std::chrono::microseconds timeout) {
-    infer(info, std::span(inputs.begin(), inputs.size()), batch,
-          std::span(outputs.begin(), outputs.size()), timeout);
+    infer(info, span<const span<const std::byte>>(inputs.begin(), inputs.size()), batch,
+          span<const span<std::byte>>(outputs.begin(), outputs.size()), timeout);
   }
-  void infer(const ModelInfo& info, std::span<const std::span<const std::byte>> inputs,
-             uint32_t batch, std::span<const std::span<std::byte>> outputs,
+  void infer(const ModelInfo& info, span<const span<const std::byte>> inputs,
+             uint32_t batch, span<const span<std::byte>> outputs,
              std::chrono::microseconds timeout) {
     const std::string bad = check_buffers(info, inputs, batch, outputs);
     if (!bad.empty()) throw Error(NNCLIENT_E_SHAPE, bad);
@@ -254,8 +326,8 @@ class Client {
   }
   // As infer(), returning the status (detail in last_error(); NNCLIENT_E_SHAPE without detail
   // when a buffer has the wrong size).
-  Status try_infer(const ModelInfo& info, std::span<const std::span<const std::byte>> inputs,
-                   uint32_t batch, std::span<const std::span<std::byte>> outputs,
+  Status try_infer(const ModelInfo& info, span<const span<const std::byte>> inputs,
+                   uint32_t batch, span<const span<std::byte>> outputs,
                    std::chrono::microseconds timeout) {
     if (!check_buffers(info, inputs, batch, outputs).empty()) return NNCLIENT_E_SHAPE;
     const void* in[NNCLIENT_MAX_TENSORS] = {};
@@ -277,8 +349,8 @@ class Client {
     if (s != NNCLIENT_OK) throw Error(s, nnclient_last_error(c_));
   }
   static std::string check_buffers(const ModelInfo& info,
-                                   std::span<const std::span<const std::byte>> inputs,
-                                   uint32_t batch, std::span<const std::span<std::byte>> outputs) {
+                                   span<const span<const std::byte>> inputs,
+                                   uint32_t batch, span<const span<std::byte>> outputs) {
     if (inputs.size() != info.inputs().size() || outputs.size() != info.outputs().size()) {
       return "model '" + info.name() + "' takes " + std::to_string(info.inputs().size()) +
              " inputs and " + std::to_string(info.outputs().size()) + " outputs, got " +

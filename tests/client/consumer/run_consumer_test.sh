@@ -40,7 +40,7 @@ nobody=$work/nobody.sock
 echo "== find_package(nnclient)"
 cmake -S "$src/tests/client/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" "${common[@]}" >/dev/null
 cmake --build "$work/cmake" >/dev/null
-for exe in consumer_c consumer_static consumer_cpp; do
+for exe in consumer_c consumer_static consumer_cpp consumer_cpp17; do
   "$work/cmake/$exe" "$nobody" || fail "$exe"
 done
 readelf -d "$work/cmake/consumer_static" | grep -q libnnclient && fail "consumer_static links the .so"
@@ -71,4 +71,11 @@ trap 'kill $fake_pid 2>/dev/null || true' EXIT
 for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.02; done
 "$work/vision/vision_process" --endpoint "$sock" --ball-model double --detector-model pair \
   --frames 3 --patches 5 --fps 0 --timeout-ms 1000 || fail "vision_process against the fake daemon"
+echo "== C++17 and C++20 wrapper against the fake daemon"
+# Each prints the __cplusplus it was compiled with: the modes must really be C++17 and C++20.
+out=$("$work/cmake/consumer_cpp17" "$nobody" "$sock") || fail "consumer_cpp17 against the fake daemon: $out"
+echo "$out" | grep -q "C++201703 wrapper: infer and zero-copy request OK" || fail "consumer_cpp17: $out"
+out=$("$work/cmake/consumer_cpp" "$nobody" "$sock") || fail "consumer_cpp against the fake daemon: $out"
+echo "$out" | grep -q "C++202002 wrapper: infer and zero-copy request OK" || fail "consumer_cpp: $out"
+echo "$out"
 echo "consumer test passed"
