@@ -120,6 +120,8 @@ class Error : public std::runtime_error {
 using Status = nnclient_status;
 using TensorInfo = nnclient_tensor_info;
 using Stats = nnclient_model_stats_t;
+using Metrics = nnclient_model_metrics_t;
+using DaemonInfo = nnclient_daemon_info_t;
 
 // Byte views of any contiguous buffer (a container with data() and size(), or a span), for
 // infer().
@@ -302,6 +304,28 @@ class Client {
       all.push_back(st);
     }
     return all;
+  }
+
+  // Per-model metrics (histograms, errors by status, queue depth), same order as stats().
+  std::vector<Metrics> metrics() {
+    std::vector<Metrics> all;
+    for (uint32_t i = 0;; ++i) {
+      Metrics m{};
+      m.struct_size = sizeof(m);
+      const Status s = nnclient_model_metrics(c_, i, &m);
+      if (s == NNCLIENT_E_UNKNOWN_MODEL) break;
+      check(s);
+      all.push_back(m);
+    }
+    return all;
+  }
+
+  // Daemon-wide figures: version, git revision, RSS, clients, reloads.
+  DaemonInfo daemon_info() {
+    DaemonInfo d{};
+    d.struct_size = sizeof(d);
+    check(nnclient_daemon_info(c_, &d));
+    return d;
   }
 
   // Asks the daemon to reload; returns its message, throws if refused.

@@ -65,6 +65,13 @@ TEST_F(NnctlTest, ModelsStatsTopReload) {
   EXPECT_TRUE(has(r, "(4,)")) << r.output;
   EXPECT_TRUE(has(r, "uint8")) << r.output;
   EXPECT_TRUE(has(r, "output copy")) << r.output;
+  // The fake plays a daemon older than DAEMON_INFO: models still lists, with a note.
+  EXPECT_TRUE(has(r, "version unknown: the daemon is older than nnctl")) << r.output;
+  r = run(ep_ + "stats --json");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(has(r, "NNCLIENT_E_PROTOCOL: the daemon is older than this library")) << r.output;
+  r = run(ep_ + "metrics");
+  EXPECT_EQ(r.status, 1) << r.output;
 
   r = run(ep_ + "stats");
   EXPECT_EQ(r.status, 0) << r.output;

@@ -1,7 +1,7 @@
 // nnctl: control and inspect a running nnd daemon through libnnclient.
 //
 //   nnctl [--endpoint E] infer MODEL --input NAME=FILE.npy... --output-dir DIR [--timeout-ms T]
-//   nnctl [--endpoint E] models | stats | reload | top [--once]
+//   nnctl [--endpoint E] models | stats [--json] | metrics | reload | top [--once]
 //
 // Exit codes: 0 success, 1 daemon/model/input error (the message names the nnclient status),
 // 2 usage error.
@@ -18,6 +18,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -178,7 +179,22 @@ int cmd_infer(nnclient::Client& client, const std::string& model,
 
 // ---- models / stats / reload ---------------------------------------------------------------
 
+// "nnd 1.0.0 (git abc1234), pid 123, up 42 s", or a note for a daemon without DAEMON_INFO.
+std::string daemon_line(nnclient::Client& client) {
+  try {
+    const nnclient::DaemonInfo d = client.daemon_info();
+    char b[160];
+    std::snprintf(b, sizeof b, "nnd %s (git %s), pid %u, up %.0f s", d.version, d.git_revision,
+                  d.pid, static_cast<double>(d.uptime_ns) / 1e9);
+    return b;
+  } catch (const nnclient::Error& e) {
+    if (e.status() != NNCLIENT_E_PROTOCOL) throw;
+    return "nnd (version unknown: the daemon is older than nnctl)";
+  }
+}
+
 int cmd_models(nnclient::Client& client) {
+  std::printf("%s\n", daemon_line(client).c_str());
   const std::vector<nnclient::ModelInfo> all = client.list_models();
   if (all.empty()) std::printf("(no models served)\n");
   for (const nnclient::ModelInfo& m : all) {
@@ -233,7 +249,230 @@ void print_stats(const std::vector<nnclient::Stats>& stats, const std::map<std::
   }
 }
 
-int cmd_stats(nnclient::Client& client) {
+// ---- stats --json / metrics ---------------------------------------------------------------
+
+std::string json_string(const std::string& v) {
+  std::string o = "\"";
+  for (const char ch : v) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      o += '\\';
+      o += ch;
+    } else if (u < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", u);
+      o += b;
+    } else {
+      o += ch;
+    }
+  }
+  return o + "\"";
+}
+
+std::string u64(uint64_t v) { return std::to_string(v); }
+
+// Status codes a request can be answered with (always listed, so series exist before the first
+// error), plus any other code the daemon counted.
+std::vector<uint32_t> error_codes(const nnclient::Metrics& m) {
+  std::vector<uint32_t> codes;
+  for (uint32_t s = 1; s < NNCLIENT_STATUS_CODES; ++s) {
+    const bool request_status = s == NNCLIENT_E_UNKNOWN_MODEL || s == NNCLIENT_E_MODEL_CHANGED ||
+                                s == NNCLIENT_E_SHAPE || s == NNCLIENT_E_DEADLINE ||
+                                s == NNCLIENT_E_PROTOCOL || s == NNCLIENT_E_OVERLOADED ||
+                                s == NNCLIENT_E_INTERNAL || s == NNCLIENT_E_SHUTTING_DOWN ||
+                                s == NNCLIENT_E_TOO_MANY_REQUESTS ||
+                                s == NNCLIENT_E_REQUEST_TOO_LARGE;
+    if (request_status || m.errors_by_status[s]) codes.push_back(s);
+  }
+  return codes;
+}
+
+// Status as named in nnclient.h; the daemon's NND_IPC_E_BAD_REQUEST (9) reads as the client's
+// NNCLIENT_E_PROTOCOL, the code a client sees.
+std::string status_label(uint32_t s) {
+  return nnclient_status_name(static_cast<nnclient_status>(s));
+}
+
+std::string batch_bound(size_t b) {
+  return b + 1 == NNCLIENT_BATCH_BUCKETS ? "+Inf" : std::to_string(uint64_t{1} << b);
+}
+
+// The schema is documented in docs/metrics.md; keys are only ever added.
+int cmd_stats_json(nnclient::Client& client) {
+  const nnclient::DaemonInfo d = client.daemon_info();
+  const std::vector<nnclient::Metrics> all = client.metrics();
+  std::string o = "{\n  \"schema\": 1,\n  \"daemon\": {";
+  o += "\"version\": " + json_string(d.version);
+  o += ", \"git_revision\": " + json_string(d.git_revision);
+  o += ", \"pid\": " + u64(d.pid);
+  o += ", \"uptime_ns\": " + u64(d.uptime_ns);
+  o += ", \"rss_bytes\": " + u64(d.rss_bytes);
+  o += ", \"clients\": " + u64(d.clients);
+  o += ", \"clients_total\": " + u64(d.clients_total);
+  o += ", \"clients_refused\": " + u64(d.clients_refused);
+  o += ", \"reloads\": " + u64(d.reloads);
+  o += ", \"reloads_failed\": " + u64(d.reloads_failed);
+  o += ", \"requests_in_flight\": " + u64(d.requests_in_flight);
+  o += ", \"shared_memory_bytes\": " + u64(d.shared_memory_bytes);
+  o += ", \"models\": " + u64(d.models);
+  o += "},\n  \"models\": [";
+  for (size_t i = 0; i < all.size(); ++i) {
+    const nnclient::Metrics& m = all[i];
+    o += i ? ",\n    {" : "\n    {";
+    o += "\"name\": " + json_string(m.name);
+    o += ", \"requests\": " + u64(m.requests);
+    o += ", \"batches\": " + u64(m.batches);
+    o += ", \"samples\": " + u64(m.samples);
+    char mean[32] = "null";
+    if (m.batches) {
+      std::snprintf(mean, sizeof mean, "%.4f",
+                    static_cast<double>(m.samples) / static_cast<double>(m.batches));
+    }
+    o += ", \"mean_batch\": " + std::string(mean);
+    o += ", \"errors\": " + u64(m.errors);
+    o += ", \"deadline_misses\": " + u64(m.deadline_misses);
+    o += ", \"queue_depth\": " + u64(m.queue_depth);
+    o += ", \"latency_p50_ns\": " + u64(m.latency_p50_ns);
+    o += ", \"latency_p99_ns\": " + u64(m.latency_p99_ns);
+    o += ", \"latency_max_ns\": " + u64(m.latency_max_ns);
+    o += ", \"latency_sum_ns\": " + u64(m.latency_sum_ns);
+    o += ",\n     \"errors_by_status\": {";
+    bool first = true;
+    for (const uint32_t s : error_codes(m)) {
+      o += (first ? "" : ", ") + json_string(status_label(s)) + ": " + u64(m.errors_by_status[s]);
+      first = false;
+    }
+    o += "},\n     \"latency_buckets_us\": {";
+    for (uint32_t b = 0; b < NNCLIENT_LATENCY_BUCKETS; ++b) {
+      const uint32_t up = nnclient_latency_bucket_us(b);
+      o += (b ? ", " : "") + json_string(up ? std::to_string(up) : "+Inf") + ": " +
+           u64(m.latency_buckets[b]);
+    }
+    o += "},\n     \"batch_size_buckets\": {";
+    for (size_t b = 0; b < NNCLIENT_BATCH_BUCKETS; ++b) {
+      o += (b ? ", " : "") + json_string(batch_bound(b)) + ": " + u64(m.batch_buckets[b]);
+    }
+    o += "}}";
+  }
+  o += all.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  std::fputs(o.c_str(), stdout);
+  return 0;
+}
+
+// OpenMetrics label value: backslash, double quote and newline escaped.
+std::string label(const std::string& v) {
+  std::string o;
+  for (const char ch : v) {
+    if (ch == '\\') o += "\\\\";
+    else if (ch == '"') o += "\\\"";
+    else if (ch == '\n') o += "\\n";
+    else o += ch;
+  }
+  return o;
+}
+
+std::string seconds(uint64_t ns) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%.9g", static_cast<double>(ns) / 1e9);
+  return b;
+}
+
+// OpenMetrics text exposition (application/openmetrics-text; version=1.0.0), ending in "# EOF".
+int cmd_metrics(nnclient::Client& client) {
+  const nnclient::DaemonInfo d = client.daemon_info();
+  const std::vector<nnclient::Metrics> all = client.metrics();
+  std::string o;
+  auto family = [&](const char* name, const char* type, const char* unit, const char* help) {
+    o += std::string("# TYPE ") + name + " " + type + "\n";
+    if (unit) o += std::string("# UNIT ") + name + " " + unit + "\n";
+    o += std::string("# HELP ") + name + " " + help + "\n";
+  };
+  auto sample = [&](const std::string& name, const std::string& labels, const std::string& value) {
+    o += name + (labels.empty() ? "" : "{" + labels + "}") + " " + value + "\n";
+  };
+  family("nnd_build", "info", nullptr, "Version and git revision of the daemon.");
+  sample("nnd_build_info",
+         "version=\"" + label(d.version) + "\",git_revision=\"" + label(d.git_revision) + "\"", "1");
+  family("nnd_uptime_seconds", "gauge", "seconds", "Time since the daemon started serving.");
+  sample("nnd_uptime_seconds", "", seconds(d.uptime_ns));
+  family("nnd_resident_memory_bytes", "gauge", "bytes", "Resident set size of the daemon.");
+  sample("nnd_resident_memory_bytes", "", u64(d.rss_bytes));
+  family("nnd_shared_memory_bytes", "gauge", "bytes", "Shared-memory segments of all clients.");
+  sample("nnd_shared_memory_bytes", "", u64(d.shared_memory_bytes));
+  family("nnd_clients", "gauge", nullptr, "Clients connected now.");
+  sample("nnd_clients", "", u64(d.clients));
+  family("nnd_clients_accepted", "counter", nullptr, "Client hand-shakes accepted.");
+  sample("nnd_clients_accepted_total", "", u64(d.clients_total));
+  family("nnd_clients_refused", "counter", nullptr, "Client hand-shakes refused (access, limits).");
+  sample("nnd_clients_refused_total", "", u64(d.clients_refused));
+  family("nnd_reloads", "counter", nullptr, "Configuration reloads by result.");
+  sample("nnd_reloads_total", "result=\"ok\"", u64(d.reloads));
+  sample("nnd_reloads_total", "result=\"failed\"", u64(d.reloads_failed));
+  family("nnd_requests_in_flight", "gauge", nullptr, "Requests queued or running, all models.");
+  sample("nnd_requests_in_flight", "", u64(d.requests_in_flight));
+  family("nnd_models", "gauge", nullptr, "Models served.");
+  sample("nnd_models", "", u64(d.models));
+
+  auto per_model = [&](const char* name, const char* type, const char* unit, const char* help,
+                       const std::function<void(const nnclient::Metrics&, const std::string&)>& fn) {
+    family(name, type, unit, help);
+    for (const nnclient::Metrics& m : all) fn(m, "model=\"" + label(m.name) + "\"");
+  };
+  per_model("nnd_model_requests", "counter", nullptr, "Requests answered, any status.",
+            [&](const nnclient::Metrics& m, const std::string& l) {
+              sample("nnd_model_requests_total", l, u64(m.requests));
+            });
+  per_model("nnd_model_samples", "counter", nullptr, "Samples run by the engine.",
+            [&](const nnclient::Metrics& m, const std::string& l) {
+              sample("nnd_model_samples_total", l, u64(m.samples));
+            });
+  per_model("nnd_model_errors", "counter", nullptr,
+            "Requests answered with an error, by nnclient status.",
+            [&](const nnclient::Metrics& m, const std::string& l) {
+              for (const uint32_t s : error_codes(m)) {
+                sample("nnd_model_errors_total", l + ",status=\"" + status_label(s) + "\"",
+                       u64(m.errors_by_status[s]));
+              }
+            });
+  per_model("nnd_model_deadline_misses", "counter", nullptr,
+            "Requests answered NNCLIENT_E_DEADLINE.",
+            [&](const nnclient::Metrics& m, const std::string& l) {
+              sample("nnd_model_deadline_misses_total", l, u64(m.deadline_misses));
+            });
+  per_model("nnd_model_queue_depth", "gauge", nullptr, "Requests queued or running now.",
+            [&](const nnclient::Metrics& m, const std::string& l) {
+              sample("nnd_model_queue_depth", l, u64(m.queue_depth));
+            });
+  per_model("nnd_model_batch_size", "histogram", nullptr, "Samples per engine run.",
+            [&](const nnclient::Metrics& m, const std::string& l) {
+              uint64_t acc = 0;
+              for (size_t b = 0; b < NNCLIENT_BATCH_BUCKETS; ++b) {
+                acc += m.batch_buckets[b];
+                sample("nnd_model_batch_size_bucket", l + ",le=\"" + batch_bound(b) + "\"", u64(acc));
+              }
+              sample("nnd_model_batch_size_count", l, u64(acc));
+              sample("nnd_model_batch_size_sum", l, u64(m.samples));
+            });
+  per_model("nnd_model_latency_seconds", "histogram", "seconds",
+            "Daemon-side latency of requests answered OK (request seen to answer).",
+            [&](const nnclient::Metrics& m, const std::string& l) {
+              uint64_t acc = 0;
+              for (uint32_t b = 0; b < NNCLIENT_LATENCY_BUCKETS; ++b) {
+                acc += m.latency_buckets[b];
+                const uint32_t up = nnclient_latency_bucket_us(b);
+                sample("nnd_model_latency_seconds_bucket",
+                       l + ",le=\"" + (up ? seconds(uint64_t{up} * 1000) : "+Inf") + "\"", u64(acc));
+              }
+              sample("nnd_model_latency_seconds_count", l, u64(acc));
+              sample("nnd_model_latency_seconds_sum", l, seconds(m.latency_sum_ns));
+            });
+  o += "# EOF\n";
+  std::fputs(o.c_str(), stdout);
+  return 0;
+}
+
+int cmd_stats(nnclient::Client& client, bool json) {
+  if (json) return cmd_stats_json(client);
   print_stats(client.stats(), nullptr, "\n");
   return 0;
 }
@@ -357,11 +596,21 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
 
   CLI::App* models = app.add_subcommand(
-      "models", "list the served models: name, version, engine, inputs and outputs with shapes "
-                "and dtypes");
+      "models", "show the daemon's version and git revision, then list the served models: name, "
+                "version, engine, inputs and outputs with shapes and dtypes");
   CLI::App* stats = app.add_subcommand(
       "stats", "per-model statistics since the daemon started: requests, batches, mean batch "
                "size, latency p50/p99/max, errors, deadline misses");
+  bool stats_json = false;
+  stats->add_flag("--json", stats_json,
+                  "print one JSON object instead of the table: the daemon's version, memory, "
+                  "clients and reloads, and per model the table's figures plus errors by status, "
+                  "queue depth and the latency and batch-size histograms (docs/metrics.md)");
+  CLI::App* metrics = app.add_subcommand(
+      "metrics", "print the daemon's metrics as OpenMetrics text (for a node exporter's textfile "
+                 "collector or a scrape wrapper): per-model requests, errors by status, deadline "
+                 "misses, queue depth, batch-size and latency histograms; daemon memory, clients "
+                 "and reloads (docs/metrics.md)");
   CLI::App* reload = app.add_subcommand(
       "reload", "ask the daemon to reload its configuration (as SIGHUP does) and report whether "
                 "it was accepted");
@@ -385,7 +634,8 @@ int main(int argc, char** argv) {
     nnclient::Client client(endpoint);
     if (*infer) return cmd_infer(client, model, input_specs, output_dir, timeout_ms, batch);
     if (*models) return cmd_models(client);
-    if (*stats) return cmd_stats(client);
+    if (*stats) return cmd_stats(client, stats_json);
+    if (*metrics) return cmd_metrics(client);
     if (*reload) return cmd_reload(client);
     if (*top) return cmd_top(client, endpoint, once, interval_ms);
   } catch (const UsageError& e) {
