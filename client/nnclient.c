@@ -17,6 +17,7 @@
 
 #include "nnclient.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -719,6 +720,78 @@ static nnclient_status convert_info(nnclient_t* c, const struct nnd_ipc_model_in
   return NNCLIENT_OK;
 }
 
+/* Edit distance (insert, delete, substitute; ASCII case differences cost nothing) between two
+ * model names of at most NND_IPC_MAX_NAME - 1 bytes. */
+static unsigned name_distance(const char* a, const char* b) {
+  unsigned row[NND_IPC_MAX_NAME];
+  const size_t la = strnlen(a, NND_IPC_MAX_NAME - 1), lb = strnlen(b, NND_IPC_MAX_NAME - 1);
+  for (size_t j = 0; j <= lb; ++j) row[j] = (unsigned)j;
+  for (size_t i = 1; i <= la; ++i) {
+    unsigned diag = row[0];
+    row[0] = (unsigned)i;
+    for (size_t j = 1; j <= lb; ++j) {
+      const unsigned up = row[j];
+      const int same = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]);
+      unsigned best = diag + (same ? 0u : 1u);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+/* NNCLIENT_E_UNKNOWN_MODEL for `name`, with the closest served name (if one is close) and the
+ * list of served models in the message: "model 'bal' is not served (did you mean 'ball'?);
+ * served: ball, detector". Costs one list query per served model, on the error path only. */
+static nnclient_status unknown_model(nnclient_t* c, const char* name) {
+  char served[NNC_ERR_BYTES - 128];
+  char best[NND_IPC_MAX_NAME] = "";
+  unsigned best_d = ~0u;
+  size_t used = 0;
+  uint32_t count = 0;
+  served[0] = '\0';
+  for (uint32_t i = 0; i < 1024; ++i) {
+    struct nnd_ipc_model_query q;
+    memset(&q, 0, sizeof q);
+    q.type = NND_MSG_LIST_MODELS;
+    q.index = i;
+    struct nnd_ipc_model_info w;
+    if (control(c, &q, sizeof q, &w, sizeof w, NND_MSG_MODEL_INFO, NND_MSG_LIST_MODELS,
+                NNC_CONTROL_TIMEOUT_MS) != NNCLIENT_OK || w.status != NND_IPC_OK) {
+      break;
+    }
+    w.model[NND_IPC_MAX_NAME - 1] = '\0';
+    const unsigned d = name_distance(name, w.model);
+    if (d < best_d) {
+      best_d = d;
+      copy_name(best, w.model, sizeof best);
+    }
+    const size_t len = strlen(w.model);
+    if (used + len + 8 < sizeof served) {
+      used += (size_t)snprintf(served + used, sizeof served - used, "%s%s", count ? ", " : "",
+                               w.model);
+    } else if (used + 5 < sizeof served && !strstr(served, "...")) {
+      used += (size_t)snprintf(served + used, sizeof served - used, ", ...");
+    }
+    ++count;
+  }
+  /* Close enough to be a typo: at most a third of the longer name, at least 1, at most 3. */
+  const size_t ln = strlen(name), lb = strlen(best);
+  unsigned limit = (unsigned)((ln > lb ? ln : lb) / 3);
+  if (limit < 1) limit = 1;
+  if (limit > 3) limit = 3;
+  char hint[NND_IPC_MAX_NAME + 24] = "";
+  if (count && best_d <= limit) snprintf(hint, sizeof hint, " (did you mean '%s'?)", best);
+  if (count == 0) {
+    return set_err(c, NNCLIENT_E_UNKNOWN_MODEL, "model '%s' is not served; the daemon serves no "
+                   "models", name);
+  }
+  return set_err(c, NNCLIENT_E_UNKNOWN_MODEL, "model '%s' is not served%s; served: %s", name, hint,
+                 served);
+}
+
 static nnclient_status query_info(nnclient_t* c, uint32_t type, uint32_t index, const char* name,
                                   nnclient_model_info_t* info) {
   struct nnd_ipc_model_query q;
@@ -732,6 +805,7 @@ static nnclient_status query_info(nnclient_t* c, uint32_t type, uint32_t index, 
   if (st != NNCLIENT_OK) return st;
   if (w.status != NND_IPC_OK) {
     st = from_ipc(w.status);
+    if (name && st == NNCLIENT_E_UNKNOWN_MODEL) return unknown_model(c, name);
     if (name) return set_err(c, st, "model '%s': %s", name, nnclient_strerror(st));
     return set_err(c, st, "model #%u: %s", index, nnclient_strerror(st));
   }

@@ -235,6 +235,16 @@ TEST_F(FakeDaemonTest, ModelInfoAndList) {
 
   EXPECT_EQ(nnclient_model_info(c, "nope", &info), NNCLIENT_E_UNKNOWN_MODEL);
   EXPECT_NE(std::string(nnclient_last_error(c)).find("nope"), std::string::npos);
+  // No close name: the list of served models, no suggestion.
+  EXPECT_STREQ(nnclient_last_error(c), "model 'nope' is not served; served: double, pair");
+  // A typo: the closest served name.
+  EXPECT_EQ(nnclient_model_info(c, "dubble", &info), NNCLIENT_E_UNKNOWN_MODEL);
+  EXPECT_STREQ(nnclient_last_error(c),
+               "model 'dubble' is not served (did you mean 'double'?); served: double, pair");
+  EXPECT_EQ(nnclient_model_info(c, "Pair", &info), NNCLIENT_E_UNKNOWN_MODEL);
+  EXPECT_NE(std::string(nnclient_last_error(c)).find("did you mean 'pair'?"), std::string::npos);
+  // The handle still works after the extra queries.
+  EXPECT_EQ(nnclient_model_info(c, "pair", &info), NNCLIENT_OK);
   EXPECT_EQ(nnclient_model_info(c, "", &info), NNCLIENT_E_INVALID_ARGUMENT);
   EXPECT_EQ(nnclient_model_info(c, std::string(100, 'm').c_str(), &info),
             NNCLIENT_E_INVALID_ARGUMENT);

@@ -126,6 +126,10 @@ TEST_F(NnctlTest, ExitCodes) {
   r = run(ep_ + "infer nosuch");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_TRUE(has(r, "NNCLIENT_E_UNKNOWN_MODEL")) << r.output;
+  EXPECT_TRUE(has(r, "served: double, pair")) << r.output;
+  r = run(ep_ + "infer doubel");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(has(r, "did you mean 'double'?")) << r.output;
 
   const fs::path bad = dir_ / "bad.npy";
   std::vector<float> v(6);
