@@ -41,9 +41,10 @@ void log(LogLevel level, const std::string& message) {
   std::string line;
   line.reserve(message.size() + 24);
   if (g_journal.load() == 1) {
+    // No program name: journald already shows "nnd[pid]:" for the unit's stream.
     line += '<';
     line += static_cast<char>('0' + static_cast<int>(level));
-    line += ">nnd: ";
+    line += '>';
   } else {
     line += "nnd[";
     line += log_level_name(level);

@@ -1,8 +1,9 @@
 // Logging to stderr in a journald-friendly form.
 //
 // When stderr is connected to the journal (systemd sets JOURNAL_STREAM to the device and inode of
-// that stream), every line starts with an sd-daemon level prefix, "<6>nnd: message", which
-// journald turns into the entry's priority. Otherwise lines read "nnd[info]: message".
+// that stream), every line starts with an sd-daemon level prefix, "<6>message", which journald
+// turns into the entry's priority; no program name, since journald shows "nnd[pid]: " already.
+// Otherwise lines read "nnd[info]: message".
 // Thread-safe; one write(2) per line so lines from several threads never interleave.
 #pragma once
 
