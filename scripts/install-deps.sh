@@ -23,6 +23,7 @@ packages=(
   help2man pandoc                     # man/: man pages from the tools' --help and config/SCHEMA.md
   man-db bsdextrautils                # man.pages test: man -l, lexgrog, col
   dpkg-dev file lintian               # packaging/: cpack's dpkg-shlibdeps and file; package.lintian test
+  python3 python3-numpy python3-pytest  # the Python client (client/python) and its tests (label python)
 )
 
 missing=()
