@@ -216,8 +216,8 @@ struct nnd_ipc_model_stats {
 
 /* Fixed bucket bounds of the metrics replies. Latency: upper bounds in microseconds of the
  * daemon-side latency (request seen -> completion pushed) of requests answered OK; a last bucket
- * (+Inf) follows. Batch: bucket b counts engine runs of at most 2^b samples (1, 2, 4, ... 2^15;
- * the last bucket takes everything larger). */
+ * (+Inf) follows. Batch: bucket b counts engine runs of at most 2^b samples (1, 2, 4, ... 2^14;
+ * the last bucket, +Inf, takes everything larger). */
 #define NND_IPC_LATENCY_BUCKETS 16u
 #define NND_IPC_LATENCY_BOUNDS_US                                                             \
   { 50u, 100u, 250u, 500u, 1000u, 2000u, 5000u, 10000u, 20000u, 50000u, 100000u, 250000u,    \
