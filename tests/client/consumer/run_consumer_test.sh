@@ -33,6 +33,21 @@ if [ "$check_needed" = 1 ]; then
   echo "libnnclient NEEDED: $needed"
 fi
 
+# The Python package (component python), installed beside the library: it must load the
+# installed libnnclient.so.1 by its soname (not the build tree's). Not in sanitizer builds (an
+# instrumented library does not load into the interpreter).
+py=/usr/bin/python3
+if [ "$check_needed" = 1 ] && [ -x "$py" ] && "$py" -c "import numpy" 2>/dev/null; then
+  echo "== python3 -c 'import nnclient' (installed)"
+  cmake --install "$build" --prefix "$prefix" --component python >/dev/null
+  [ -f "$prefix/lib/python3/dist-packages/nnclient/__init__.py" ] || fail "nnclient (Python) not installed"
+  got=$(env -u NNCLIENT_LIBRARY PYTHONPATH="$prefix/lib/python3/dist-packages" LD_LIBRARY_PATH="$libdir" \
+        "$py" -c "import nnclient; print(nnclient.library_path(), nnclient.version())")
+  [ "$got" = "libnnclient.so.1 $(sed -n 's/^Version: //p' "$libdir/pkgconfig/nnclient.pc")" ] \
+    || fail "installed Python package loaded '$got'"
+  echo "$got"
+fi
+
 common=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_C_FLAGS=$flags" "-DCMAKE_CXX_FLAGS=$flags"
         "-DCMAKE_EXE_LINKER_FLAGS=$flags")
 nobody=$work/nobody.sock
