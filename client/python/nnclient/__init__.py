@@ -230,6 +230,7 @@ class Client:
     """A connection to the daemon (nnclient_open). Use as a context manager, or call close()."""
 
     def __init__(self, endpoint: Optional[str] = None):
+        self._h = None
         status = ctypes.c_int(0)
         self._h = _open(endpoint.encode() if endpoint else None, ctypes.byref(status))
         if not self._h:
@@ -253,7 +254,8 @@ class Client:
         self.close()
 
     def __del__(self):
-        self.close()
+        if getattr(self, "_h", None) and _close is not None:
+            self.close()
 
     def _handle(self):
         if not self._h:
