@@ -123,8 +123,17 @@ using Stats = nnclient_model_stats_t;
 using Metrics = nnclient_model_metrics_t;
 using DaemonInfo = nnclient_daemon_info_t;
 
-// Byte views of any contiguous buffer (a container with data() and size(), or a span), for
-// infer().
+// Byte views of any contiguous buffer (a container with data() and size(), a span, or a C
+// array), for infer().
+template <typename T, size_t N>
+span<const std::byte> as_bytes(const T (&a)[N]) {
+  return {reinterpret_cast<const std::byte*>(a), N * sizeof(T)};
+}
+template <typename T, size_t N>
+span<std::byte> as_writable_bytes(T (&a)[N]) {
+  static_assert(!std::is_const_v<T>, "as_writable_bytes needs a writable buffer");
+  return {reinterpret_cast<std::byte*>(a), N * sizeof(T)};
+}
 template <typename C>
 span<const std::byte> as_bytes(const C& c) {
   return {reinterpret_cast<const std::byte*>(c.data()), c.size() * sizeof(*c.data())};

@@ -38,6 +38,10 @@ int main(int argc, char** argv) {
     if (y[i] != 2 * x[i]) return fail("infer result");
   }
   float raw_out[4] = {};
+  const float raw_in[4] = {4, 3, 2, 1};
+  client.infer(info, {nnclient::as_bytes(raw_in)}, 1, {nnclient::as_writable_bytes(raw_out)},
+               std::chrono::milliseconds(2000));
+  if (raw_out[0] != 8 || raw_out[3] != 2) return fail("infer from C arrays");
   const nnclient::span<const std::byte> in1(reinterpret_cast<const std::byte*>(x.data()), 16);
   const nnclient::span<std::byte> out1(reinterpret_cast<std::byte*>(raw_out), sizeof raw_out);
   std::vector<nnclient::span<const std::byte>> ins{in1};
