@@ -15,8 +15,9 @@ cpack --config "$build/CPackConfig.cmake" -B "$work" >"$work/cpack.log" 2>&1 ||
   { cat "$work/cpack.log"; exit 1; }
 arch=$(dpkg --print-architecture)
 declare -A deb
-for p in libnnclient1 libnnclient-dev nnd nnd-tools; do
-  deb[$p]=$work/${p}_${version}_${arch}.deb
+for p in libnnclient1 libnnclient-dev nnd nnd-tools python3-nnclient; do
+  a=$arch; [ $p = python3-nnclient ] && a=all
+  deb[$p]=$work/${p}_${version}_${a}.deb
   [ -f "${deb[$p]}" ] || { cat "$work/cpack.log"; echo "FAIL: ${deb[$p]} not built" >&2; exit 1; }
 done
 
@@ -52,7 +53,7 @@ field() { dpkg-deb -f "${deb[$1]}" "$2"; }
 
 echo "== contents"
 L=/usr/$libdir
-for p in libnnclient1 libnnclient-dev nnd nnd-tools; do
+for p in libnnclient1 libnnclient-dev nnd nnd-tools python3-nnclient; do
   must_have $p "/usr/share/doc/$p/copyright" "/usr/share/doc/$p/changelog.Debian.gz"
 done
 must_have libnnclient1 "$L/libnnclient\.so\.1" "$L/libnnclient\.so\.1\.[0-9.]+"
@@ -71,9 +72,12 @@ must_have nnd-tools /usr/bin/nnrun /usr/bin/nninfo /usr/bin/nnbench /usr/share/m
   /usr/share/man/man1/nninfo\.1\.gz /usr/share/man/man1/nnbench\.1\.gz
 only nnd-tools "/usr/bin/nn(run|info|bench)" "/usr/share/man/man1/nn(run|info|bench)\.1\.gz" \
   "/usr/share/doc/nnd-tools/.*"
+must_have python3-nnclient /usr/lib/python3/dist-packages/nnclient/__init__\.py \
+  /usr/lib/python3/dist-packages/nnclient/__main__\.py
+only python3-nnclient "/usr/lib/python3/dist-packages/nnclient/__(init|main)__\.py" "/usr/share/doc/python3-nnclient/.*"
 
 echo "== control fields"
-for p in libnnclient1 libnnclient-dev nnd nnd-tools; do
+for p in libnnclient1 libnnclient-dev nnd nnd-tools python3-nnclient; do
   [ "$(field $p Version)" = "$version" ] || bad "$p: Version $(field $p Version), expected $version"
   desc=$(field $p Description)
   [ "$(wc -l <<<"$desc")" -ge 3 ] || bad "$p: no long description"
