@@ -742,6 +742,7 @@ void gather_computed(Importer& im, const Node_& node, Symbol& x, const Constant&
   const int64_t a = im.onnx_axis(x, axis);
   if (a == x.perm[0]) im.fail("gathering along the batch axis is not supported");
   const int64_t len = x.dims[static_cast<size_t>(a)];
+  if (idx.size() > kMaxMadeUpParameters) im.fail("too many indices");
   std::vector<int64_t> picked;
   for (int64_t k = 0; k < idx.size(); ++k) {
     const auto given = static_cast<int64_t>(idx.real_at(k));
@@ -751,7 +752,6 @@ void gather_computed(Importer& im, const Node_& node, Symbol& x, const Constant&
   }
   if (picked.empty()) im.fail("the index list is empty");
   if (picked.size() > 1) {
-    if (static_cast<int64_t>(picked.size()) > kMaxMadeUpParameters) im.fail("too many indices");
     Symbol result = x;
     result.dims[static_cast<size_t>(a)] = static_cast<int64_t>(picked.size());
     emit_steps(im, node, 0, result, x.value, {{"gather", GatherParams{im.ir_axis(x, a) - 1, std::move(picked)}}});
@@ -854,7 +854,10 @@ void lower_slice(Importer& im, const Node_& node, Attributes& a) {
   if (!steps.empty() && steps.size() != starts.size()) im.fail("steps and starts differ in length");
   const size_t r = x.rank();
   std::vector<int64_t> crop_begin(r, 0), crop_end(r, 0), stride(r, 1);
-  std::vector<std::vector<int64_t>> picked(r);  // the indices each axis keeps
+  struct Picked {
+    int64_t start = 0, step = 1, count = 0;  // count 0: the axis is not sliced
+  };
+  std::vector<Picked> picked(r);  // the indices each axis keeps
   bool backward = false;
   for (size_t k = 0; k < axes.size(); ++k) {
     const int64_t ax = im.onnx_axis(x, axes[k]);
@@ -876,7 +879,7 @@ void lower_slice(Importer& im, const Node_& node, Attributes& a) {
     en = step > 0 ? std::clamp<int64_t>(en, 0, dim) : std::clamp<int64_t>(en, -1, dim - 1);
     if (step > 0 ? en <= st : en >= st) im.fail("the slice of axis " + std::to_string(ax) + " is empty");
     const int64_t kept = step > 0 ? (en - st - 1) / step + 1 : (st - en - 1) / -step + 1;
-    for (int64_t i = 0; i < kept; ++i) picked[static_cast<size_t>(ax)].push_back(st + i * step);
+    picked[static_cast<size_t>(ax)] = {st, step, kept};
     if (step < 0) {
       backward = true;
       continue;
@@ -891,11 +894,13 @@ void lower_slice(Importer& im, const Node_& node, Attributes& a) {
     Steps gathers;
     Symbol result = x;
     for (size_t a = 1; a < r; ++a) {
-      std::vector<int64_t> all(static_cast<size_t>(x.dims[a]));
-      std::iota(all.begin(), all.end(), int64_t{0});
-      if (picked[a].empty() || picked[a] == all) continue;
-      result.dims[a] = static_cast<int64_t>(picked[a].size());
-      gathers.emplace_back("axis" + std::to_string(a), GatherParams{im.ir_axis(x, static_cast<int64_t>(a)) - 1, picked[a]});
+      const Picked& p = picked[a];
+      if (p.count == 0 || (p.step == 1 && p.count == x.dims[a])) continue;  // not sliced, or whole
+      if (p.count > kMaxMadeUpParameters) im.fail("a slice of " + std::to_string(p.count) + " elements is too long");
+      std::vector<int64_t> indices;
+      for (int64_t i = 0; i < p.count; ++i) indices.push_back(p.start + i * p.step);
+      result.dims[a] = p.count;
+      gathers.emplace_back("axis" + std::to_string(a), GatherParams{im.ir_axis(x, static_cast<int64_t>(a)) - 1, std::move(indices)});
     }
     emit_steps(im, node, 0, result, x.value, std::move(gathers));
     return;
@@ -1374,7 +1379,7 @@ void lower_reduce(Importer& im, const Node_& node, Attributes& a) {
       std::equal(red.begin(), red.end(), x.perm.end() - static_cast<std::ptrdiff_t>(red.size()));
   Steps steps;
   ValueId v = -1;
-  if ((sum || mean) && innermost) {
+  if ((sum || mean) && innermost && count <= kMaxMadeUpParameters) {
     v = src.value;
     if (im.ir_shape(v) != Dims{kept_size, count}) steps.emplace_back("view", ReshapeParams{{kept_size, count}});
     DenseParams d;
