@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -22,6 +23,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "client/nnclient.hpp"
 #include "core/io/model_inputs.h"
@@ -251,24 +254,6 @@ void print_stats(const std::vector<nnclient::Stats>& stats, const std::map<std::
 
 // ---- stats --json / metrics ---------------------------------------------------------------
 
-std::string json_string(const std::string& v) {
-  std::string o = "\"";
-  for (const char ch : v) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (ch == '"' || ch == '\\') {
-      o += '\\';
-      o += ch;
-    } else if (u < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", u);
-      o += b;
-    } else {
-      o += ch;
-    }
-  }
-  return o + "\"";
-}
-
 std::string u64(uint64_t v) { return std::to_string(v); }
 
 // Status codes a request can be answered with (always listed, so series exist before the first
@@ -301,61 +286,51 @@ std::string batch_bound(size_t b) {
 int cmd_stats_json(nnclient::Client& client) {
   const nnclient::DaemonInfo d = client.daemon_info();
   const std::vector<nnclient::Metrics> all = client.metrics();
-  std::string o = "{\n  \"schema\": 1,\n  \"daemon\": {";
-  o += "\"version\": " + json_string(d.version);
-  o += ", \"git_revision\": " + json_string(d.git_revision);
-  o += ", \"pid\": " + u64(d.pid);
-  o += ", \"uptime_ns\": " + u64(d.uptime_ns);
-  o += ", \"rss_bytes\": " + u64(d.rss_bytes);
-  o += ", \"clients\": " + u64(d.clients);
-  o += ", \"clients_total\": " + u64(d.clients_total);
-  o += ", \"clients_refused\": " + u64(d.clients_refused);
-  o += ", \"reloads\": " + u64(d.reloads);
-  o += ", \"reloads_failed\": " + u64(d.reloads_failed);
-  o += ", \"requests_in_flight\": " + u64(d.requests_in_flight);
-  o += ", \"shared_memory_bytes\": " + u64(d.shared_memory_bytes);
-  o += ", \"models\": " + u64(d.models);
-  o += "},\n  \"models\": [";
-  for (size_t i = 0; i < all.size(); ++i) {
-    const nnclient::Metrics& m = all[i];
-    o += i ? ",\n    {" : "\n    {";
-    o += "\"name\": " + json_string(m.name);
-    o += ", \"requests\": " + u64(m.requests);
-    o += ", \"batches\": " + u64(m.batches);
-    o += ", \"samples\": " + u64(m.samples);
-    char mean[32] = "null";
+  using Json = nlohmann::ordered_json;  // keys in the documented order
+  Json daemon = {{"version", d.version},
+                 {"git_revision", d.git_revision},
+                 {"pid", d.pid},
+                 {"uptime_ns", d.uptime_ns},
+                 {"rss_bytes", d.rss_bytes},
+                 {"clients", d.clients},
+                 {"clients_total", d.clients_total},
+                 {"clients_refused", d.clients_refused},
+                 {"reloads", d.reloads},
+                 {"reloads_failed", d.reloads_failed},
+                 {"requests_in_flight", d.requests_in_flight},
+                 {"shared_memory_bytes", d.shared_memory_bytes},
+                 {"models", d.models}};
+  Json models = Json::array();
+  for (const nnclient::Metrics& m : all) {
+    Json mean_batch = nullptr;  // null before the first run
     if (m.batches) {
-      std::snprintf(mean, sizeof mean, "%.4f",
-                    static_cast<double>(m.samples) / static_cast<double>(m.batches));
+      mean_batch = std::round(static_cast<double>(m.samples) / static_cast<double>(m.batches) * 1e4) / 1e4;
     }
-    o += ", \"mean_batch\": " + std::string(mean);
-    o += ", \"errors\": " + u64(m.errors);
-    o += ", \"deadline_misses\": " + u64(m.deadline_misses);
-    o += ", \"queue_depth\": " + u64(m.queue_depth);
-    o += ", \"latency_p50_ns\": " + u64(m.latency_p50_ns);
-    o += ", \"latency_p99_ns\": " + u64(m.latency_p99_ns);
-    o += ", \"latency_max_ns\": " + u64(m.latency_max_ns);
-    o += ", \"latency_sum_ns\": " + u64(m.latency_sum_ns);
-    o += ",\n     \"errors_by_status\": {";
-    bool first = true;
-    for (const uint32_t s : error_codes(m)) {
-      o += (first ? "" : ", ") + json_string(status_label(s)) + ": " + u64(m.errors_by_status[s]);
-      first = false;
-    }
-    o += "},\n     \"latency_buckets_us\": {";
+    Json by_status = Json::object(), latency = Json::object(), batch = Json::object();
+    for (const uint32_t s : error_codes(m)) by_status[status_label(s)] = m.errors_by_status[s];
     for (uint32_t b = 0; b < NNCLIENT_LATENCY_BUCKETS; ++b) {
       const uint32_t up = nnclient_latency_bucket_us(b);
-      o += (b ? ", " : "") + json_string(up ? std::to_string(up) : "+Inf") + ": " +
-           u64(m.latency_buckets[b]);
+      latency[up ? std::to_string(up) : "+Inf"] = m.latency_buckets[b];
     }
-    o += "},\n     \"batch_size_buckets\": {";
-    for (size_t b = 0; b < NNCLIENT_BATCH_BUCKETS; ++b) {
-      o += (b ? ", " : "") + json_string(batch_bound(b)) + ": " + u64(m.batch_buckets[b]);
-    }
-    o += "}}";
+    for (size_t b = 0; b < NNCLIENT_BATCH_BUCKETS; ++b) batch[batch_bound(b)] = m.batch_buckets[b];
+    models.push_back({{"name", m.name},
+                      {"requests", m.requests},
+                      {"batches", m.batches},
+                      {"samples", m.samples},
+                      {"mean_batch", mean_batch},
+                      {"errors", m.errors},
+                      {"deadline_misses", m.deadline_misses},
+                      {"queue_depth", m.queue_depth},
+                      {"latency_p50_ns", m.latency_p50_ns},
+                      {"latency_p99_ns", m.latency_p99_ns},
+                      {"latency_max_ns", m.latency_max_ns},
+                      {"latency_sum_ns", m.latency_sum_ns},
+                      {"errors_by_status", std::move(by_status)},
+                      {"latency_buckets_us", std::move(latency)},
+                      {"batch_size_buckets", std::move(batch)}});
   }
-  o += all.empty() ? "]\n}\n" : "\n  ]\n}\n";
-  std::fputs(o.c_str(), stdout);
+  const Json out = {{"schema", 1}, {"daemon", std::move(daemon)}, {"models", std::move(models)}};
+  std::puts(out.dump(2).c_str());
   return 0;
 }
 
