@@ -100,4 +100,19 @@ ModelStatsSnapshot ModelStats::snapshot() const {
   return s;
 }
 
+ModelStats* ModelStatsTable::for_model(const std::string& name) {
+  std::lock_guard lk(mu_);
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) it = by_name_.emplace(name, std::make_unique<ModelStats>(name)).first;
+  return it->second.get();
+}
+
+std::vector<ModelStatsSnapshot> ModelStatsTable::snapshots() const {
+  std::lock_guard lk(mu_);
+  std::vector<ModelStatsSnapshot> out;
+  out.reserve(by_name_.size());
+  for (const auto& [name, st] : by_name_) out.push_back(st->snapshot());
+  return out;
+}
+
 }  // namespace nnd::daemon::sched

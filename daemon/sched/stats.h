@@ -5,7 +5,12 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "ipc/nnd_ipc.h"
 
@@ -94,6 +99,20 @@ class ModelStats {
   std::array<std::atomic<uint64_t>, NND_IPC_LATENCY_BUCKETS> latency_buckets_{};
   std::array<std::atomic<uint64_t>, NND_IPC_BATCH_BUCKETS> batch_buckets_{};
   std::array<std::atomic<uint64_t>, NND_IPC_STATUS_CODES> by_status_{};
+};
+
+// The statistics of every model name ever served, kept across reloads (a model that a reload
+// replaces keeps counting under its name). Thread-safe: the table has its own mutex, taken only
+// to find or create an entry and to list them; the entries themselves are updated lock-free.
+class ModelStatsTable {
+ public:
+  // The entry for `name`, created on first use. The pointer stays valid as long as the table.
+  ModelStats* for_model(const std::string& name);
+  std::vector<ModelStatsSnapshot> snapshots() const;  // sorted by name
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<ModelStats>, std::less<>> by_name_;
 };
 
 }  // namespace nnd::daemon::sched

@@ -1,0 +1,122 @@
+// The data path between the submit rings and the engines: the worker threads, the poller role,
+// ingesting requests from the submit rings (validated by request_validation), queueing them in
+// the scheduler, expiring deadlines, dropping the requests of dead clients and finishing every
+// request (result fields, statistics, completion).
+//
+// Worker loop (ServerOptions::workers threads):
+//  * At most one worker at a time is the poller. It pops every session's submit ring (at most a
+//    ring's capacity per session per round), validates each request and queues it, then asks the
+//    scheduler for a due batch. With several workers it hands the poller role to an idle worker
+//    (one condition-variable notify) before running the batch, so requests keep flowing in while
+//    it computes.
+//  * Running a batch (BatchRunner) and finishing its requests happen without the dispatch mutex.
+//  * A poller with nothing to do spins, then sleeps (Sleeper).
+//
+// Threads and locks:
+//  * `mu_` (the dispatch mutex) guards the session list, the scheduler, the model cache, the
+//    poller and drain state and the Sleeper's state. The poller holds it while it ingests and
+//    picks; the control thread takes it to add and remove sessions; stop() to drain.
+//  * Finishing a request takes the session's complete_mu (Session::push_complete) and nothing
+//    else, so workers finish requests in parallel.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "daemon/ipc/batch_runner.h"
+#include "daemon/ipc/request_validation.h"
+#include "daemon/ipc/server_support.h"
+#include "daemon/ipc/session.h"
+#include "daemon/ipc/sleeper.h"
+#include "daemon/registry/model_set.h"
+#include "daemon/sched/scheduler.h"
+#include "daemon/sched/stats.h"
+
+namespace nnd::daemon::ipc {
+
+class Dispatcher {
+ public:
+  // `opt` is read at start() (the server normalises it first) and must outlive the dispatcher.
+  Dispatcher(const ServerOptions& opt, ModelRegistry& registry, const Log& log, Counters& counters,
+             sched::ModelStatsTable& stats);
+  ~Dispatcher();
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  // Opens the sleeper, caches the current models and starts the worker threads. Throws
+  // std::runtime_error.
+  void start(int64_t spin_ns);
+
+  // Control thread: a welcomed session is polled from now on / a session that ended is not
+  // polled any more (it is marked dead; its requests in flight are dropped when they finish).
+  void add_session(std::shared_ptr<Session> s);
+  void remove_session(const std::shared_ptr<Session>& s);
+
+  // stop(), step 1: answers new requests NND_IPC_E_SHUTTING_DOWN, waits up to `drain_timeout_ms`
+  // for queued and running requests, stops and joins the workers, then answers what is left in
+  // the rings and the queues NND_IPC_E_SHUTTING_DOWN.
+  void drain_and_stop(uint32_t drain_timeout_ms);
+  // stop(), step 2 (after the control thread is gone): drops the sessions and the model cache and
+  // closes the sleeper's descriptors.
+  void clear();
+
+ private:
+  // Per served model version, cached by the poller for the current snapshot.
+  struct ModelEntry {
+    std::shared_ptr<ServedModel> model;
+    sched::Queue* queue = nullptr;
+    sched::ModelStats* stats = nullptr;
+  };
+  // Per-worker state: the batch the scheduler fills and the runner's buffers.
+  struct WorkerScratch {
+    sched::Batch batch;
+    std::vector<Request*> live;
+    std::vector<BatchPart> parts;
+    BatchRunner runner;
+  };
+
+  void worker_main(unsigned w);
+  void setup_worker_thread(unsigned w) const;
+  void run_batch(unsigned w, WorkerScratch& ws);
+
+  // Under mu_.
+  void refresh_models_locked();
+  bool ingest_locked(int64_t now);
+  void ingest_request(Session& s, uint32_t slot, int64_t now);
+
+  // Answers a request without queueing it (validation failed, limits, draining).
+  void answer_now(Session& s, uint32_t slot, int32_t status, sched::ModelStats* stats);
+  // Writes the result fields, releases the slot and pushes the completion. `r` must not be used
+  // after the call (the client may resubmit the slot at once). No lock needed.
+  void finish(Request& r, int32_t status, uint32_t served_batch, int64_t run_start, int64_t run_ns,
+              bool ran);
+
+  const ServerOptions& opt_;
+  ModelRegistry& registry_;
+  const Log& log_;
+  Counters& counters_;
+  sched::ModelStatsTable& stats_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;        // idle non-poller workers
+  std::condition_variable drain_cv_;  // drain_and_stop() waits for the drain
+  Sleeper sleeper_;
+  std::vector<std::shared_ptr<Session>> sessions_;  // polled sessions
+  sched::Scheduler scheduler_;
+  std::shared_ptr<const ModelSet> cached_set_;
+  std::vector<ModelEntry> entries_;
+  std::vector<ModelView> views_;  // entries_[i] as request validation sees it
+  bool poller_active_ = false;
+  bool models_checked_ = false;   // registry snapshot compared during this ingest round
+  bool stop_workers_ = false;
+  bool draining_ = false;
+  uint32_t running_ = 0;          // batches being executed
+  size_t queue_capacity_ = 0;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace nnd::daemon::ipc

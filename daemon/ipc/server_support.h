@@ -1,0 +1,76 @@
+// What every unit of the IPC server shares: the log sink, the monotonic clock, the daemon-wide
+// counters and the copy of text into the fixed-size fields of the wire structs.
+#pragma once
+
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "daemon/ipc/server.h"
+
+namespace nnd::daemon::ipc {
+
+// Syslog levels, as ServerLogger takes them.
+inline constexpr int kLogErr = 3, kLogWarn = 4, kLogInfo = 6, kLogDebug = 7;
+
+// The server's logger, or stderr when none was given. Immutable after construction, so any
+// thread may log through it (the ServerLogger must itself be thread-safe).
+class Log {
+ public:
+  explicit Log(ServerLogger sink) : sink_(std::move(sink)) {}
+  void operator()(int level, const std::string& message) const {
+    if (sink_) {
+      sink_(level, message);
+    } else {
+      std::fprintf(stderr, "<%d>nnd: %s\n", level, message.c_str());
+    }
+  }
+
+ private:
+  ServerLogger sink_;
+};
+
+inline int64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// "what: strerror(errno)".
+inline std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// Copies `src` into a fixed-size, NUL-terminated and NUL-padded wire field (truncating).
+inline void copy_name(char* dst, size_t cap, std::string_view src) {
+  const size_t n = std::min(cap - 1, src.size());
+  std::memcpy(dst, src.data(), n);
+  std::memset(dst + n, 0, cap - n);
+}
+
+// Daemon-wide figures (ServerCounters, NND_MSG_DAEMON_INFO). Atomics: written by whichever unit
+// counts the event, read by anyone.
+struct Counters {
+  std::atomic<uint64_t> sessions{0};            // welcomed and not ended
+  std::atomic<uint64_t> sessions_total{0};
+  std::atomic<uint64_t> sessions_refused{0};
+  std::atomic<uint64_t> sessions_corrupt{0};
+  std::atomic<uint64_t> handshake_timeouts{0};
+  std::atomic<uint64_t> pending_connections{0};
+  std::atomic<uint64_t> requests_in_flight{0};
+  std::atomic<uint64_t> requests_dropped{0};
+  std::atomic<uint64_t> reloads{0};
+  std::atomic<uint64_t> reloads_failed{0};
+  // Bytes of all live segments. Shared with the sessions, which subtract their own bytes when
+  // their segment is unmapped, possibly after the server is gone.
+  std::shared_ptr<std::atomic<uint64_t>> shared_memory_bytes = std::make_shared<std::atomic<uint64_t>>(0);
+  const int64_t started_ns = mono_ns();
+};
+
+}  // namespace nnd::daemon::ipc
