@@ -5,7 +5,8 @@
  * ("seg" below). A reconnect makes a new seg; the old one stays mapped until every request that
  * still points into it has been released, so a pointer from nnclient_request_input never dangles.
  *
- * Data path (no lock, no system call while the daemon keeps up):
+ * Data path (no lock, no system call while the daemon keeps up; the ring and wake-flag steps are
+ * the shared functions of ipc/nnd_ipc_ring.h):
  *   submit: write the slot, push its index on the submit ring (release), then — only if the
  *           daemon announced it may sleep — write the eventfd.
  *   wait:   pop the complete ring; spin up to spin_us with a pause instruction; then announce
@@ -37,6 +38,7 @@
 #include <unistd.h>
 
 #include "ipc/nnd_ipc.h"
+#include "ipc/nnd_ipc_ring.h"
 #include "nnclient_private.h"
 
 #define NNC_EXPORT __attribute__((visibility("default")))
@@ -518,7 +520,7 @@ static nnclient_status connect_daemon(nnclient_t* c) {
   for (uint32_t i = 0; i < w.slots; ++i) s->free_slots[i] = w.slots - 1 - i;
   s->nfree = w.slots;
   s->refs = 1;
-  nnd_ipc_store_release(&hdr->client_sleeping, 0);
+  nnd_ipc_client_end_sleep(hdr); /* awake: the daemon need not wake us */
 
   c->seg = s;
   c->efd = fds[1];
@@ -1052,17 +1054,15 @@ static void free_slot(struct nnc_seg* s, uint32_t slot) {
 static int drain(nnclient_t* c, struct nnc_seg* s) {
   struct nnd_ipc_header* h = s->hdr;
   uint32_t tail = s->complete_tail;
-  const uint32_t head = nnd_ipc_load_acquire(&h->complete.head);
-  if (head == tail) return 0;
-  if (head - tail > NND_IPC_MAX_SLOTS) {
+  const int32_t ready = nnd_ipc_ring_ready(&h->complete, tail);
+  if (ready == 0) return 0;
+  if (ready < 0) {
     c->broken = 1;
     return -1;
   }
-  int count = 0;
-  while (tail != head) {
-    const uint32_t slot = h->complete.entries[tail % NND_IPC_MAX_SLOTS];
+  for (int32_t count = 0; count < ready; ++count) {
+    const uint32_t slot = nnd_ipc_ring_entry(&h->complete, tail);
     ++tail;
-    ++count;
     if (slot >= s->nslots || !s->slot_busy[slot]) continue; /* daemon bug: ignore */
     struct nnclient_request* r = s->slot_req[slot];
     if (!r) {
@@ -1075,10 +1075,10 @@ static int drain(nnclient_t* c, struct nnc_seg* s) {
     if (r->status == NNCLIENT_OK && sl->sequence != r->sequence) r->status = NNCLIENT_E_PROTOCOL;
     r->state = REQ_DONE;
   }
-  nnd_ipc_store_release(&h->complete.tail, tail);
+  nnd_ipc_ring_release(&h->complete, tail);
   s->complete_tail = tail;
   c->last_alive_ns = mono_ns();
-  return count;
+  return ready;
 }
 
 static nnclient_status check_request_model(nnclient_t* c, const nnclient_model_info_t* info) {
@@ -1248,13 +1248,9 @@ NNC_EXPORT nnclient_status nnclient_submit(nnclient_t* c, nnclient_request_t* r,
   sl->output_bytes = 0;
 
   struct nnd_ipc_header* h = s->hdr;
-  const uint32_t head = s->submit_head;
-  h->submit.entries[head % NND_IPC_MAX_SLOTS] = r->slot;
-  nnd_ipc_store_release(&h->submit.head, head + 1);
-  s->submit_head = head + 1;
+  nnd_ipc_ring_push(&h->submit, &s->submit_head, r->slot);
   r->state = REQ_SUBMITTED;
-  nnd_ipc_fence_seq_cst();
-  if (nnd_ipc_load_relaxed(&h->daemon_sleeping)) {
+  if (nnd_ipc_submit_needs_wake(h)) {
     const uint64_t one = 1;
     ssize_t n;
     do n = write(c->efd, &one, sizeof one);
@@ -1320,18 +1316,16 @@ static nnclient_status wait_request(nnclient_t* c, struct nnclient_request* r,
     }
     int64_t slice = deadline - now;
     if (slice > NNC_SLEEP_SLICE_NS) slice = NNC_SLEEP_SLICE_NS;
-    nnd_ipc_store_release(&h->client_sleeping, 1);
-    nnd_ipc_fence_seq_cst();
-    const uint32_t seq = nnd_ipc_load_acquire(&h->complete_seq);
-    if (nnd_ipc_load_acquire(&h->complete.head) == s->complete_tail) {
+    uint32_t seq;
+    if (nnd_ipc_client_begin_sleep(h, s->complete_tail, &seq)) {
       struct timespec ts = {.tv_sec = slice / 1000000000LL, .tv_nsec = slice % 1000000000LL};
       const long rc = syscall(SYS_futex, &h->complete_seq, FUTEX_WAIT, seq, &ts, NULL, 0);
       if (rc != 0 && errno != EAGAIN && errno != EINTR && errno != ETIMEDOUT) {
-        nnd_ipc_store_release(&h->client_sleeping, 0);
+        nnd_ipc_client_end_sleep(h);
         return sys_err(c, "futex(FUTEX_WAIT)");
       }
     }
-    nnd_ipc_store_release(&h->client_sleeping, 0);
+    nnd_ipc_client_end_sleep(h);
   }
 }
 

@@ -37,7 +37,7 @@
 #include <stdint.h>
 
 #define NND_IPC_MAGIC 0x31444E4Eu /* "NND1" little-endian */
-#define NND_IPC_VERSION 1u
+#define NND_IPC_VERSION 2u             /* 2: slots of 192 bytes, cache-line aligned (1: 152) */
 
 #define NND_IPC_MAX_SLOTS 64u          /* per client; ring capacity (power of two) */
 #define NND_IPC_MAX_NAME 64u           /* model name bytes including the NUL */
@@ -45,6 +45,7 @@
 #define NND_IPC_MAX_RANK 6u            /* per-sample rank */
 #define NND_IPC_DATA_ALIGN 64u         /* every tensor in a data area starts 64-byte aligned */
 #define NND_IPC_MESSAGE_BYTES 256u     /* error text in control replies */
+#define NND_IPC_CACHE_LINE 64u         /* slots and ring indices never share a line */
 
 /* ---- atomics ---------------------------------------------------------------------------- */
 
@@ -58,6 +59,24 @@ static inline uint32_t nnd_ipc_load_relaxed(const uint32_t* p) {
   return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 static inline void nnd_ipc_fence_seq_cst(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+/* ---- layout checks ---------------------------------------------------------------------- */
+
+/* Every struct below crosses a process boundary (shared memory or the socket), so its size and
+ * every field offset are pinned: a change that moves a field fails to compile on both sides
+ * instead of corrupting data at run time. Changing a layout on purpose means changing the
+ * numbers here and NND_IPC_VERSION (or, for control replies, the struct_bytes rule). */
+#ifdef __cplusplus
+#define NND_IPC_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#define NND_IPC_ALIGNOF(type) alignof(type)
+#else
+#define NND_IPC_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#define NND_IPC_ALIGNOF(type) _Alignof(type)
+#endif
+#define NND_IPC_ASSERT_SIZE(type, bytes) \
+  NND_IPC_STATIC_ASSERT(sizeof(struct type) == (bytes), "size of struct " #type)
+#define NND_IPC_ASSERT_OFFSET(type, field, offset) \
+  NND_IPC_STATIC_ASSERT(offsetof(struct type, field) == (offset), "offset of " #type "." #field)
 
 /* ---- status codes (shared with nnclient.h, which re-exports them as NNCLIENT_*) ---------- */
 
@@ -93,12 +112,19 @@ struct nnd_ipc_ring {
   uint8_t pad1[60];
   uint32_t entries[NND_IPC_MAX_SLOTS];
 };
+NND_IPC_ASSERT_SIZE(nnd_ipc_ring, 384);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_ring, head, 0);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_ring, pad0, 4);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_ring, tail, 64);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_ring, pad1, 68);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_ring, entries, 128);
 
 /* One request. The client writes the request fields, then the input data into the slot's data
  * area, then pushes the slot index on `submit`. The daemon writes status, timings and output
  * data, then pushes the index on `complete`. Between the two pushes the slot belongs to the
- * daemon; the client must not touch it (if it does, it only corrupts its own result). */
-struct nnd_ipc_slot {
+ * daemon; the client must not touch it (if it does, it only corrupts its own result).
+ * Cache-line aligned and a whole number of lines (since NND_IPC_VERSION 2). */
+struct __attribute__((aligned(NND_IPC_CACHE_LINE))) nnd_ipc_slot {
   /* request (client -> daemon) */
   char model[NND_IPC_MAX_NAME];  /* NUL-terminated model name */
   uint64_t signature;            /* model signature from the model info the client used */
@@ -112,8 +138,23 @@ struct nnd_ipc_slot {
   uint64_t output_bytes;         /* bytes of output data written */
   uint64_t queue_ns;             /* time from submit seen to run start */
   uint64_t run_ns;               /* engine time of the batch */
-  uint8_t pad[24];
+  uint8_t pad[64];               /* to 192 bytes: three whole cache lines, so two slots (written
+                                    by different workers and clients) never share a line */
 };
+NND_IPC_ASSERT_SIZE(nnd_ipc_slot, 192);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_slot, model, 0);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_slot, signature, 64);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_slot, batch, 72);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_slot, sequence, 76);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_slot, deadline_ns, 80);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_slot, input_bytes, 88);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_slot, status, 96);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_slot, served_batch, 100);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_slot, output_bytes, 104);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_slot, queue_ns, 112);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_slot, run_ns, 120);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_slot, pad, 128);
+NND_IPC_STATIC_ASSERT(NND_IPC_ALIGNOF(struct nnd_ipc_slot) == NND_IPC_CACHE_LINE, "slots are cache-line aligned");
 
 /* Segment header. All sizes are chosen by the daemon at hand-shake and repeated here; the daemon
  * keeps its own copy and never re-reads them from shared memory. */
@@ -136,6 +177,23 @@ struct nnd_ipc_header {
   struct nnd_ipc_ring submit;    /* client -> daemon */
   struct nnd_ipc_ring complete;  /* daemon -> client */
 };
+NND_IPC_ASSERT_SIZE(nnd_ipc_header, 960);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, magic, 0);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, version, 4);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, slots, 8);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, reserved0, 12);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, slot_data_bytes, 16);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, segment_bytes, 24);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, slots_offset, 32);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, data_offset, 40);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, pad0, 48);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, daemon_sleeping, 64);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, pad1, 68);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, client_sleeping, 128);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, complete_seq, 132);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, pad2, 136);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, submit, 192);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_header, complete, 576);
 
 /* Data area layout of a request for a model with n inputs: input k (batch * per-sample bytes of
  * its dtype) starts at nnd_ipc_align(end of input k-1); outputs follow the same way, starting at
@@ -168,6 +226,12 @@ struct nnd_ipc_hello {
   uint32_t requested_slots;  /* 0: daemon default */
   char client_name[32];      /* for logs, NUL-terminated */
 };
+NND_IPC_ASSERT_SIZE(nnd_ipc_hello, 48);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_hello, type, 0);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_hello, magic, 4);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_hello, version, 8);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_hello, requested_slots, 12);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_hello, client_name, 16);
 
 struct nnd_ipc_welcome {
   uint32_t type;             /* NND_MSG_WELCOME */
@@ -179,12 +243,25 @@ struct nnd_ipc_welcome {
   uint64_t daemon_instance;  /* changes on every daemon start: detects restarts */
   char message[NND_IPC_MESSAGE_BYTES];
 };
+NND_IPC_ASSERT_SIZE(nnd_ipc_welcome, 296);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_welcome, type, 0);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_welcome, status, 4);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_welcome, version, 8);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_welcome, slots, 12);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_welcome, segment_bytes, 16);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_welcome, slot_data_bytes, 24);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_welcome, daemon_instance, 32);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_welcome, message, 40);
 
 struct nnd_ipc_model_query {
   uint32_t type;             /* NND_MSG_MODEL_INFO / LIST_MODELS / STATS / RELOAD */
   uint32_t index;            /* LIST_MODELS / STATS: model index, 0-based */
   char model[NND_IPC_MAX_NAME];
 };
+NND_IPC_ASSERT_SIZE(nnd_ipc_model_query, 72);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_query, type, 0);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_query, index, 4);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_query, model, 8);
 
 struct nnd_ipc_tensor_info {
   char name[NND_IPC_MAX_NAME];
@@ -192,6 +269,11 @@ struct nnd_ipc_tensor_info {
   uint32_t rank;
   int64_t dims[NND_IPC_MAX_RANK];  /* per sample, batch excluded */
 };
+NND_IPC_ASSERT_SIZE(nnd_ipc_tensor_info, 120);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_tensor_info, name, 0);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_tensor_info, dtype, 64);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_tensor_info, rank, 68);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_tensor_info, dims, 72);
 
 struct nnd_ipc_model_info {
   uint32_t type;             /* NND_MSG_MODEL_INFO */
@@ -205,6 +287,18 @@ struct nnd_ipc_model_info {
   struct nnd_ipc_tensor_info outputs[NND_IPC_MAX_TENSORS];
   char engine[32];
 };
+NND_IPC_ASSERT_SIZE(nnd_ipc_model_info, 2048);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_info, type, 0);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_info, status, 4);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_info, model, 8);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_info, signature, 72);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_info, version, 80);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_info, max_batch, 84);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_info, num_inputs, 88);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_info, num_outputs, 92);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_info, inputs, 96);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_info, outputs, 1056);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_info, engine, 2016);
 
 struct nnd_ipc_model_stats {
   uint32_t type;             /* NND_MSG_STATS */
@@ -213,6 +307,18 @@ struct nnd_ipc_model_stats {
   uint64_t requests, batches, samples, errors, deadline_misses;
   uint64_t latency_p50_ns, latency_p99_ns, latency_max_ns;
 };
+NND_IPC_ASSERT_SIZE(nnd_ipc_model_stats, 136);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_stats, type, 0);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_stats, status, 4);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_stats, model, 8);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_stats, requests, 72);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_stats, batches, 80);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_stats, samples, 88);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_stats, errors, 96);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_stats, deadline_misses, 104);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_stats, latency_p50_ns, 112);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_stats, latency_p99_ns, 120);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_stats, latency_max_ns, 128);
 
 /* Fixed bucket bounds of the metrics replies. Latency: upper bounds in microseconds of the
  * daemon-side latency (request seen -> completion pushed) of requests answered OK; a last bucket
@@ -241,6 +347,24 @@ struct nnd_ipc_model_metrics {
   uint64_t batch_buckets[NND_IPC_BATCH_BUCKETS];      /* per bucket, not cumulative */
   uint64_t errors_by_status[NND_IPC_STATUS_CODES];    /* requests answered with status s */
 };
+NND_IPC_ASSERT_SIZE(nnd_ipc_model_metrics, 664);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, type, 0);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, status, 4);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, struct_bytes, 8);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, queue_depth, 12);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, model, 16);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, requests, 80);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, batches, 88);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, samples, 96);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, errors, 104);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, deadline_misses, 112);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, latency_p50_ns, 120);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, latency_p99_ns, 128);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, latency_max_ns, 136);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, latency_sum_ns, 144);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, latency_buckets, 152);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, batch_buckets, 280);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_model_metrics, errors_by_status, 408);
 
 /* Reply to NND_MSG_DAEMON_INFO: daemon-wide figures. Same `struct_bytes` rule. */
 struct nnd_ipc_daemon_info {
@@ -261,11 +385,32 @@ struct nnd_ipc_daemon_info {
   uint64_t shared_memory_bytes;
   uint64_t models;           /* models served now */
 };
+NND_IPC_ASSERT_SIZE(nnd_ipc_daemon_info, 176);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, type, 0);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, status, 4);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, struct_bytes, 8);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, pid, 12);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, version, 16);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, git_revision, 48);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, uptime_ns, 96);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, rss_bytes, 104);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, clients, 112);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, clients_total, 120);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, clients_refused, 128);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, reloads, 136);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, reloads_failed, 144);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, requests_in_flight, 152);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, shared_memory_bytes, 160);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, models, 168);
 
 struct nnd_ipc_reply {
   uint32_t type;
   int32_t status;
   char message[NND_IPC_MESSAGE_BYTES];
 };
+NND_IPC_ASSERT_SIZE(nnd_ipc_reply, 264);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_reply, type, 0);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_reply, status, 4);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_reply, message, 8);
 
 #endif /* NND_IPC_H */

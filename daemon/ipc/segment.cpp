@@ -73,35 +73,27 @@ Segment::~Segment() {
 
 SubmitConsumer::Result SubmitConsumer::pop(nnd_ipc_header* h, uint32_t slots, uint32_t* slot,
                                            const char** why) {
-  const uint32_t head = nnd_ipc_load_acquire(&h->submit.head);
-  if (head == tail) return Result::kEmpty;
-  if (head - tail > NND_IPC_MAX_SLOTS) {
-    *why = "submit ring head is out of range (more entries than the ring holds)";
-    return Result::kCorrupt;
+  switch (nnd_ipc_ring_pop_checked(&h->submit, &tail, slots, slot)) {
+    case NND_IPC_POP_EMPTY:
+      return Result::kEmpty;
+    case NND_IPC_POP_OK:
+      return Result::kSlot;
+    case NND_IPC_POP_BAD_HEAD:
+      *why = "submit ring head is out of range (more entries than the ring holds)";
+      return Result::kCorrupt;
+    case NND_IPC_POP_BAD_ENTRY:
+      break;
   }
-  const uint32_t idx = shm_load(&h->submit.entries[tail % NND_IPC_MAX_SLOTS]);
-  ++tail;
-  nnd_ipc_store_release(&h->submit.tail, tail);
-  if (idx >= slots) {
-    *why = "submit ring entry is not a valid slot index";
-    return Result::kCorrupt;
-  }
-  *slot = idx;
-  return Result::kSlot;
+  *why = "submit ring entry is not a valid slot index";
+  return Result::kCorrupt;
 }
 
 bool CompleteProducer::push(nnd_ipc_header* h, uint32_t slot, const char** why) {
-  const uint32_t tail = nnd_ipc_load_acquire(&h->complete.tail);
-  if (head - tail >= NND_IPC_MAX_SLOTS) {
+  if (!nnd_ipc_ring_push_checked(&h->complete, &head, slot)) {
     *why = "complete ring is full or its tail is out of range";
     return false;
   }
-  shm_store(&h->complete.entries[head % NND_IPC_MAX_SLOTS], slot);
-  ++head;
-  nnd_ipc_store_release(&h->complete.head, head);
-  __atomic_add_fetch(&h->complete_seq, 1u, __ATOMIC_SEQ_CST);
-  nnd_ipc_fence_seq_cst();
-  if (shm_load(&h->client_sleeping) != 0) {
+  if (nnd_ipc_complete_needs_wake(h)) {
     syscall(SYS_futex, &h->complete_seq, FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
   }
   return true;

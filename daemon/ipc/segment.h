@@ -12,6 +12,7 @@
 #include <string>
 
 #include "ipc/nnd_ipc.h"
+#include "ipc/nnd_ipc_ring.h"
 
 namespace nnd::daemon::ipc {
 
@@ -69,8 +70,9 @@ class Segment {
   int eventfd_ = -1;
 };
 
-// Daemon = consumer of the submit ring. `tail` is the daemon's private copy; the shared tail is
-// only written, never read back.
+// Daemon = consumer of the submit ring (ipc/nnd_ipc_ring.h does the work; this adds the reasons
+// for the log). `tail` is the daemon's private copy; the shared tail is only written, never read
+// back.
 struct SubmitConsumer {
   enum class Result { kEmpty, kSlot, kCorrupt };
   uint32_t tail = 0;
@@ -79,9 +81,7 @@ struct SubmitConsumer {
   // capacity ahead of the tail (or behind it) or the entry is not a slot index < slots.
   Result pop(nnd_ipc_header* h, uint32_t slots, uint32_t* slot, const char** why);
   // True when the client's head differs from the tail (used to re-check before sleeping).
-  bool pending(const nnd_ipc_header* h) const {
-    return nnd_ipc_load_acquire(&h->submit.head) != tail;
-  }
+  bool pending(const nnd_ipc_header* h) const { return nnd_ipc_ring_nonempty(&h->submit, tail); }
 };
 
 // Daemon = producer of the complete ring. `head` is private; the client's tail is read and

@@ -60,7 +60,7 @@ void Sleeper::watch(Session& s) {
   e.events = EPOLLIN;
   e.data.u64 = s.id;
   if (epoll_ctl(epfd_, EPOLL_CTL_ADD, s.seg->eventfd(), &e) == 0) s.in_epoll = true;
-  nnd_ipc_store_release(&s.seg->header()->daemon_sleeping, sleeping_ ? 1u : 0u);
+  nnd_ipc_daemon_set_sleeping(s.seg->header(), sleeping_ ? 1u : 0u);
 }
 
 void Sleeper::unwatch(Session& s) {
@@ -79,7 +79,7 @@ void Sleeper::spin(std::unique_lock<std::mutex>& lk) const {
 }
 
 void Sleeper::set_flags(const Sessions& sessions, uint32_t v) const {
-  for (const auto& s : sessions) nnd_ipc_store_release(&s->seg->header()->daemon_sleeping, v);
+  for (const auto& s : sessions) nnd_ipc_daemon_set_sleeping(s->seg->header(), v);
 }
 
 bool Sleeper::any_submit_pending(const Sessions& sessions) {

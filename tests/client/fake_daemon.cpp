@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "ipc/nnd_ipc.h"
+#include "ipc/nnd_ipc_ring.h"
 
 namespace nnd::test {
 namespace {
@@ -244,22 +245,19 @@ int32_t run(Session* s, const FakeDaemonConfig& cfg, uint32_t slot_index,
 void serve_rings(Session* s, const FakeDaemonConfig& cfg, std::map<std::string, uint64_t>* counts) {
   if (cfg.never_answer) return;
   nnd_ipc_header* h = s->hdr;
+  // The fake keeps no private ring indices: it reads its own back from the segment.
   uint32_t tail = h->submit.tail;
-  const uint32_t head = nnd_ipc_load_acquire(&h->submit.head);
-  while (tail != head) {
-    const uint32_t index = h->submit.entries[tail % NND_IPC_MAX_SLOTS];
-    ++tail;
-    nnd_ipc_store_release(&h->submit.tail, tail);
-    if (index >= s->slots) continue;
+  for (;;) {
+    uint32_t index = 0;
+    const nnd_ipc_pop_result popped = nnd_ipc_ring_pop_checked(&h->submit, &tail, s->slots, &index);
+    if (popped == NND_IPC_POP_EMPTY || popped == NND_IPC_POP_BAD_HEAD) break;
+    if (popped == NND_IPC_POP_BAD_ENTRY) continue;
     if (cfg.answer_delay_ms > 0) usleep(cfg.answer_delay_ms * 1000);
     nnd_ipc_slot* slot = reinterpret_cast<nnd_ipc_slot*>(s->base + s->slots_offset) + index;
     slot->status = run(s, cfg, index, counts);
-    const uint32_t ch = h->complete.head;
-    h->complete.entries[ch % NND_IPC_MAX_SLOTS] = index;
-    nnd_ipc_store_release(&h->complete.head, ch + 1);
-    __atomic_fetch_add(&h->complete_seq, 1u, __ATOMIC_RELEASE);
-    nnd_ipc_fence_seq_cst();
-    if (nnd_ipc_load_relaxed(&h->client_sleeping)) {
+    uint32_t head = h->complete.head;
+    nnd_ipc_ring_push(&h->complete, &head, index);
+    if (nnd_ipc_complete_needs_wake(h)) {
       syscall(SYS_futex, &h->complete_seq, FUTEX_WAKE, 1, nullptr, nullptr, 0);
     }
   }
