@@ -19,13 +19,20 @@ struct InputView {
   const void* data = nullptr;
 };
 
+// Thread safety: an engine is immutable after construction, and every method may be called
+// from several threads at once on the same engine. In particular run() is re-entrant: concurrent
+// calls (each with its own inputs and outputs) do not interfere, so one engine per model serves
+// every worker thread of the daemon. An implementation keeps whatever a call needs as scratch in
+// that call, or takes it from a pool under a lock (the JIT engine's arenas); it never writes
+// state shared between calls. tests/daemon/engine_concurrency_test.cpp checks each engine kind
+// (and runs under ThreadSanitizer in scripts/test.sh).
 class Engine {
  public:
   virtual ~Engine() = default;
 
   // Runs `batch` samples. `inputs` in Graph::inputs order, `outputs` in Graph::outputs order, each
   // with room for batch * element_count(output shape) floats. Throws nnd::Error only for misuse
-  // (wrong counts, batch < 1, null pointers); never for data values.
+  // (wrong counts, batch < 1, null pointers); never for data values. Safe to call concurrently.
   virtual void run(int64_t batch, std::span<const InputView> inputs,
                    std::span<float* const> outputs) = 0;
 

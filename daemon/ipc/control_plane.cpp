@@ -358,7 +358,7 @@ void ControlPlane::fill_model_info(const ServedModel& m, nnd_ipc_model_info* inf
     fill(&info->outputs[k], k < g.output_names.size() ? g.output_names[k] : "", g.values[g.outputs[k]],
          DType::kFloat32);
   }
-  const std::string engine = m.engines.empty() || !m.engines[0] ? "none" : m.engines[0]->name();
+  const std::string engine = m.engine ? m.engine->name() : "none";
   copy_name(info->engine, sizeof(info->engine), engine);
 }
 

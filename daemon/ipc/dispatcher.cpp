@@ -266,7 +266,7 @@ void Dispatcher::setup_worker_thread(unsigned w) const {
 }
 
 // Runs a batch the scheduler picked (without the dispatch mutex) and finishes its requests.
-void Dispatcher::run_batch(unsigned w, WorkerScratch& ws) {
+void Dispatcher::run_batch(WorkerScratch& ws) {
   // Requests of clients that died while queued are dropped without running.
   ws.live.clear();
   for (sched::Item* it : ws.batch.items) {
@@ -279,13 +279,13 @@ void Dispatcher::run_batch(unsigned w, WorkerScratch& ws) {
   }
   if (ws.live.empty()) return;
   ServedModel& m = *ws.live[0]->model;
-  Engine* eng = w < m.engines.size() ? m.engines[w].get() : nullptr;
+  Engine* eng = m.engine.get();  // shared by every worker: Engine::run is re-entrant
   BatchOutcome out;
   if (!eng) {
     for (Request* r : ws.live) out.samples += r->batch;
     out.status = NND_IPC_E_INTERNAL;
     out.start_ns = mono_ns();
-    log_(kLogErr, "model '" + m.settings.name + "' has no engine for worker " + std::to_string(w));
+    log_(kLogErr, "model '" + m.settings.name + "' has no engine");
   } else {
     ws.parts.clear();
     for (Request* r : ws.live) ws.parts.push_back({r->session->seg->data(r->slot), &r->layout, r->batch});
@@ -333,7 +333,7 @@ void Dispatcher::worker_main(unsigned w) {
       for (sched::Item* it : ws.batch.expired) {
         finish(*static_cast<Request*>(it->user), NND_IPC_E_DEADLINE, 0, 0, 0, false);
       }
-      if (has_batch) run_batch(w, ws);
+      if (has_batch) run_batch(ws);
       lk.lock();
       if (has_batch) --running_;
       idle_since = mono_ns();

@@ -81,7 +81,7 @@ class Dispatcher {
 
   void worker_main(unsigned w);
   void setup_worker_thread(unsigned w) const;
-  void run_batch(unsigned w, WorkerScratch& ws);
+  void run_batch(WorkerScratch& ws);
 
   // Under mu_.
   void refresh_models_locked();

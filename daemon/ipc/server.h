@@ -64,7 +64,7 @@ struct ServerOptions {
   std::optional<gid_t> control_gid;
   uint32_t socket_mode = 0660;          // chmod of the socket file; owner allowed_uid, group allowed_gid (if set)
 
-  uint32_t workers = 1;                 // worker threads; worker w uses ServedModel::engines[w]
+  uint32_t workers = 1;                 // worker threads; they share each model's engine
   std::vector<int> cpu_affinity;        // worker w pinned to cpu_affinity[w % n]; empty = no pinning
   int realtime_priority = 0;            // 1..99: SCHED_FIFO for the workers (warning if refused)
 

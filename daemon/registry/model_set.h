@@ -32,8 +32,8 @@ struct ModelSettings {
                               // daemon skips failed models (daemon.on_model_error: skip)
 };
 
-// One loaded and compiled model. Immutable after construction except that worker w uses
-// engines[w] exclusively (engines are not re-entrant across threads).
+// One loaded and compiled model. Immutable after construction; its one engine serves every
+// worker thread at once (Engine::run is safe to call concurrently, core/engine/engine.h).
 struct ServedModel {
   ModelSettings settings;
   Graph graph;
@@ -43,11 +43,11 @@ struct ServedModel {
   std::vector<DType> input_dtypes;         // per graph input, after overrides
   std::vector<size_t> input_sample_bytes;  // per graph input
   std::vector<size_t> output_sample_bytes; // per graph output (float32)
-  std::vector<std::unique_ptr<Engine>> engines;  // one per worker thread
+  std::unique_ptr<Engine> engine;  // shared by all workers
   double compile_ms = 0;
   uint64_t code_bytes = 0;       // 0 for the reference engine
   uint64_t file_mtime_ns = 0;    // to decide whether a reload must recompile
-  std::string engine_name;       // engines[0]->name(): "reference", "jit-avx2", ...
+  std::string engine_name;       // engine->name(): "reference", "jit-avx2", ...
   int64_t parameters = 0;        // core/ir/cost.h figures, for `nnd --check` and logs
   int64_t flops_per_sample = 0;
 };

@@ -113,8 +113,8 @@ bool same_settings(const ModelSettings& a, const ModelSettings& b) {
          a.engine_auto == b.engine_auto;
 }
 
-std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, uint32_t workers,
-                                           bool warm_up, const LogFn& log) {
+std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool warm_up,
+                                           const LogFn& log) {
   const auto t0 = Clock::now();
   auto m = std::make_shared<ServedModel>();
   m->settings = settings;
@@ -158,13 +158,13 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, uint32
   m->parameters = parameter_count(g);
   m->flops_per_sample = flops_per_sample(g);
 
-  // Engines: one per worker. `engine: auto` asks for the JIT and falls back to the reference
-  // engine when this build cannot make one.
+  // One engine, shared by every worker. `engine: auto` asks for the JIT and falls back to the
+  // reference engine when this build cannot make one.
   EngineOptions opts = settings.engine;
   if (settings.engine_auto) {
     opts.engine = EngineKind::kJit;
     try {
-      m->engines.push_back(make_engine(g, opts));
+      m->engine = make_engine(g, opts);
     } catch (const Error& e) {
       if (log) {
         log(LogLevel::kInfo, "model '" + settings.name +
@@ -175,19 +175,15 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, uint32
     }
   }
   try {
-    while (m->engines.size() < std::max<uint32_t>(1, workers)) {
-      m->engines.push_back(make_engine(g, opts));
-    }
-    if (warm_up) {
-      for (auto& e : m->engines) warm_up_engine(*e, g, m->input_dtypes);
-    }
+    if (!m->engine) m->engine = make_engine(g, opts);
+    if (warm_up) warm_up_engine(*m->engine, g, m->input_dtypes);
   } catch (const Error& e) {
     throw Error("model '" + settings.name + "': engine " + engine_setting_name(settings) + ": " +
                 e.what());
   }
-  m->engine_name = m->engines.front()->name();
-  // Generated machine code per engine (0 for the reference engine, which generates none).
-  if (const auto* jit = dynamic_cast<const jit::JitEngine*>(m->engines.front().get())) {
+  m->engine_name = m->engine->name();
+  // Generated machine code (0 for the reference engine, which generates none).
+  if (const auto* jit = dynamic_cast<const jit::JitEngine*>(m->engine.get())) {
     m->code_bytes = jit->code().code_bytes();
   }
   m->compile_ms = ms_since(t0);
@@ -208,8 +204,7 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
   for (size_t i = 0; i < models.size(); ++i) {
     std::shared_ptr<ServedModel> old = previous ? previous->find(models[i].name) : nullptr;
     if (old && same_settings(old->settings, models[i]) &&
-        old->file_mtime_ns == file_mtime_ns(models[i].path) && old->file_mtime_ns != 0 &&
-        old->engines.size() == std::max<uint32_t>(1, options.workers)) {
+        old->file_mtime_ns == file_mtime_ns(models[i].path) && old->file_mtime_ns != 0) {
       set->models[i] = old;
       ++st.reused;
       if (options.log) {
@@ -236,7 +231,7 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
       if (k >= todo.size()) return;
       const size_t i = todo[k];
       try {
-        set->models[i] = compile_model(models[i], options.workers, options.warm_up, options.log);
+        set->models[i] = compile_model(models[i], options.warm_up, options.log);
       } catch (const std::exception& e) {
         errors[i] = e.what();
       }
@@ -280,11 +275,11 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
     if (options.log) {
       char buf[512];
       std::snprintf(buf, sizeof buf,
-                    "model '%s' v%u: compiled in %.1f ms, code %llu bytes, engine %s x%zu, "
+                    "model '%s' v%u: compiled in %.1f ms, code %llu bytes, engine %s, "
                     "%lld parameters, %lld FLOPs/sample, signature %016llx",
                     m.settings.name.c_str(), m.version, m.compile_ms,
                     static_cast<unsigned long long>(m.code_bytes), m.engine_name.c_str(),
-                    m.engines.size(), static_cast<long long>(m.parameters),
+                    static_cast<long long>(m.parameters),
                     static_cast<long long>(m.flops_per_sample),
                     static_cast<unsigned long long>(m.signature));
       options.log(LogLevel::kInfo, buf);

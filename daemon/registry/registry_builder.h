@@ -1,5 +1,6 @@
 // Building a ModelSet from the config's model list: load every Keras file, apply the input dtype
-// overrides, create one engine per worker thread, warm each engine up with one inference, and
+// overrides, compile one engine per model (shared by every worker thread: Engine::run is
+// re-entrant), warm it up with one inference, and
 // compute the figures the IPC layer needs (signature, per-sample byte counts). Models are compiled
 // in parallel on up to `compile_threads` threads.
 //
@@ -22,7 +23,10 @@
 namespace nnd::daemon {
 
 struct BuildOptions {
-  uint32_t workers = 1;          // engines per model (one per worker thread)
+  // Not used any more: one engine per model serves every worker (Engine::run is re-entrant), so
+  // neither compile time nor memory grows with the worker count. Kept until the callers stop
+  // setting it.
+  uint32_t workers = 1;
   uint32_t compile_threads = 0;  // 0: one per online CPU, at most one per model
   bool low_priority = false;     // compile threads run at nice 10 (reload: stay off the data path)
   bool warm_up = true;           // run every engine once on zeros before publishing
@@ -58,8 +62,8 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
                                           BuildStats* stats = nullptr);
 
 // Loads and compiles one model (the unit of work of build_model_set). Throws nnd::Error.
-std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, uint32_t workers,
-                                           bool warm_up, const LogFn& log);
+std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool warm_up,
+                                           const LogFn& log);
 
 // FNV-1a hash of the input and output names, dtypes and per-sample shapes.
 uint64_t model_signature(const Graph& g, const std::vector<DType>& input_dtypes);

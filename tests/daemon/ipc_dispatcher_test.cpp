@@ -70,7 +70,7 @@ std::shared_ptr<ServedModel> doubling_model(DoublingEngine** engine) {
   m->output_sample_bytes = {2 * sizeof(float)};
   auto e = std::make_unique<DoublingEngine>();
   *engine = e.get();
-  m->engines.push_back(std::move(e));
+  m->engine = std::move(e);
   return m;
 }
 

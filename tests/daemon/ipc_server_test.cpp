@@ -86,7 +86,7 @@ class SlowEngine : public Engine {
   int ms_;
 };
 
-std::shared_ptr<ServedModel> make_model(const std::string& name, uint32_t workers, uint32_t max_batch = 8,
+std::shared_ptr<ServedModel> make_model(const std::string& name, uint32_t max_batch = 8,
                                         uint32_t delay_us = 0, int slow_ms = 0, uint64_t signature = 0x5157) {
   auto m = std::make_shared<ServedModel>();
   m->settings.name = name;
@@ -97,11 +97,8 @@ std::shared_ptr<ServedModel> make_model(const std::string& name, uint32_t worker
   m->input_dtypes = {DType::kFloat32};
   m->input_sample_bytes = {3 * sizeof(float)};
   m->output_sample_bytes = {2 * sizeof(float)};
-  for (uint32_t w = 0; w < workers; ++w) {
-    auto e = make_reference_engine(m->graph);
-    if (slow_ms) e = std::make_unique<SlowEngine>(std::move(e), slow_ms);
-    m->engines.push_back(std::move(e));
-  }
+  m->engine = make_reference_engine(m->graph);  // shared by every worker
+  if (slow_ms) m->engine = std::make_unique<SlowEngine>(std::move(m->engine), slow_ms);
   return m;
 }
 
@@ -170,7 +167,7 @@ bool eventually(F f, int ms = 3000) {
 }
 
 TEST(IpcServer, HandshakeModelInfoAndOneRequest) {
-  ServerFixture f("basic", {make_model("tiny", 1)});
+  ServerFixture f("basic", {make_model("tiny")});
   struct stat st;
   ASSERT_EQ(stat(f.server->socket_path().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0660u);
@@ -235,7 +232,7 @@ TEST(IpcServer, HandshakeModelInfoAndOneRequest) {
 }
 
 TEST(IpcServer, BadRequestsGetDistinctErrors) {
-  ServerFixture f("errors", {make_model("tiny", 1, 4)});
+  ServerFixture f("errors", {make_model("tiny", 4)});
   RawClient c;
   ASSERT_EQ(c.connect_and_hello(f.server->socket_path(), 8), NND_IPC_OK);
   auto status_of = [&](uint32_t s) {
@@ -279,7 +276,7 @@ TEST(IpcServer, MetricsAndDaemonInfoMessages) {
   ServerOptions o;
   o.version = "9.8.7";
   o.git_revision = "feedbee";
-  ServerFixture f("metrics", {make_model("tiny", 1, 4)}, o);
+  ServerFixture f("metrics", {make_model("tiny", 4)}, o);
   RawClient c;
   ASSERT_EQ(c.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
   ASSERT_EQ(c.model_info("tiny").status, NND_IPC_OK);
@@ -334,7 +331,7 @@ TEST(IpcServer, MetricsAndDaemonInfoMessages) {
 }
 
 TEST(IpcServer, CorruptRingEndsOnlyThatSession) {
-  ServerFixture f("corrupt", {make_model("tiny", 1)});
+  ServerFixture f("corrupt", {make_model("tiny")});
   RawClient bad, good;
   ASSERT_EQ(bad.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
   ASSERT_EQ(good.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
@@ -356,7 +353,7 @@ TEST(IpcServer, CorruptRingEndsOnlyThatSession) {
 }
 
 TEST(IpcServer, BatchesRequestsOfSeveralClients) {
-  ServerFixture f("batch", {make_model("tiny", 1, 8, 20'000)});  // 20 ms delay
+  ServerFixture f("batch", {make_model("tiny", 8, 20'000)});  // 20 ms delay
   RawClient a, b;
   ASSERT_EQ(a.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
   ASSERT_EQ(b.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
@@ -399,7 +396,7 @@ TEST(IpcServer, BatchesRequestsOfSeveralClients) {
 TEST(IpcServer, InflightLimitAnswersTooManyRequests) {
   ServerOptions o;
   o.max_inflight_per_client = 2;
-  ServerFixture f("inflight", {make_model("tiny", 1, 8, 200'000)}, o);  // held 200 ms for batching
+  ServerFixture f("inflight", {make_model("tiny", 8, 200'000)}, o);  // held 200 ms for batching
   RawClient c;
   ASSERT_EQ(c.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
   for (uint32_t s = 0; s < 3; ++s) c.submit(s, "tiny", 0x5157, 1, 12);
@@ -419,7 +416,7 @@ TEST(IpcServer, InflightLimitAnswersTooManyRequests) {
 TEST(IpcServer, MaxClientsAnswersTooManyClients) {
   ServerOptions o;
   o.max_clients = 2;
-  ServerFixture f("maxclients", {make_model("tiny", 1)}, o);
+  ServerFixture f("maxclients", {make_model("tiny")}, o);
   RawClient a, b, c;
   ASSERT_EQ(a.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
   ASSERT_EQ(b.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
@@ -442,7 +439,7 @@ TEST(IpcServer, SharedMemoryBudgetAnswersMemoryLimit) {
   ASSERT_LT(seg4 * 2, seg64);
   ServerOptions o;
   o.max_shared_memory_bytes = seg4 * 2;
-  ServerFixture f("shmbudget", {make_model("tiny", 1, 512)}, o);
+  ServerFixture f("shmbudget", {make_model("tiny", 512)}, o);
   RawClient big, a, b, c;
   EXPECT_EQ(big.connect_and_hello(f.server->socket_path(), 64), NND_IPC_E_MEMORY_LIMIT);
   EXPECT_NE(std::string(big.welcome.message).find("max_shared_memory_bytes"), std::string::npos);
@@ -464,7 +461,7 @@ TEST(IpcServer, SharedMemoryBudgetAnswersMemoryLimit) {
 TEST(IpcServer, MaxRequestBytesAnswersRequestTooLarge) {
   ServerOptions o;
   o.max_request_bytes = 2 * 3 * sizeof(float);  // two samples of the tiny model
-  ServerFixture f("maxrequest", {make_model("tiny", 1)}, o);
+  ServerFixture f("maxrequest", {make_model("tiny")}, o);
   RawClient c;
   ASSERT_EQ(c.connect_and_hello(f.server->socket_path(), 4), NND_IPC_OK);
   EXPECT_EQ(run_tiny(c, 0, 3, 1.0f), NND_IPC_E_REQUEST_TOO_LARGE);
@@ -478,7 +475,7 @@ TEST(IpcServer, SilentConnectionsAreDroppedAndBounded) {
   ServerOptions o;
   o.handshake_timeout_ms = 150;
   o.max_pending_connections = 3;
-  ServerFixture f("silent", {make_model("tiny", 1)}, o);
+  ServerFixture f("silent", {make_model("tiny")}, o);
   // Eight connections that never say hello: at most three are accepted at a time, each closed
   // after the timeout; the rest wait in the listen backlog.
   std::vector<int> silent;
@@ -527,7 +524,7 @@ TEST(IpcServer, SilentConnectionsAreDroppedAndBounded) {
 TEST(IpcServer, HostileScribblerCannotHurtOthers) {
   ServerOptions o;
   o.workers = 2;
-  ServerFixture f("hostile", {make_model("tiny", 2)}, o);
+  ServerFixture f("hostile", {make_model("tiny")}, o);
   std::atomic<bool> done{false};
   std::atomic<int> sessions_scribbled{0};
   std::thread hostile([&] {
@@ -565,7 +562,7 @@ TEST(IpcServer, HostileScribblerCannotHurtOthers) {
 TEST(IpcServer, KilledClientSlotReclaimed) {
   // max_batch 1 and 300 ms per run: of two requests the daemon sees at once, one runs while the
   // other waits in the queue.
-  ServerFixture f("kill", {make_model("tiny", 1, 1, 0, 300)});
+  ServerFixture f("kill", {make_model("tiny", 1, 0, 300)});
   const std::string path = f.server->socket_path();
   int pipefd[2];
   ASSERT_EQ(pipe(pipefd), 0);
@@ -621,7 +618,7 @@ TEST(IpcServer, PeerCredentialsRefused) {
   o.allowed_uid = geteuid() + 4242;
   o.allow_own_uid = false;
   o.allow_root = false;
-  ServerFixture f("access", {make_model("tiny", 1)}, o);
+  ServerFixture f("access", {make_model("tiny")}, o);
   RawClient c;
   EXPECT_EQ(c.connect_and_hello(f.server->socket_path()), NND_IPC_E_ACCESS);
   EXPECT_NE(std::string(c.welcome.message).find("access denied"), std::string::npos);
@@ -630,7 +627,7 @@ TEST(IpcServer, PeerCredentialsRefused) {
 
   ServerOptions ok = o;
   ok.allowed_gid = getegid();
-  ServerFixture g("access-gid", {make_model("tiny", 1)}, ok);
+  ServerFixture g("access-gid", {make_model("tiny")}, ok);
   RawClient d;
   EXPECT_EQ(d.connect_and_hello(g.server->socket_path()), NND_IPC_OK);
 }
@@ -642,7 +639,7 @@ TEST(IpcServer, AllowedUserOwnsTheSocket) {
   if (geteuid() != 0) GTEST_SKIP() << "chown to another user needs root";
   ServerOptions o;
   o.allowed_uid = 4242;
-  ServerFixture f("owner", {make_model("tiny", 1)}, o);
+  ServerFixture f("owner", {make_model("tiny")}, o);
   struct stat st {};
   ASSERT_EQ(::stat(f.server->socket_path().c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 4242u);
@@ -650,7 +647,7 @@ TEST(IpcServer, AllowedUserOwnsTheSocket) {
 
   ServerOptions both = o;
   both.allowed_gid = 4343;
-  ServerFixture g("owner-group", {make_model("tiny", 1)}, both);
+  ServerFixture g("owner-group", {make_model("tiny")}, both);
   ASSERT_EQ(::stat(g.server->socket_path().c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 4242u);
   EXPECT_EQ(st.st_gid, 4343u);
@@ -660,7 +657,7 @@ TEST(IpcServer, AllowedUserOwnsTheSocket) {
 // loop (one core and 15-20 MB/s of log). Now the server pauses accepting, warns once, and takes
 // the waiting connection as soon as descriptors are free again.
 TEST(IpcServer, OutOfDescriptorsPausesAcceptInsteadOfSpinning) {
-  ServerFixture f("emfile", {make_model("tiny", 1)});
+  ServerFixture f("emfile", {make_model("tiny")});
   rlimit saved{};
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
   rlimit low = saved;
@@ -724,12 +721,12 @@ TEST(IpcServer, MaxClientsBeyondTheOpenFileLimitIsRefusedAtStart) {
   std::string error;
   rlimit now{};
   {
-    ServerFixture fits("fd-budget", {make_model("tiny", 1)}, o);
+    ServerFixture fits("fd-budget", {make_model("tiny")}, o);
     getrlimit(RLIMIT_NOFILE, &now);
     // More sessions than the hard limit can hold.
     o.max_clients = static_cast<uint32_t>(std::min<rlim_t>(saved.rlim_max / 3 + 1, UINT32_MAX));
     try {
-      ServerFixture too_many("fd-budget-2", {make_model("tiny", 1)}, o);
+      ServerFixture too_many("fd-budget-2", {make_model("tiny")}, o);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -745,7 +742,7 @@ TEST(IpcServer, MaxClientsBeyondTheOpenFileLimitIsRefusedAtStart) {
 // so their clients saw the connection close (NNCLIENT_E_DAEMON_RESTARTED) instead of
 // NNCLIENT_E_SHUTTING_DOWN. stop() answers everything still in the rings.
 TEST(IpcServer, StopAnswersRequestsStillInTheRingShuttingDown) {
-  ServerFixture f("stop-ring", {make_model("tiny", 1)});
+  ServerFixture f("stop-ring", {make_model("tiny")});
   RawClient c;
   ASSERT_EQ(c.connect_and_hello(f.server->socket_path()), NND_IPC_OK);
   EXPECT_EQ(run_tiny(c, 0, 1, 1.0f), NND_IPC_OK);
@@ -768,7 +765,7 @@ TEST(IpcServer, ReloadOnlyForRootOwnUserAndControlGroup) {
   ServerOptions o;
   o.allowed_uid = 4242;  // admitted (and owner of the socket file)
   o.control_gid = 4343;
-  ServerFixture f("control", {make_model("tiny", 1)}, o);
+  ServerFixture f("control", {make_model("tiny")}, o);
   std::atomic<int> reloads{0};
   f.server->set_reload_callback([&] {
     ++reloads;
@@ -810,15 +807,15 @@ TEST(IpcServer, ReloadOnlyForRootOwnUserAndControlGroup) {
 }
 
 TEST(IpcServer, ReloadChangesModelsForNewRequests) {
-  ServerFixture f("reload", {make_model("tiny", 1)});
+  ServerFixture f("reload", {make_model("tiny")});
   std::atomic<int> reloads{0};
   f.server->set_reload_callback([&] {
     ++reloads;
     auto set = std::make_shared<ModelSet>();
     set->generation = 2;
-    auto m = make_model("tiny", 1, 16, 0, 0, 0xBEEF);  // new layout signature, bigger batch
+    auto m = make_model("tiny", 16, 0, 0, 0xBEEF);  // new layout signature, bigger batch
     m->version = 2;
-    set->models = {m, make_model("other", 1)};
+    set->models = {m, make_model("other")};
     f.registry.publish(set);
     return daemon::ReloadResult{true, "reloaded"};
   });
@@ -854,7 +851,7 @@ size_t thread_count() {
 // messages), and under a task limit the failing std::thread killed the daemon. Now one thread
 // runs one reload at a time and requests that arrive meanwhile share the next run.
 TEST(IpcServer, ReloadFloodRunsOneReloadAtATime) {
-  ServerFixture f("reload-flood", {make_model("tiny", 1)});
+  ServerFixture f("reload-flood", {make_model("tiny")});
   std::atomic<int> calls{0}, running{0}, max_running{0};
   f.server->set_reload_callback([&] {
     const int now = ++running;
@@ -893,7 +890,7 @@ TEST(IpcServer, ReloadFloodRunsOneReloadAtATime) {
 TEST(IpcServer, IdleDaemonUsesNoCpu) {
   ServerOptions o;
   o.workers = 2;
-  ServerFixture f("idle", {make_model("tiny", 2)}, o);
+  ServerFixture f("idle", {make_model("tiny")}, o);
   RawClient a, b;
   ASSERT_EQ(a.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);
   ASSERT_EQ(b.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);

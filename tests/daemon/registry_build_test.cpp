@@ -69,7 +69,7 @@ class RegistryTest : public ::testing::Test {
 
 }  // namespace
 
-TEST_F(RegistryTest, BuildsEveryModelWithOneEnginePerWorker) {
+TEST_F(RegistryTest, BuildsEveryModelWithOneEngineWhateverTheWorkerCount) {
   BuildStats st;
   auto set = build_model_set(examples(), nullptr, opts(3), &st);
   EXPECT_EQ(set->generation, 1u);
@@ -78,8 +78,8 @@ TEST_F(RegistryTest, BuildsEveryModelWithOneEnginePerWorker) {
   EXPECT_EQ(st.reused, 0u);
   for (const auto& m : set->models) {
     EXPECT_EQ(m->version, 1u);
-    EXPECT_EQ(m->engines.size(), 3u);
-    EXPECT_NE(m->engines[0].get(), m->engines[1].get());
+    ASSERT_TRUE(m->engine);  // one engine serves all three workers
+    EXPECT_EQ(m->engine_name, m->engine->name());
     EXPECT_NE(m->signature, 0u);
     EXPECT_FALSE(m->engine_name.empty());
     EXPECT_GT(m->compile_ms, 0.0);
