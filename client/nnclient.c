@@ -97,6 +97,10 @@ struct nnclient_handle {
   struct nnc_seg* seg; /* current connection's segment; NULL while disconnected */
   int broken;          /* the connection is known dead/desynchronised: reconnect on next call */
   uint64_t daemon_instance;
+  /* What the hand-shake asks for (nnd_ipc_hello): kept across reconnects, so a handle that grew
+   * its slots gets the same size from a restarted daemon. */
+  uint32_t want_slots;      /* 0: the daemon's default */
+  uint64_t want_slot_bytes; /* 0: one sample of the largest served model */
   unsigned spin_us;
   int ctl_timeout_ms; /* bound of control waits in the current call (the caller's timeout) */
   uint32_t next_sequence;
@@ -374,7 +378,8 @@ static nnclient_status connect_daemon(nnclient_t* c) {
   hello.type = NND_MSG_HELLO;
   hello.magic = NND_IPC_MAGIC;
   hello.version = NND_IPC_VERSION;
-  hello.requested_slots = 0;
+  hello.requested_slots = c->want_slots;
+  hello.requested_slot_bytes = c->want_slot_bytes;
   copy_name(hello.client_name, program_invocation_short_name, sizeof hello.client_name);
   if (send(c->sock, &hello, sizeof hello, MSG_NOSIGNAL) != (ssize_t)sizeof hello) {
     if (errno == EPIPE || errno == ECONNRESET) {
@@ -963,6 +968,42 @@ NNC_EXPORT nnclient_status nnclient_daemon_info(nnclient_t* c, nnclient_daemon_i
   return NNCLIENT_OK;
 }
 
+NNC_EXPORT nnclient_status nnclient_client_info(nnclient_t* c, uint32_t index,
+                                               nnclient_client_info_t* info) {
+  if (!c) return NNCLIENT_E_INVALID_ARGUMENT;
+  c->err[0] = '\0';
+  if (!info || info->struct_size < offsetof(nnclient_client_info_t, name)) {
+    return set_err(c, NNCLIENT_E_INVALID_ARGUMENT,
+                   "info is NULL or its struct_size is not set (sizeof(nnclient_client_info_t))");
+  }
+  struct nnd_ipc_model_query q;
+  memset(&q, 0, sizeof q);
+  q.type = NND_MSG_LIST_CLIENTS;
+  q.index = index;
+  struct nnd_ipc_client_info w;
+  nnclient_status st = control_retry_sized(c, &q, sizeof q, &w, sizeof w, NNC_SIZED_REPLY_MIN,
+                                          NND_MSG_LIST_CLIENTS, NNC_CONTROL_TIMEOUT_MS);
+  if (st != NNCLIENT_OK) return older_daemon(c, st, "client list");
+  if (w.status != NND_IPC_OK) {
+    st = from_ipc(w.status);
+    if (st == NNCLIENT_E_UNKNOWN_MODEL) return set_err(c, st, "no client #%u", index);
+    return set_err(c, st, "client #%u: %s", index, nnclient_strerror(st));
+  }
+  nnclient_client_info_t out;
+  memset(&out, 0, sizeof out);
+  out.struct_size = info->struct_size;
+  out.pid = w.pid;
+  out.uid = w.uid;
+  out.slots = w.slots;
+  copy_name(out.name, w.name, sizeof out.name);
+  out.slot_bytes = w.slot_bytes;
+  out.shared_memory_bytes = w.shared_memory_bytes;
+  out.requests_in_flight = w.requests_in_flight;
+  out.connected_ns = w.connected_ns;
+  memcpy(info, &out, info->struct_size < sizeof out ? info->struct_size : sizeof out);
+  return NNCLIENT_OK;
+}
+
 NNC_EXPORT nnclient_status nnclient_reload(nnclient_t* c) {
   if (!c) return NNCLIENT_E_INVALID_ARGUMENT;
   c->err[0] = '\0';
@@ -990,10 +1031,75 @@ NNC_EXPORT nnclient_status nnclient_reload(nnclient_t* c) {
 
 /* ---- open / close ------------------------------------------------------------------------- */
 
+static int layout_request(const nnclient_model_info_t* info, uint32_t batch,
+                          struct nnclient_request* r, uint64_t* end);
+static nnclient_status reconnect_with_slot_bytes(nnclient_t* c, uint64_t slot_bytes);
+
+/* The slot size a handle opened with options needs: its largest request over the named models (or
+ * every served model) at max_batch (capped per model). 0 when no model is served. */
+static nnclient_status needed_slot_bytes(nnclient_t* c, const nnclient_open_options_t* o,
+                                         uint64_t* need) {
+  *need = 0;
+  const uint32_t batch = o->max_batch ? o->max_batch : 1;
+  for (uint32_t i = 0;; ++i) {
+    nnclient_model_info_t info;
+    nnclient_status st;
+    if (o->num_models) {
+      if (i == o->num_models) break;
+      if (!o->models || !o->models[i]) {
+        return set_err(c, NNCLIENT_E_INVALID_ARGUMENT, "options.models[%u] is NULL", i);
+      }
+      st = nnclient_model_info(c, o->models[i], &info);
+    } else {
+      st = nnclient_list_models(c, i, &info);
+      if (st == NNCLIENT_E_UNKNOWN_MODEL) break;
+    }
+    if (st != NNCLIENT_OK) return st;
+    const uint32_t b = info.max_batch && batch > info.max_batch ? info.max_batch : batch;
+    struct nnclient_request tmp;
+    uint64_t end = 0;
+    if (!layout_request(&info, b, &tmp, &end)) {
+      return set_err(c, NNCLIENT_E_SHAPE, "model '%s' at batch %u: request size overflows",
+                     info.name, b);
+    }
+    if (nnd_ipc_align(end) > *need) *need = nnd_ipc_align(end);
+  }
+  return NNCLIENT_OK;
+}
+
 NNC_EXPORT nnclient_t* nnclient_open(const char* endpoint, nnclient_status* status) {
+  nnclient_open_options_t o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.endpoint = endpoint;
+  return nnclient_open_with(&o, status);
+}
+
+NNC_EXPORT nnclient_t* nnclient_open_with(const nnclient_open_options_t* options,
+                                          nnclient_status* status) {
   nnclient_status dummy;
   if (!status) status = &dummy;
   nnc_open_err[0] = '\0';
+  /* Fields past the caller's struct_size (an application built with an older header) are 0. */
+  nnclient_open_options_t o;
+  memset(&o, 0, sizeof o);
+  if (options) {
+    if (options->struct_size < offsetof(nnclient_open_options_t, endpoint)) {
+      snprintf(nnc_open_err, sizeof nnc_open_err,
+               "options.struct_size is %u: set it to sizeof(nnclient_open_options_t)",
+               options->struct_size);
+      *status = NNCLIENT_E_INVALID_ARGUMENT;
+      return NULL;
+    }
+    memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
+  }
+  if (o.slots > NND_IPC_MAX_SLOTS) {
+    snprintf(nnc_open_err, sizeof nnc_open_err, "options.slots is %u; at most %u", o.slots,
+             NND_IPC_MAX_SLOTS);
+    *status = NNCLIENT_E_INVALID_ARGUMENT;
+    return NULL;
+  }
+  const char* endpoint = o.endpoint;
   char path[sizeof(((struct sockaddr_un*)0)->sun_path)];
   if (nnclient_resolve_endpoint(endpoint, path, sizeof path) != NNCLIENT_OK) {
     snprintf(nnc_open_err, sizeof nnc_open_err,
@@ -1010,21 +1116,40 @@ NNC_EXPORT nnclient_t* nnclient_open(const char* endpoint, nnclient_status* stat
   }
   memcpy(c->path, path, sizeof path);
   c->sock = c->efd = -1;
+  c->want_slots = o.slots;
   c->spin_us = choose_spin_us();
   c->ctl_timeout_ms = NNC_CONTROL_TIMEOUT_MS;
   for (uint32_t i = NNC_MAX_REQUESTS; i-- > 0;) {
     c->reqs[i].next_free = c->free_reqs;
     c->free_reqs = &c->reqs[i];
   }
-  const nnclient_status st = connect_daemon(c);
+  nnclient_status st = connect_daemon(c);
+  if (st == NNCLIENT_OK && (o.max_batch || o.num_models)) {
+    /* The first hand-shake got slots for one sample of the largest model; the models this
+     * handle will run may need more (a larger batch) or less (smaller models). */
+    uint64_t need = 0;
+    st = needed_slot_bytes(c, &o, &need);
+    if (st == NNCLIENT_OK && need && c->seg && need != c->seg->slot_data_bytes) {
+      st = reconnect_with_slot_bytes(c, need);
+    }
+  }
   if (st != NNCLIENT_OK) {
     memcpy(nnc_open_err, c->err, sizeof nnc_open_err);
+    disconnect(c);
     free(c);
     *status = st;
     return NULL;
   }
   *status = NNCLIENT_OK;
   return c;
+}
+
+NNC_EXPORT nnclient_status nnclient_slots(const nnclient_t* c, uint32_t* slots,
+                                          uint64_t* slot_bytes) {
+  if (!c) return NNCLIENT_E_INVALID_ARGUMENT;
+  if (slots) *slots = c->seg ? c->seg->nslots : 0;
+  if (slot_bytes) *slot_bytes = c->seg ? c->seg->slot_data_bytes : 0;
+  return c->seg ? NNCLIENT_OK : NNCLIENT_E_DAEMON_RESTARTED;
 }
 
 NNC_EXPORT void nnclient_close(nnclient_t* c) {
@@ -1113,20 +1238,10 @@ static nnclient_status validate_info(nnclient_t* c, const nnclient_model_info_t*
   return NNCLIENT_OK;
 }
 
-static nnclient_status begin(nnclient_t* c, const nnclient_model_info_t* info, uint32_t batch,
-                             struct nnclient_request** out) {
-  nnclient_status st = ensure_connected(c);
-  if (st != NNCLIENT_OK) return st;
-  st = check_request_model(c, info);
-  if (st != NNCLIENT_OK) return st;
-  struct nnc_seg* s = c->seg;
-  if (!s) return set_err(c, NNCLIENT_E_DAEMON_RESTARTED, "the daemon went away");
-  if (info->max_batch && batch > info->max_batch) {
-    return set_err(c, NNCLIENT_E_SHAPE, "batch %u exceeds model '%s' max_batch %u", batch,
-                   info->name, info->max_batch);
-  }
-  struct nnclient_request tmp;
-  memset(&tmp, 0, sizeof tmp);
+/* Lays out a request of `batch` samples in a slot's data area (nnd_ipc.h: inputs, then outputs,
+ * each 64-byte aligned) into r's offsets; *end = end of the last output. false on overflow. */
+static int layout_request(const nnclient_model_info_t* info, uint32_t batch,
+                          struct nnclient_request* r, uint64_t* end) {
   uint64_t off = 0;
   for (uint32_t side = 0; side < 2; ++side) {
     const uint32_t count = side == 0 ? info->num_inputs : info->num_outputs;
@@ -1135,25 +1250,79 @@ static nnclient_status begin(nnclient_t* c, const nnclient_model_info_t* info, u
       uint64_t len;
       if (__builtin_mul_overflow((uint64_t)sample, (uint64_t)batch, &len) ||
           len > (UINT64_MAX >> 4) || off > (UINT64_MAX >> 4)) {
-        return set_err(c, NNCLIENT_E_SHAPE, "request size overflows");
+        return 0;
       }
       off = nnd_ipc_align(off);
       if (side == 0) {
-        tmp.in_off[k] = off;
-        tmp.in_len[k] = len;
+        r->in_off[k] = off;
+        r->in_len[k] = len;
       } else {
-        tmp.out_off[k] = off;
-        tmp.out_len[k] = len;
+        r->out_off[k] = off;
+        r->out_len[k] = len;
       }
       off += len;
     }
-    if (side == 0) tmp.input_end = off;
+    if (side == 0) r->input_end = off;
   }
-  if (off > s->slot_data_bytes) {
+  *end = off;
+  return 1;
+}
+
+/* Reconnects asking for slots of `slot_bytes` (the daemon keeps nothing of the old session; the
+ * caller made sure no request is in flight on it). */
+static nnclient_status reconnect_with_slot_bytes(nnclient_t* c, uint64_t slot_bytes) {
+  c->want_slot_bytes = nnd_ipc_align(slot_bytes);
+  disconnect(c);
+  return connect_daemon(c);
+}
+
+/* A request of `need` bytes does not fit this handle's slots: grow them when nothing is in
+ * flight (a new hand-shake asking for that size), else say why not. */
+static nnclient_status grow_slots(nnclient_t* c, const nnclient_model_info_t* info, uint32_t batch,
+                                  uint64_t need) {
+  struct nnc_seg* s = c->seg;
+  if (s->nfree < s->nslots) drain(c, s); /* answers already there free their slots */
+  if (s->nfree < s->nslots) {
     return set_err(c, NNCLIENT_E_SHAPE, "model '%s' with batch %u needs %llu bytes of inputs and "
-                   "outputs, a request slot holds %llu", info->name, batch,
-                   (unsigned long long)off, (unsigned long long)s->slot_data_bytes);
+                   "outputs, this handle's request slots hold %llu; it grows them only when no "
+                   "request is in flight (%u are): wait for them, or say the largest batch at "
+                   "open (nnclient_open_with, max_batch)", info->name, batch,
+                   (unsigned long long)need, (unsigned long long)s->slot_data_bytes,
+                   s->nslots - s->nfree);
   }
+  const nnclient_status st = reconnect_with_slot_bytes(c, need);
+  if (st != NNCLIENT_OK) return st;
+  if (need > c->seg->slot_data_bytes) {
+    return set_err(c, NNCLIENT_E_SHAPE, "model '%s' with batch %u needs %llu bytes of inputs and "
+                   "outputs; the daemon grants at most %llu per slot (the largest request any "
+                   "served model accepts)", info->name, batch, (unsigned long long)need,
+                   (unsigned long long)c->seg->slot_data_bytes);
+  }
+  return NNCLIENT_OK;
+}
+
+static nnclient_status begin(nnclient_t* c, const nnclient_model_info_t* info, uint32_t batch,
+                             struct nnclient_request** out) {
+  nnclient_status st = ensure_connected(c);
+  if (st != NNCLIENT_OK) return st;
+  st = check_request_model(c, info);
+  if (st != NNCLIENT_OK) return st;
+  if (!c->seg) return set_err(c, NNCLIENT_E_DAEMON_RESTARTED, "the daemon went away");
+  if (info->max_batch && batch > info->max_batch) {
+    return set_err(c, NNCLIENT_E_SHAPE, "batch %u exceeds model '%s' max_batch %u", batch,
+                   info->name, info->max_batch);
+  }
+  struct nnclient_request tmp;
+  memset(&tmp, 0, sizeof tmp);
+  uint64_t off = 0;
+  if (!layout_request(info, batch, &tmp, &off)) {
+    return set_err(c, NNCLIENT_E_SHAPE, "request size overflows");
+  }
+  if (off > c->seg->slot_data_bytes) {
+    st = grow_slots(c, info, batch, off);
+    if (st != NNCLIENT_OK) return st;
+  }
+  struct nnc_seg* s = c->seg;
   if (s->nfree == 0) drain(c, s); /* may return slots of abandoned requests */
   if (s->nfree == 0 || !c->free_reqs) {
     return set_err(c, NNCLIENT_E_NO_SLOT, "all %u request slots are in flight", s->nslots);

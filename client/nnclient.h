@@ -111,6 +111,40 @@ typedef struct nnclient_model_info {
  * (status may be NULL). The handle must be freed with nnclient_close. */
 nnclient_t* nnclient_open(const char* endpoint, nnclient_status* status);
 
+/* What a process will ask of the daemon, said at open so the daemon sizes this handle's shared
+ * memory for it instead of for the largest request of every model it serves.
+ *
+ * Memory: a handle holds `slots` request slots in shared memory, each large enough for the
+ * largest request it expects (inputs and outputs of one request). Without options (nnclient_open)
+ * that is one sample of the largest served model. A request larger than the slots makes the
+ * handle grow them by itself when it has no request in flight (one new hand-shake, a fraction of
+ * a millisecond); with requests in flight it returns NNCLIENT_E_SHAPE saying so. The same growth
+ * follows a reload that raised a model's max_batch. The daemon may grant fewer slots than asked
+ * when its shared-memory budget (max_shared_memory_bytes) is short, never fewer than one; a
+ * handle that cannot get even one slot is refused with NNCLIENT_E_MEMORY_LIMIT.
+ *
+ * Set `struct_size` to sizeof(nnclient_open_options_t); fields are only ever appended
+ * (client/ABI.md), and zeroed fields mean "the default". */
+typedef struct nnclient_open_options {
+  uint32_t struct_size;        /* in: sizeof(nnclient_open_options_t) */
+  uint32_t slots;              /* requests in flight at once, 1..64; 0: the daemon's
+                                  slots_per_client */
+  uint32_t max_batch;          /* largest batch this handle will send (capped per model at its
+                                  max_batch); 0: 1 */
+  uint32_t num_models;         /* entries in `models`; 0: any served model */
+  const char* endpoint;        /* as nnclient_open's `endpoint`; NULL: the default */
+  const char* const* models;   /* names of the models this handle will run: the slots are sized
+                                  for these only, and open fails with NNCLIENT_E_UNKNOWN_MODEL
+                                  if one is not served */
+} nnclient_open_options_t;
+
+/* nnclient_open with options (NULL options: as nnclient_open(NULL, status)). */
+nnclient_t* nnclient_open_with(const nnclient_open_options_t* options, nnclient_status* status);
+
+/* The shared memory this handle holds now: slots and data bytes per slot (either may be NULL).
+ * Returns NNCLIENT_E_DAEMON_RESTARTED while disconnected. */
+nnclient_status nnclient_slots(const nnclient_t* c, uint32_t* slots, uint64_t* slot_bytes);
+
 /* Closes the connection, abandoning in-flight requests. NULL is allowed. */
 void nnclient_close(nnclient_t* c);
 
@@ -234,6 +268,22 @@ typedef struct nnclient_daemon_info {
 
 /* Daemon-wide figures: version, memory, clients, reloads. */
 nnclient_status nnclient_daemon_info(nnclient_t* c, nnclient_daemon_info_t* info);
+
+typedef struct nnclient_client_info {
+  uint32_t struct_size;          /* in: sizeof(nnclient_client_info_t) */
+  uint32_t pid;
+  uint32_t uid;
+  uint32_t slots;                /* request slots of its shared memory */
+  char name[32];                 /* program name it connected with */
+  uint64_t slot_bytes;           /* data bytes per slot */
+  uint64_t shared_memory_bytes;  /* its whole segment (header, slots, data) */
+  uint64_t requests_in_flight;   /* queued or running now */
+  uint64_t connected_ns;         /* time since it connected */
+} nnclient_client_info_t;
+
+/* The connected client at `index` (0-based, in connection order; this handle is one of them);
+ * returns NNCLIENT_E_UNKNOWN_MODEL past the last one. */
+nnclient_status nnclient_client_info(nnclient_t* c, uint32_t index, nnclient_client_info_t* info);
 
 /* Static text for a status ("daemon not running", ...); never NULL. */
 const char* nnclient_strerror(nnclient_status s);

@@ -122,6 +122,8 @@ using TensorInfo = nnclient_tensor_info;
 using Stats = nnclient_model_stats_t;
 using Metrics = nnclient_model_metrics_t;
 using DaemonInfo = nnclient_daemon_info_t;
+using ClientInfo = nnclient_client_info_t;
+using OpenOptions = nnclient_open_options_t;
 
 // Byte views of any contiguous buffer (a container with data() and size(), a span, or a C
 // array), for infer().
@@ -270,6 +272,13 @@ class Client {
     if (!c_) throw Error(s, nnclient_last_error(nullptr));
   }
   explicit Client(const std::string& endpoint) : Client(endpoint.c_str()) {}
+  // Connects saying what this handle will ask for (nnclient_open_with); struct_size is set here.
+  explicit Client(OpenOptions options) {
+    options.struct_size = sizeof(options);
+    nnclient_status s = NNCLIENT_OK;
+    c_ = nnclient_open_with(&options, &s);
+    if (!c_) throw Error(s, nnclient_last_error(nullptr));
+  }
   Client(Client&& o) noexcept : c_(std::exchange(o.c_, nullptr)) {}
   Client& operator=(Client&& o) noexcept {
     if (this != &o) {
@@ -335,6 +344,20 @@ class Client {
     d.struct_size = sizeof(d);
     check(nnclient_daemon_info(c_, &d));
     return d;
+  }
+
+  // The connected clients with the shared memory each holds (nnctl stats).
+  std::vector<ClientInfo> clients() {
+    std::vector<ClientInfo> all;
+    for (uint32_t i = 0;; ++i) {
+      ClientInfo ci{};
+      ci.struct_size = sizeof(ci);
+      const Status s = nnclient_client_info(c_, i, &ci);
+      if (s == NNCLIENT_E_UNKNOWN_MODEL) break;
+      check(s);
+      all.push_back(ci);
+    }
+    return all;
   }
 
   // Asks the daemon to reload; returns its message, throws if refused.

@@ -37,7 +37,8 @@
 #include <stdint.h>
 
 #define NND_IPC_MAGIC 0x31444E4Eu /* "NND1" little-endian */
-#define NND_IPC_VERSION 2u             /* 2: slots of 192 bytes, cache-line aligned (1: 152) */
+#define NND_IPC_VERSION 2u             /* 2: slots of 192 bytes, cache-line aligned (1: 152);
+                                          the hello says the slot size it needs */
 
 #define NND_IPC_MAX_SLOTS 64u          /* per client; ring capacity (power of two) */
 #define NND_IPC_MAX_NAME 64u           /* model name bytes including the NUL */
@@ -215,23 +216,32 @@ enum nnd_ipc_message_type {
    * nnd_ipc_reply with NND_IPC_E_BAD_REQUEST ("unknown message type"). */
   NND_MSG_METRICS = 7,     /* client -> daemon: struct nnd_ipc_model_query with index; reply
                               nnd_ipc_model_metrics */
-  NND_MSG_DAEMON_INFO = 8  /* client -> daemon: struct nnd_ipc_model_query; reply
+  NND_MSG_DAEMON_INFO = 8, /* client -> daemon: struct nnd_ipc_model_query; reply
                               nnd_ipc_daemon_info */
+  NND_MSG_LIST_CLIENTS = 9 /* client -> daemon: struct nnd_ipc_model_query with index; reply
+                              nnd_ipc_client_info */
 };
 
 struct nnd_ipc_hello {
   uint32_t type;             /* NND_MSG_HELLO */
   uint32_t magic;            /* NND_IPC_MAGIC */
   uint32_t version;          /* NND_IPC_VERSION */
-  uint32_t requested_slots;  /* 0: daemon default */
+  uint32_t requested_slots;  /* 0: daemon default (slots_per_client) */
   char client_name[32];      /* for logs, NUL-terminated */
+  /* Data bytes each slot must hold: the largest request (inputs and outputs, laid out as below)
+   * the client will send. 0: the largest one-sample request of any served model. The daemon
+   * rounds it up to NND_IPC_DATA_ALIGN and caps it at the largest request any served model
+   * accepts (at its max_batch); it may grant fewer slots than asked when the shared-memory budget
+   * is short (never fewer than one). A client that later needs more reconnects asking for more. */
+  uint64_t requested_slot_bytes;
 };
-NND_IPC_ASSERT_SIZE(nnd_ipc_hello, 48);
+NND_IPC_ASSERT_SIZE(nnd_ipc_hello, 56);
 NND_IPC_ASSERT_OFFSET(nnd_ipc_hello, type, 0);
 NND_IPC_ASSERT_OFFSET(nnd_ipc_hello, magic, 4);
 NND_IPC_ASSERT_OFFSET(nnd_ipc_hello, version, 8);
 NND_IPC_ASSERT_OFFSET(nnd_ipc_hello, requested_slots, 12);
 NND_IPC_ASSERT_OFFSET(nnd_ipc_hello, client_name, 16);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_hello, requested_slot_bytes, 48);
 
 struct nnd_ipc_welcome {
   uint32_t type;             /* NND_MSG_WELCOME */
@@ -402,6 +412,34 @@ NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, reloads_failed, 144);
 NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, requests_in_flight, 152);
 NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, shared_memory_bytes, 160);
 NND_IPC_ASSERT_OFFSET(nnd_ipc_daemon_info, models, 168);
+
+/* Reply to NND_MSG_LIST_CLIENTS: one connected client (index 0-based, in connection order;
+ * NND_IPC_E_UNKNOWN_MODEL past the last one). Same `struct_bytes` rule as the metrics. */
+struct nnd_ipc_client_info {
+  uint32_t type;             /* NND_MSG_LIST_CLIENTS */
+  int32_t status;            /* NND_IPC_OK, or NND_IPC_E_UNKNOWN_MODEL past the last client */
+  uint32_t struct_bytes;     /* sizeof(struct nnd_ipc_client_info) of the daemon */
+  uint32_t pid;
+  uint32_t uid;
+  uint32_t slots;
+  char name[32];             /* the name the client gave in its hello */
+  uint64_t slot_bytes;       /* data bytes per slot */
+  uint64_t shared_memory_bytes; /* the client's whole segment */
+  uint64_t requests_in_flight;
+  uint64_t connected_ns;     /* time since the hand-shake */
+};
+NND_IPC_ASSERT_SIZE(nnd_ipc_client_info, 88);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_client_info, type, 0);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_client_info, status, 4);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_client_info, struct_bytes, 8);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_client_info, pid, 12);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_client_info, uid, 16);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_client_info, slots, 20);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_client_info, name, 24);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_client_info, slot_bytes, 56);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_client_info, shared_memory_bytes, 64);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_client_info, requests_in_flight, 72);
+NND_IPC_ASSERT_OFFSET(nnd_ipc_client_info, connected_ns, 80);
 
 struct nnd_ipc_reply {
   uint32_t type;

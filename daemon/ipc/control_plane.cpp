@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "ipc/nnd_ipc.h"
@@ -232,17 +233,20 @@ bool may_control(const ServerOptions& opt, const PeerCredentials& s, int sock) {
   return opt.control_gid && peer_in_group(s, sock, *opt.control_gid);
 }
 
-uint64_t slot_data_bytes_for(const ModelSet& set) {
-  uint64_t need = NND_IPC_DATA_ALIGN;
+RequestSizes request_sizes_for(const ModelSet& set) {
+  RequestSizes sizes;
   for (const auto& m : set.models) {
-    DataLayout l;
-    if (compute_layout(m->input_sample_bytes.data(), m->input_sample_bytes.size(),
-                            m->output_sample_bytes.data(), m->output_sample_bytes.size(),
-                            std::max<uint32_t>(1, m->settings.max_batch), &l)) {
-      need = std::max(need, l.total);
+    DataLayout one, most;
+    const auto layout = [&](uint64_t batch, DataLayout* l) {
+      return compute_layout(m->input_sample_bytes.data(), m->input_sample_bytes.size(),
+                            m->output_sample_bytes.data(), m->output_sample_bytes.size(), batch, l);
+    };
+    if (layout(1, &one)) sizes.one_sample = std::max(sizes.one_sample, one.total);
+    if (layout(std::max<uint32_t>(1, m->settings.max_batch), &most)) {
+      sizes.largest = std::max(sizes.largest, most.total);
     }
   }
-  return need;
+  return sizes;
 }
 
 void ControlPlane::handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc_hello& h, size_t n) {
@@ -268,6 +272,7 @@ void ControlPlane::handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc
   for (char* p = cname; *p; ++p) {
     if (static_cast<unsigned char>(*p) < 0x20 || static_cast<unsigned char>(*p) > 0x7e) *p = '?';
   }
+  s->client_name = cname;
   s->name = std::string("client '") + cname + "' (pid " + std::to_string(s->pid) + ")";
   std::string why;
   if (!peer_allowed(opt_, credentials(*s), s->sock, &why)) return refuse(NND_IPC_E_ACCESS, "access denied: " + why);
@@ -275,25 +280,29 @@ void ControlPlane::handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc
   if (counters_.sessions.load() >= opt_.max_clients) {
     return refuse(NND_IPC_E_TOO_MANY_CLIENTS, "too many clients (max_clients " + std::to_string(opt_.max_clients) + ")");
   }
-  // A hello chooses only the number of slots, clamped to 1..NND_IPC_MAX_SLOTS; the slot size is
-  // the daemon's (the largest request of any model), so one segment is bounded, and the sum of
-  // all segments is bounded by max_shared_memory_bytes.
-  uint32_t slots = h.requested_slots ? h.requested_slots : opt_.slots_per_client;
-  slots = std::clamp<uint32_t>(slots, 1, NND_IPC_MAX_SLOTS);
+  // The client's slots hold the largest request it says it needs (bounded by the largest request
+  // any model takes), as many as it asks for while the budget lasts: one segment is bounded, and
+  // the sum of all segments is bounded by max_shared_memory_bytes.
+  const uint32_t asked_slots = std::min<uint32_t>(h.requested_slots, NND_IPC_MAX_SLOTS);
   const auto set = registry_.current();
-  const SegmentLayout layout = plan_segment(slots, slot_data_bytes_for(*set));
-  // Reserve the bytes before creating the segment (only this thread adds; sessions subtract).
-  const uint64_t before = counters_.shared_memory_bytes->fetch_add(layout.segment_bytes);
-  if (before + layout.segment_bytes > opt_.max_shared_memory_bytes) {
-    counters_.shared_memory_bytes->fetch_sub(layout.segment_bytes);
-    const uint64_t one_slot = plan_segment(1, layout.slot_data_bytes).segment_bytes;
+  const RequestSizes sizes = request_sizes_for(*set);
+  // Only this thread adds to the total (sessions subtract), so what is free now stays free.
+  const uint64_t used = counters_.shared_memory_bytes->load();
+  const uint64_t free = opt_.max_shared_memory_bytes > used ? opt_.max_shared_memory_bytes - used : 0;
+  const std::optional<SlotGrant> grant =
+      grant_slots(asked_slots, h.requested_slot_bytes, opt_.slots_per_client, sizes, free);
+  if (!grant) {
+    const SegmentLayout one = plan_segment(
+        1, std::min(h.requested_slot_bytes ? h.requested_slot_bytes : sizes.one_sample,
+                    std::max<uint64_t>(sizes.largest, NND_IPC_DATA_ALIGN)));
     return refuse(NND_IPC_E_MEMORY_LIMIT,
-                  "shared memory limit: " + std::to_string(layout.slots) + " slots need " +
-                      std::to_string(layout.segment_bytes) + " bytes, " +
-                      std::to_string(opt_.max_shared_memory_bytes > before ? opt_.max_shared_memory_bytes - before : 0) +
-                      " of max_shared_memory_bytes " + std::to_string(opt_.max_shared_memory_bytes) +
-                      " are free (one slot needs " + std::to_string(one_slot) + ")");
+                  "shared memory limit: one slot of " + std::to_string(one.slot_data_bytes) +
+                      " bytes needs a segment of " + std::to_string(one.segment_bytes) + " bytes, " +
+                      std::to_string(free) + " of max_shared_memory_bytes " +
+                      std::to_string(opt_.max_shared_memory_bytes) + " are free");
   }
+  const SegmentLayout layout = grant->layout;
+  counters_.shared_memory_bytes->fetch_add(layout.segment_bytes);
   s->shm_total = counters_.shared_memory_bytes;
   s->shm_bytes = layout.segment_bytes;
   std::string err;
@@ -325,14 +334,50 @@ void ControlPlane::handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc
     return;
   }
   s->welcomed = true;
+  s->welcomed_ns = mono_ns();
   --pending_;
   counters_.pending_connections.store(pending_);
   if (pending_ < opt_.max_pending_connections) set_accepting(true);
   dispatcher_.add_session(s);
   counters_.sessions.fetch_add(1);
   counters_.sessions_total.fetch_add(1);
+  const uint32_t asked = asked_slots ? asked_slots : opt_.slots_per_client;
   log_(kLogInfo, s->name + " connected (uid " + std::to_string(s->uid) + ", " + std::to_string(layout.slots) +
-                 " slots of " + std::to_string(layout.slot_data_bytes) + " bytes)");
+                 " slots of " + std::to_string(layout.slot_data_bytes) + " bytes, " +
+                 std::to_string(layout.segment_bytes) + " bytes of shared memory" +
+                 (grant->fewer_slots ? ", fewer slots than the " + std::to_string(asked) +
+                                           " asked: max_shared_memory_bytes is nearly used"
+                                     : std::string()) +
+                 ")");
+}
+
+// The welcomed client at `index` in connection order (conns_ is unordered: sort the ids).
+void ControlPlane::send_client_info(const Session& to, uint32_t index) const {
+  nnd_ipc_client_info ci{};
+  ci.type = NND_MSG_LIST_CLIENTS;
+  ci.struct_bytes = sizeof(ci);
+  std::vector<const Session*> welcomed;
+  welcomed.reserve(conns_.size());
+  for (const auto& [id, c] : conns_) {
+    if (c->welcomed) welcomed.push_back(c.get());
+  }
+  std::sort(welcomed.begin(), welcomed.end(),
+            [](const Session* a, const Session* b) { return a->id < b->id; });
+  if (index < welcomed.size()) {
+    const Session& c = *welcomed[index];
+    ci.status = NND_IPC_OK;
+    ci.pid = static_cast<uint32_t>(c.pid);
+    ci.uid = static_cast<uint32_t>(c.uid);
+    ci.slots = c.slots;
+    copy_name(ci.name, sizeof(ci.name), c.client_name);
+    ci.slot_bytes = c.seg ? c.seg->layout().slot_data_bytes : 0;
+    ci.shared_memory_bytes = c.shm_bytes;
+    ci.requests_in_flight = c.inflight.load(std::memory_order_relaxed);
+    ci.connected_ns = static_cast<uint64_t>(std::max<int64_t>(0, mono_ns() - c.welcomed_ns));
+  } else {
+    ci.status = NND_IPC_E_UNKNOWN_MODEL;
+  }
+  (void)!send(to.sock, &ci, sizeof(ci), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 void ControlPlane::fill_model_info(const ServedModel& m, nnd_ipc_model_info* info) const {
@@ -482,6 +527,8 @@ void ControlPlane::handle_control(const std::shared_ptr<Session>& s) {
       nnd_ipc_daemon_info di{};
       fill_daemon_info(set->models.size(), &di);
       (void)!send(s->sock, &di, sizeof(di), MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else if (type == NND_MSG_LIST_CLIENTS) {
+      send_client_info(*s, q.index);
     } else if (type == NND_MSG_RELOAD) {
       handle_reload(s);
     } else {

@@ -28,6 +28,7 @@
 #include "daemon/ipc/reload_queue.h"
 #include "daemon/ipc/server_support.h"
 #include "daemon/ipc/session.h"
+#include "daemon/ipc/slot_sizing.h"
 #include "daemon/registry/model_set.h"
 #include "daemon/sched/stats.h"
 
@@ -47,8 +48,8 @@ bool peer_allowed(const ServerOptions& opt, const PeerCredentials& peer, int soc
 // daemon's user and members of control_gid.
 bool may_control(const ServerOptions& opt, const PeerCredentials& peer, int sock);
 
-// The data area one slot needs to hold the largest request (max_batch samples) of any model.
-uint64_t slot_data_bytes_for(const ModelSet& set);
+// The data areas the served models' requests need (one sample, and max_batch samples).
+RequestSizes request_sizes_for(const ModelSet& set);
 
 class ControlPlane {
  public:
@@ -79,6 +80,7 @@ class ControlPlane {
   void end_connection(uint64_t id, const char* why);
   void fill_model_info(const ServedModel& m, nnd_ipc_model_info* info) const;
   void fill_daemon_info(size_t models, nnd_ipc_daemon_info* di) const;
+  void send_client_info(const Session& to, uint32_t index) const;
   static PeerCredentials credentials(const Session& s) { return {s.pid, s.uid, s.gid}; }
 
   const ServerOptions& opt_;

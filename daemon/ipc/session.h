@@ -66,6 +66,8 @@ struct Session : std::enable_shared_from_this<Session> {
   uid_t uid = 0;
   gid_t gid = 0;
   std::string name;  // "client 'vision' (pid 123)"
+  std::string client_name;  // "vision": the name from its hello (printable ASCII)
+  int64_t welcomed_ns = 0;  // control thread only
   std::unique_ptr<Segment> seg;
   uint32_t slots = 0;
   bool welcomed = false;  // control thread only

@@ -66,12 +66,14 @@ TEST(IpcControlAccess, WhoMayConnectAndWhoMayControl) {
   EXPECT_FALSE(may_control(ctl, {1, static_cast<uid_t>(-1), 555}, -1));
 }
 
-TEST(IpcControlAccess, SlotHoldsTheLargestRequestOfAnyModel) {
+TEST(IpcControlAccess, RequestSizesOfOneSampleAndOfTheLargestBatch) {
   ModelSet set;
-  EXPECT_EQ(slot_data_bytes_for(set), NND_IPC_DATA_ALIGN);
-  set.models.push_back(model("a", 4, 12, 8));    // inputs 48 (to 64), outputs 32 -> 128
-  set.models.push_back(model("b", 16, 40, 4));   // 640, 64 -> 704
-  EXPECT_EQ(slot_data_bytes_for(set), 704u);
+  EXPECT_EQ(request_sizes_for(set).one_sample, 0u);
+  EXPECT_EQ(request_sizes_for(set).largest, 0u);
+  set.models.push_back(model("a", 4, 12, 8));    // one: 12 (to 64) + 8 -> 128; 4: 48 + 32 -> 128
+  set.models.push_back(model("b", 16, 40, 4));   // one: 40 + 4 -> 128; 16: 640 + 64 -> 704
+  EXPECT_EQ(request_sizes_for(set).one_sample, 128u);
+  EXPECT_EQ(request_sizes_for(set).largest, 704u);
 }
 
 struct ControlFixture {

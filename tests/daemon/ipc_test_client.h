@@ -32,8 +32,11 @@ class RawClient {
   RawClient& operator=(const RawClient&) = delete;
   ~RawClient() { close_all(); }
 
-  // Connects and sends the hello; returns the welcome status (or -1 on a system error).
-  int connect_and_hello(const std::string& path, uint32_t requested_slots = 0, const char* name = "test") {
+  // Connects and sends the hello; returns the welcome status (or -1 on a system error). By
+  // default the slots are as large as the daemon grants (the largest request of any model), so
+  // a test can send any batch a model takes.
+  int connect_and_hello(const std::string& path, uint32_t requested_slots = 0, const char* name = "test",
+                        uint64_t slot_bytes = UINT64_MAX) {
     sock_ = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (sock_ < 0) return -1;
     sockaddr_un a{};
@@ -45,6 +48,7 @@ class RawClient {
     h.magic = NND_IPC_MAGIC;
     h.version = NND_IPC_VERSION;
     h.requested_slots = requested_slots;
+    h.requested_slot_bytes = slot_bytes;
     std::strncpy(h.client_name, name, sizeof(h.client_name) - 1);
     if (send(sock_, &h, sizeof(h), MSG_NOSIGNAL) != sizeof(h)) return -1;
     iovec iov{&welcome, sizeof(welcome)};

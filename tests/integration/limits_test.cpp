@@ -38,9 +38,16 @@ std::string ball_model(uint32_t max_batch, uint32_t delay_us) {
          std::to_string(max_batch) + "\n    batch_delay_us: " + std::to_string(delay_us) + "\n";
 }
 
+// Opens a handle whose 16 slots hold ball requests of 64 samples (what a batching vision
+// process asks for).
 nnclient_t* open_status(const std::string& path, nnclient_status* st) {
   *st = NNCLIENT_OK;
-  return nnclient_open(path.c_str(), st);
+  nnclient_open_options_t o{};
+  o.struct_size = sizeof o;
+  o.endpoint = path.c_str();
+  o.slots = 16;
+  o.max_batch = 64;
+  return nnclient_open_with(&o, st);
 }
 
 // Runs one ball request of `batch` samples (inputs zero) and returns its status.
@@ -103,9 +110,12 @@ TEST(Limits, EachLimitHasItsOwnErrorAndOthersKeepBeingServed) {
   const uint64_t slot = ball_slot_bytes(64);
   const uint64_t seg16 = nnd::daemon::ipc::plan_segment(16, slot).segment_bytes;
   const uint64_t seg1 = nnd::daemon::ipc::plan_segment(1, slot).segment_bytes;
-  // Room for one default client (16 slots) and one single-slot client, not for two default ones.
-  const uint64_t budget = std::max<uint64_t>(seg16 + seg1 + slot / 2, 1u << 20);
-  ASSERT_LT(budget, 2 * seg16);
+  // Room for one 16-slot client of 64-sample slots and half a slot more: not even one more such
+  // slot, but a one-sample slot.
+  const uint64_t one_sample = ball_slot_bytes(1);
+  const uint64_t budget = std::max<uint64_t>(seg16 + slot / 2, 1u << 20);
+  ASSERT_LT(budget, seg16 + seg1);
+  ASSERT_GE(budget, seg16 + nnd::daemon::ipc::plan_segment(1, one_sample).segment_bytes);
   Daemon d("limits");
   const auto cfg = d.write_config("nnd.yaml", ball_model(64, 300'000),
                                   "  max_clients: 2\n  max_inflight_per_client: 2\n"
@@ -119,8 +129,8 @@ TEST(Limits, EachLimitHasItsOwnErrorAndOthersKeepBeingServed) {
   nnclient_model_info_t info{};
   ASSERT_EQ(nnclient_model_info(a, "ball", &info), NNCLIENT_OK);
 
-  // Shared memory: a second default client does not fit, nor does a raw client asking for 64
-  // slots; a single-slot client does.
+  // Shared memory: a second client of 64-sample slots does not get even one, nor does a raw
+  // client asking for 64 such slots; a client of one one-sample slot does.
   nnclient_t* b = open_status(d.socket_path(), &st);
   EXPECT_EQ(b, nullptr);
   EXPECT_EQ(st, NNCLIENT_E_MEMORY_LIMIT) << nnclient_status_name(st);
@@ -128,7 +138,7 @@ TEST(Limits, EachLimitHasItsOwnErrorAndOthersKeepBeingServed) {
       << nnclient_last_error(nullptr);
   nnd::test::RawClient big, small;
   EXPECT_EQ(big.connect_and_hello(d.socket_path(), 64), NND_IPC_E_MEMORY_LIMIT);
-  ASSERT_EQ(small.connect_and_hello(d.socket_path(), 1), NND_IPC_OK);
+  ASSERT_EQ(small.connect_and_hello(d.socket_path(), 1, "small", one_sample), NND_IPC_OK);
 
   // Clients: two sessions exist, the third is refused for that reason first.
   nnclient_t* c = open_status(d.socket_path(), &st);
@@ -157,13 +167,12 @@ TEST(Limits, EachLimitHasItsOwnErrorAndOthersKeepBeingServed) {
   EXPECT_EQ(ok, 2);
   EXPECT_EQ(refused, 1);
 
-  // A freed session frees its place and its memory: a default client still does not fit (memory),
-  // a single-slot one does.
+  // A freed session frees its place and its memory: a single-slot client fits again.
   small.close_all();
   nnd::test::RawClient again;
   ASSERT_TRUE(eventually([&] {
     again.close_all();
-    return again.connect_and_hello(d.socket_path(), 1) == NND_IPC_OK;
+    return again.connect_and_hello(d.socket_path(), 1, "again", one_sample) == NND_IPC_OK;
   }, 5000)) << d.log();
   // Once that session is gone too (its segment closed), only A's 16 slots are held.
   again.close_all();
@@ -239,7 +248,15 @@ TEST(Limits, DaemonMemoryStaysBoundedWhenClientsAskForHugeSegments) {
   const uint64_t seg64 = nnd::daemon::ipc::plan_segment(64, slot).segment_bytes;
   const uint64_t budget = 48ull << 20;
   ASSERT_LT(seg64, budget);
-  const uint64_t fit = budget / seg64;  // how many 64-slot clients the budget holds
+  // Clients asking for 64 slots each get them while the budget lasts, then whatever fits (at
+  // least one slot), then nothing.
+  size_t fit = 0;
+  for (uint64_t left = budget;; ++fit) {
+    uint32_t k = 64;
+    while (k > 0 && nnd::daemon::ipc::plan_segment(k, slot).segment_bytes > left) --k;
+    if (k == 0) break;
+    left -= nnd::daemon::ipc::plan_segment(k, slot).segment_bytes;
+  }
   Daemon d("rss");
   const auto cfg = d.write_config("nnd.yaml", ball_model(64, 0),
                                   "  max_clients: 64\n  max_shared_memory_bytes: 48M\n");
@@ -263,7 +280,7 @@ TEST(Limits, DaemonMemoryStaysBoundedWhenClientsAskForHugeSegments) {
         ++accepted;
         // Touch every page of the segment, then have the daemon read a request from it.
         std::memset(r->data(0), 0x3f, r->bytes() - (r->data(0) - r->base()));
-        EXPECT_EQ(raw_ball_request(*r, 63), NND_IPC_OK);
+        EXPECT_EQ(raw_ball_request(*r, r->welcome.slots - 1), NND_IPC_OK);
         clients.push_back(std::move(r));
       } else {
         EXPECT_EQ(w, NND_IPC_E_MEMORY_LIMIT);
@@ -272,8 +289,8 @@ TEST(Limits, DaemonMemoryStaysBoundedWhenClientsAskForHugeSegments) {
       max_memfd = std::max(max_memfd, memfd_bytes(d.pid()));
       max_rss = std::max(max_rss, rss_bytes(d.pid()));
     }
-    EXPECT_EQ(accepted, fit);
-    EXPECT_EQ(refused, 40 - fit);
+    EXPECT_EQ(accepted, std::min<size_t>(fit, 40));
+    EXPECT_EQ(refused, 40 - std::min<size_t>(fit, 40));
     clients.clear();
     ASSERT_TRUE(eventually([&] { return memfd_bytes(d.pid()) == 0; }, 5000)) << "segments not freed";
   }

@@ -2,6 +2,7 @@
 batches over max_batch, errors as nnclient.Error with the status name, context-manager close,
 and `python3 -m nnclient`."""
 
+import json
 import os
 import subprocess
 import sys
@@ -154,3 +155,17 @@ def test_python_m_nnclient(daemon, tmp_path):
     r = run_module(daemon, "infer", "bal")
     assert r.returncode == 1
     assert "NNCLIENT_E_UNKNOWN_MODEL" in r.stderr and "did you mean 'ball'?" in r.stderr
+
+
+def test_open_options_size_the_shared_memory(daemon):
+    # A connection that names its model and batch holds slots for exactly that.
+    with nnclient.Client(daemon.socket, slots=2, max_batch=4, models=["ball"]) as c:
+        info = c.model_info("ball")
+        out = c.infer("ball", np.zeros((4, *info.inputs[0].shape), dtype=np.float32))
+        assert out[0].shape[0] == 4
+        mine = [x for x in json.loads(daemon.nnctl("stats", "--json").stdout)["clients"]
+                if x["pid"] == os.getpid() and x["slots"] == 2]
+        assert len(mine) == 1, mine
+    with pytest.raises(nnclient.Error) as e:
+        nnclient.Client(daemon.socket, models=["no_such_model"])
+    assert e.value.status == nnclient.Status.E_UNKNOWN_MODEL

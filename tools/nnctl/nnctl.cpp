@@ -300,6 +300,17 @@ int cmd_stats_json(nnclient::Client& client) {
                  {"requests_in_flight", d.requests_in_flight},
                  {"shared_memory_bytes", d.shared_memory_bytes},
                  {"models", d.models}};
+  Json clients = Json::array();
+  for (const nnclient::ClientInfo& c : client.clients()) {
+    clients.push_back({{"name", c.name},
+                       {"pid", c.pid},
+                       {"uid", c.uid},
+                       {"slots", c.slots},
+                       {"slot_bytes", c.slot_bytes},
+                       {"shared_memory_bytes", c.shared_memory_bytes},
+                       {"requests_in_flight", c.requests_in_flight},
+                       {"connected_ns", c.connected_ns}});
+  }
   Json models = Json::array();
   for (const nnclient::Metrics& m : all) {
     Json mean_batch = nullptr;  // null before the first run
@@ -329,7 +340,10 @@ int cmd_stats_json(nnclient::Client& client) {
                       {"latency_buckets_us", std::move(latency)},
                       {"batch_size_buckets", std::move(batch)}});
   }
-  const Json out = {{"schema", 1}, {"daemon", std::move(daemon)}, {"models", std::move(models)}};
+  const Json out = {{"schema", 1},
+                    {"daemon", std::move(daemon)},
+                    {"models", std::move(models)},
+                    {"clients", std::move(clients)}};
   std::puts(out.dump(2).c_str());
   return 0;
 }
@@ -446,9 +460,38 @@ int cmd_metrics(nnclient::Client& client) {
   return 0;
 }
 
+std::string mib(uint64_t bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return b;
+}
+
+// One line per connected client with the shared memory it holds (nnctl itself is one of them).
+void print_clients(const std::vector<nnclient::ClientInfo>& clients) {
+  uint64_t total = 0;
+  for (const nnclient::ClientInfo& c : clients) total += c.shared_memory_bytes;
+  std::printf("\n%zu client%s, %s MiB of shared memory\n", clients.size(),
+              clients.size() == 1 ? "" : "s", mib(total).c_str());
+  std::printf("%-20s %8s %8s %6s %12s %10s %9s %10s\n", "CLIENT", "PID", "UID", "SLOTS",
+              "SLOT BYTES", "SHM MIB", "IN FLIGHT", "CONNECTED");
+  for (const nnclient::ClientInfo& c : clients) {
+    char age[32];
+    std::snprintf(age, sizeof age, "%.0f s", static_cast<double>(c.connected_ns) / 1e9);
+    std::printf("%-20s %8u %8u %6u %12llu %10s %9llu %10s\n", c.name, c.pid, c.uid, c.slots,
+                static_cast<unsigned long long>(c.slot_bytes), mib(c.shared_memory_bytes).c_str(),
+                static_cast<unsigned long long>(c.requests_in_flight), age);
+  }
+}
+
 int cmd_stats(nnclient::Client& client, bool json) {
   if (json) return cmd_stats_json(client);
   print_stats(client.stats(), nullptr, "\n");
+  try {
+    print_clients(client.clients());
+  } catch (const nnclient::Error& e) {
+    if (e.status() != NNCLIENT_E_PROTOCOL) throw;
+    std::printf("\n(clients: the daemon is older than nnctl and does not list them)\n");
+  }
   return 0;
 }
 

@@ -138,8 +138,15 @@ def _sig(name, restype, *argtypes):
     return fn
 
 
+class _OpenOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("slots", ctypes.c_uint32),
+                ("max_batch", ctypes.c_uint32), ("num_models", ctypes.c_uint32),
+                ("endpoint", ctypes.c_char_p), ("models", ctypes.POINTER(ctypes.c_char_p))]
+
+
 _vp = ctypes.c_void_p
-_open = _sig("nnclient_open", _vp, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int))
+_open_with = _sig("nnclient_open_with", _vp, ctypes.POINTER(_OpenOptions),
+                  ctypes.POINTER(ctypes.c_int))
 _close = _sig("nnclient_close", None, _vp)
 _model_info = _sig("nnclient_model_info", ctypes.c_int, _vp, ctypes.c_char_p,
                    ctypes.POINTER(_ModelInfo))
@@ -227,12 +234,23 @@ ArrayInputs = Union[np.ndarray, Sequence[np.ndarray], Mapping[str, np.ndarray]]
 
 
 class Client:
-    """A connection to the daemon (nnclient_open). Use as a context manager, or call close()."""
+    """A connection to the daemon (nnclient_open_with). Use as a context manager, or call close().
 
-    def __init__(self, endpoint: Optional[str] = None):
+    slots, max_batch and models say what this connection will run, so the daemon sizes its
+    shared memory for that (nnclient.h, nnclient_open_options_t); left out, the connection starts
+    with one-sample slots and grows them when a larger request comes.
+    """
+
+    def __init__(self, endpoint: Optional[str] = None, *, slots: int = 0, max_batch: int = 0,
+                 models: Optional[Sequence[str]] = None):
         self._h = None
         status = ctypes.c_int(0)
-        self._h = _open(endpoint.encode() if endpoint else None, ctypes.byref(status))
+        names = [m.encode() for m in (models or [])]
+        arr = (ctypes.c_char_p * max(1, len(names)))(*names)
+        o = _OpenOptions(ctypes.sizeof(_OpenOptions), slots, max_batch, len(names),
+                         endpoint.encode() if endpoint else None,
+                         ctypes.cast(arr, ctypes.POINTER(ctypes.c_char_p)))
+        self._h = _open_with(ctypes.byref(o), ctypes.byref(status))
         if not self._h:
             raise Error(status.value, _last_error(None).decode())
 
