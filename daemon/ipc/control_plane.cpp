@@ -446,7 +446,11 @@ void ControlPlane::handle_control(const std::shared_ptr<Session>& s) {
     nnd_ipc_model_query query;
     char raw[1024];
   } in{};
-  for (;;) {
+  // A few messages per wake-up, then back to epoll (level-triggered: a socket with more waiting
+  // is reported again), so one client flooding STATS or LIST queries takes turns with the
+  // others' hand-shakes instead of holding this thread for as long as it keeps sending.
+  constexpr int kMessagesPerTurn = 8;
+  for (int turn = 0; turn < kMessagesPerTurn; ++turn) {
     const ssize_t n = recv(s->sock, &in, sizeof(in), MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
