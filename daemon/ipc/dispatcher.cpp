@@ -294,8 +294,25 @@ void Dispatcher::run_batch(WorkerScratch& ws) {
     if (out.status != NND_IPC_OK) log_(kLogErr, "model '" + m.settings.name + "': engine failed: " + out.error);
   }
   sched::ModelStats* st = ws.live[0]->stats;
-  if (st && out.status == NND_IPC_OK) st->add_batch(out.samples);
+  if (st && out.status == NND_IPC_OK) {
+    st->add_batch(out.samples);
+    st->note_run_ns(out.run_ns);
+  }
   for (Request* r : ws.live) finish(*r, out.status, out.samples, out.start_ns, out.run_ns, true);
+}
+
+// Whether the poller should hand its role to an idle worker before it runs `batch`. Handing off
+// wakes a sleeping thread (a futex wake and, on a busy machine, a CPU the woken thread must win
+// from the client and the runner); that pays when other work can start meanwhile: requests are
+// already queued, or the batch runs long enough for new ones to arrive and wait. A short batch
+// with nothing else queued runs on the poller, which polls again right after: a client sending
+// small requests back to back then never meets a sleeping daemon thread (nnd_ipcbench,
+// bench/ipcbench.cpp, measures both cases).
+bool Dispatcher::worth_handing_off(const sched::Batch& batch) const {
+  if (scheduler_.queued() > 0) return true;
+  const Request* first = static_cast<const Request*>(batch.items.front()->user);
+  const int64_t expected = first->stats ? first->stats->last_run_ns() : 0;
+  return expected == 0 || expected >= kHandOffWorthNs;  // unknown (first run): as before
 }
 
 void Dispatcher::worker_main(unsigned w) {
@@ -324,7 +341,7 @@ void Dispatcher::worker_main(unsigned w) {
     if (scheduler_.pick(now, ws.batch, &next_due)) {
       const bool has_batch = ws.batch.queue != nullptr;
       if (has_batch) ++running_;
-      if (opt_.workers > 1 && has_batch) {
+      if (opt_.workers > 1 && has_batch && worth_handing_off(ws.batch)) {
         poller = false;
         poller_active_ = false;
         cv_.notify_one();

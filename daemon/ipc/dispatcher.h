@@ -8,7 +8,8 @@
 //    ring's capacity per session per round), validates each request and queues it, then asks the
 //    scheduler for a due batch. With several workers it hands the poller role to an idle worker
 //    (one condition-variable notify) before running the batch, so requests keep flowing in while
-//    it computes.
+//    it computes — when that pays (worth_handing_off): other requests are queued, or the model's
+//    last run took 200 us or more. A short batch with nothing else queued runs on the poller.
 //  * Running a batch (BatchRunner) and finishing its requests happen without the dispatch mutex.
 //  * A poller with nothing to do spins, then sleeps (Sleeper).
 //
@@ -78,6 +79,12 @@ class Dispatcher {
     std::vector<BatchPart> parts;
     BatchRunner runner;
   };
+
+  // A batch expected to run at least this long is worth a hand-off of the poller role: waking a
+  // sleeping worker costs tens of microseconds, and a request arriving meanwhile waits at most
+  // this long for the poller otherwise.
+  static constexpr int64_t kHandOffWorthNs = 200'000;
+  bool worth_handing_off(const sched::Batch& batch) const;
 
   void worker_main(unsigned w);
   void setup_worker_thread(unsigned w) const;

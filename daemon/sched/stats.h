@@ -61,6 +61,11 @@ class ModelStats {
   explicit ModelStats(std::string name) : name_(std::move(name)) {}
   const std::string& name() const { return name_; }
 
+  // Engine time of the latest run of this model (0 before the first): the dispatcher's guess of
+  // how long the next one takes.
+  void note_run_ns(int64_t run_ns) { last_run_ns_.store(run_ns, std::memory_order_relaxed); }
+  int64_t last_run_ns() const { return last_run_ns_.load(std::memory_order_relaxed); }
+
   void add_batch(uint32_t samples) {
     batches_.fetch_add(1, std::memory_order_relaxed);
     samples_.fetch_add(samples, std::memory_order_relaxed);
@@ -93,6 +98,7 @@ class ModelStats {
  private:
   std::string name_;
   std::atomic<uint64_t> requests_{0}, batches_{0}, samples_{0}, errors_{0}, deadline_misses_{0};
+  std::atomic<int64_t> last_run_ns_{0};
   LatencyHistogram latency_;
   std::atomic<int64_t> depth_{0};
   std::atomic<uint64_t> latency_sum_{0};
