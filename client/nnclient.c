@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ipc/nnd_endpoint.h"
 #include "ipc/nnd_ipc.h"
 #include "ipc/nnd_ipc_ring.h"
 #include "nnclient_private.h"
@@ -251,21 +252,10 @@ nnclient_status nnclient_resolve_endpoint(const char* endpoint, char* out, size_
   out[0] = '\0';
   if (!endpoint) {
     const char* env = getenv("NND_ENDPOINT");
-    endpoint = (env && env[0]) ? env : "nnd";
+    endpoint = (env && env[0]) ? env : NND_ENDPOINT_DEFAULT_NAME;
   }
-  if (!endpoint[0]) return NNCLIENT_E_INVALID_ARGUMENT;
   const size_t max = sizeof(((struct sockaddr_un*)0)->sun_path);
-  int len;
-  if (strchr(endpoint, '/')) {
-    len = snprintf(out, n, "%s", endpoint);
-  } else {
-    const char* dir = getenv("NND_RUNTIME_DIR");
-    if (!dir || !dir[0]) {
-      struct stat st;
-      dir = (stat("/run/nnd", &st) == 0 && S_ISDIR(st.st_mode)) ? "/run/nnd" : "/tmp";
-    }
-    len = snprintf(out, n, "%s/%s.sock", dir, endpoint);
-  }
+  const int len = nnd_endpoint_path(endpoint, out, n); /* the rule of ipc/nnd_endpoint.h */
   if (len < 0 || (size_t)len >= n || (size_t)len >= max) {
     out[0] = '\0';
     return NNCLIENT_E_INVALID_ARGUMENT;

@@ -19,6 +19,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "daemon/registry/model_set.h"
+#include "ipc/nnd_endpoint.h"
 
 namespace nnd::daemon {
 
@@ -101,15 +102,13 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 }
 
 std::string endpoint_socket_path(const std::string& endpoint) {
-  if (endpoint.find('/') != std::string::npos) return endpoint;
-  std::string dir;
-  if (const char* env = std::getenv("NND_RUNTIME_DIR"); env != nullptr && *env != '\0') {
-    dir = env;
-  } else {
-    struct stat st {};
-    dir = (::stat("/run/nnd", &st) == 0 && S_ISDIR(st.st_mode)) ? "/run/nnd" : "/tmp";
-  }
-  return dir + "/" + endpoint + ".sock";
+  // The rule lives in ipc/nnd_endpoint.h, shared with the IPC server and libnnclient.
+  const char* dir = nnd_endpoint_dir();
+  const int len = nnd_endpoint_path_in(endpoint.c_str(), dir, nullptr, 0);
+  if (len < 0) return {};
+  std::string path(static_cast<size_t>(len), '\0');
+  nnd_endpoint_path_in(endpoint.c_str(), dir, path.data(), path.size() + 1);
+  return path;
 }
 
 namespace {

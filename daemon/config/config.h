@@ -91,9 +91,9 @@ Config parse_config(const std::string& yaml_text, const std::string& source_name
 // The closest of `candidates` to `word` when it is near enough to be a plausible typo, else "".
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
 
-// The endpoint -> socket path rule shared with libnnclient: an endpoint containing '/' is a path;
-// otherwise $NND_RUNTIME_DIR/<endpoint>.sock, with NND_RUNTIME_DIR defaulting to /run/nnd when
-// that directory exists, else /tmp.
+// The socket path of `endpoint` by the rule of ipc/nnd_endpoint.h (shared with the IPC server
+// and libnnclient): a value containing '/' is the path; a name is <dir>/<name>.sock with <dir>
+// $NND_RUNTIME_DIR, else /run/nnd when it is a directory, else /tmp. "" for an empty endpoint.
 std::string endpoint_socket_path(const std::string& endpoint);
 
 }  // namespace nnd::daemon

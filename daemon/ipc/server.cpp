@@ -17,6 +17,7 @@
 #include "daemon/ipc/control_plane.h"
 #include "daemon/ipc/dispatcher.h"
 #include "daemon/ipc/server_support.h"
+#include "ipc/nnd_endpoint.h"
 #include "ipc/nnd_ipc.h"
 
 // The Server wires the units of daemon/ipc together; each says which thread runs it and which
@@ -39,15 +40,13 @@ using ipc::errno_text;
 }  // namespace
 
 std::string socket_path_for_endpoint(const std::string& endpoint) {
-  if (endpoint.find('/') != std::string::npos) return endpoint;
-  std::string dir;
-  if (const char* d = std::getenv("NND_RUNTIME_DIR"); d && *d) {
-    dir = d;
-  } else {
-    struct stat st;
-    dir = (stat("/run/nnd", &st) == 0 && S_ISDIR(st.st_mode)) ? "/run/nnd" : "/tmp";
-  }
-  return dir + "/" + (endpoint.empty() ? std::string("nnd") : endpoint) + ".sock";
+  // The rule lives in ipc/nnd_endpoint.h, shared with the config and libnnclient.
+  const char* dir = nnd_endpoint_dir();
+  const int len = nnd_endpoint_path_in(endpoint.c_str(), dir, nullptr, 0);
+  if (len < 0) return {};
+  std::string path(static_cast<size_t>(len), '\0');
+  nnd_endpoint_path_in(endpoint.c_str(), dir, path.data(), path.size() + 1);
+  return path;
 }
 
 struct Server::Impl {
