@@ -17,7 +17,7 @@
 #include "daemon/ipc/control_plane.h"
 #include "daemon/ipc/dispatcher.h"
 #include "daemon/ipc/server_support.h"
-#include "ipc/nnd_endpoint.h"
+#include "daemon/ipc/socket_setup.h"
 #include "ipc/nnd_ipc.h"
 
 // The Server wires the units of daemon/ipc together; each says which thread runs it and which
@@ -38,16 +38,6 @@ constexpr int kWarn = ipc::kLogWarn, kInfo = ipc::kLogInfo;
 using ipc::errno_text;
 
 }  // namespace
-
-std::string socket_path_for_endpoint(const std::string& endpoint) {
-  // The rule lives in ipc/nnd_endpoint.h, shared with the config and libnnclient.
-  const char* dir = nnd_endpoint_dir();
-  const int len = nnd_endpoint_path_in(endpoint.c_str(), dir, nullptr, 0);
-  if (len < 0) return {};
-  std::string path(static_cast<size_t>(len), '\0');
-  nnd_endpoint_path_in(endpoint.c_str(), dir, path.data(), path.size() + 1);
-  return path;
-}
 
 struct Server::Impl {
   ServerOptions opt;
@@ -82,52 +72,17 @@ struct Server::Impl {
 
 // ---- socket setup -----------------------------------------------------------------------------
 
+// The checks (directory, stale or foreign socket) and the bind live in socket_setup.cpp.
 void Server::Impl::bind_socket() {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof(addr.sun_path)) throw std::runtime_error("socket path too long: " + path);
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-
-  // A socket file left by a dead daemon is replaced; a live daemon makes start() fail.
-  struct stat st;
-  if (lstat(path.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) throw std::runtime_error(path + " exists and is not a socket");
-    int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (probe >= 0) {
-      const int rc = connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-      close(probe);
-      if (rc == 0) throw std::runtime_error("another daemon is serving on " + path);
-    }
-    log(kInfo, "removing stale socket " + path);
-    unlink(path.c_str());
-  }
-  listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (listen_fd < 0) throw std::runtime_error(errno_text("socket"));
-  // Create the socket file with no access and open it up once owner and mode are right.
-  const mode_t old = umask(0777);
-  const int rc = bind(listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  const int bind_errno = errno;
-  umask(old);
-  if (rc != 0) {
-    errno = bind_errno;
-    throw std::runtime_error(errno_text(("bind " + path).c_str()));
-  }
-  // The allowed user owns the socket file and the allowed group is its group, so each can connect
-  // through the 0660 mode whether or not the other is configured (a user without a group used to
-  // leave it root:root). Who is admitted is still decided by peer credentials.
-  if (opt.allowed_uid || opt.allowed_gid) {
-    const uid_t owner = opt.allowed_uid ? *opt.allowed_uid : static_cast<uid_t>(-1);
-    const gid_t group = opt.allowed_gid ? *opt.allowed_gid : static_cast<gid_t>(-1);
-    if (chown(path.c_str(), owner, group) != 0) {
-      log(kWarn, errno_text(("chown " + path + " to the configured user/group").c_str()) +
-                     " (only the daemon's own user and root can connect)");
-    }
-  }
-  // Never wider than 0660 (config/SCHEMA.md): others get no access to the socket file.
-  if (chmod(path.c_str(), opt.socket_mode & 0660) != 0) {
-    throw std::runtime_error(errno_text(("chmod " + path).c_str()));
-  }
-  if (listen(listen_fd, 64) != 0) throw std::runtime_error(errno_text("listen"));
+  SocketSetup setup;
+  setup.path = path;
+  // The allowed user owns the socket file; without one, the user the daemon switches to does,
+  // so that it can still remove the file at exit from a sticky directory like /tmp.
+  setup.owner = opt.allowed_uid ? opt.allowed_uid : opt.run_as_uid;
+  setup.group = opt.allowed_gid;
+  setup.mode = opt.socket_mode;
+  if (opt.run_as_uid) setup.directory_owners.push_back(*opt.run_as_uid);
+  listen_fd = bind_listening_socket(setup, [this](int level, const std::string& m) { log(level, m); });
 }
 
 // Every session holds three descriptors (socket, memfd, eventfd) and every pending connection
@@ -192,15 +147,26 @@ void Server::start() {
   const int64_t spin_ns = ncpu > 1 ? int64_t{d.opt.spin_us} * 1000 : 0;  // never spin against the client on one CPU
   d.ensure_descriptor_budget();
 
-  d.bind_socket();
+  if (d.listen_fd < 0) d.bind_socket();  // else listen() did, before a privilege drop
   d.started = true;
   d.dispatcher.start(spin_ns);
   d.control.start(d.listen_fd);
   d.log(kInfo, "listening on " + d.path + " with " + std::to_string(d.opt.workers) + " worker(s)");
 }
 
+void Server::listen() {
+  Impl& d = *impl_;
+  if (d.listen_fd < 0) d.bind_socket();
+}
+
 void Server::stop() {
   Impl& d = *impl_;
+  if (!d.started && d.listen_fd >= 0 && !d.stopped) {
+    // Bound by listen() but never started (start-up failed after binding): remove the socket.
+    d.stopped = true;
+    unlink(d.path.c_str());
+    return;
+  }
   if (!d.started || d.stopped) return;
   d.stopped = true;
   unlink(d.path.c_str());  // no new clients from here on

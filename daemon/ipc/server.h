@@ -41,6 +41,7 @@
 
 #include "daemon/registry/model_set.h"
 #include "daemon/sched/scheduler.h"
+#include "daemon/ipc/socket_setup.h"  // socket_path_for_endpoint
 #include "daemon/sched/stats.h"
 
 namespace nnd::daemon {
@@ -63,6 +64,10 @@ struct ServerOptions {
   // and query; a refused RELOAD is answered NND_IPC_E_ACCESS.
   std::optional<gid_t> control_gid;
   uint32_t socket_mode = 0660;          // chmod of the socket file; owner allowed_uid, group allowed_gid (if set)
+  // The user the daemon switches to after binding (daemon.run_as; unset: it stays who it is).
+  // It may own the socket's directory, and owns the socket file when allowed_uid is unset, so
+  // that it can still remove the file at exit (see daemon/ipc/socket_setup.h).
+  std::optional<uid_t> run_as_uid;
 
   uint32_t workers = 1;                 // worker threads; they share each model's engine
   std::vector<int> cpu_affinity;        // worker w pinned to cpu_affinity[w % n]; empty = no pinning
@@ -118,9 +123,6 @@ struct ServerCounters {
   uint64_t reloads_failed = 0;
 };
 
-// The endpoint -> socket path rule shared with libnnclient.
-std::string socket_path_for_endpoint(const std::string& endpoint);
-
 class Server {
  public:
   Server(ServerOptions options, ModelRegistry& registry, ServerLogger logger);
@@ -130,8 +132,14 @@ class Server {
 
   void set_reload_callback(ReloadCallback cb);
 
-  // Binds the socket (replacing a stale socket file of a dead daemon; throws if another daemon
-  // answers on it), then starts the threads. Throws std::runtime_error with the reason.
+  // Checks the socket's directory and binds and listens on the socket (replacing a stale socket
+  // file of a dead daemon; throws if anyone answers on it or the directory is not safe, see
+  // daemon/ipc/socket_setup.h). Connections wait in the backlog until start(). The daemon calls
+  // it before dropping root (daemon.run_as); otherwise start() does. Throws std::runtime_error.
+  void listen();
+
+  // listen()s unless done already, then starts the threads. Throws std::runtime_error with the
+  // reason.
   void start();
 
   // Unlinks the socket (no new clients), answers new requests NND_IPC_E_SHUTTING_DOWN, waits up

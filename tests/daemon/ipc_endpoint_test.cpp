@@ -9,7 +9,7 @@
 #include <string>
 
 #include "daemon/config/config.h"
-#include "daemon/ipc/server.h"
+#include "daemon/ipc/socket_setup.h"
 #include "ipc/nnd_endpoint.h"
 #ifdef NND_HAVE_NNCLIENT
 #include "client/nnclient_private.h"

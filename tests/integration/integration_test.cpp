@@ -715,8 +715,12 @@ TEST(Integration, OutsideUserIsRefused) {
   // chmod it behind the daemon's back): the daemon's peer-credential check alone must refuse.
   {
     Daemon d("access");
-    fs::permissions(d.dir(), fs::perms::all);  // let the stranger reach the socket
-    fs::permissions(d.dir() / "run", fs::perms::all);
+    // Let the stranger reach the socket: search permission suffices (a folder others can write,
+    // non-sticky, would be refused by the daemon: anyone could replace the socket in it).
+    const auto reachable = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                           fs::perms::others_read | fs::perms::others_exec;
+    fs::permissions(d.dir(), reachable);
+    fs::permissions(d.dir() / "run", reachable);
     const auto cfg = d.write_config("nnd.yaml", ball_yaml());
     ASSERT_TRUE(d.start(cfg)) << d.log();
     struct stat st {};
@@ -741,8 +745,10 @@ TEST(Integration, OutsideUserIsRefused) {
   // the daemon), a member of the group is admitted.
   {
     Daemon d("group");
-    fs::permissions(d.dir(), fs::perms::all);
-    fs::permissions(d.dir() / "run", fs::perms::all);
+    const auto reachable = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                           fs::perms::others_read | fs::perms::others_exec;
+    fs::permissions(d.dir(), reachable);
+    fs::permissions(d.dir() / "run", reachable);
     const auto cfg = d.write_config("nnd.yaml", ball_yaml(), "  group: \"65534\"\n");
     ASSERT_TRUE(d.start(cfg)) << d.log();
     // The socket belongs to the configured group, with no access for others.
