@@ -24,6 +24,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -334,6 +335,119 @@ static int wait_readable(int fd, int timeout_ms) {
   }
 }
 
+/* ---- who is the daemon? ------------------------------------------------------------------ */
+
+/* Before the hand-shake the client makes sure that whoever listens on the socket is trusted to be
+ * the daemon: anyone may bind the path in a directory others can write (the /tmp fallback), and
+ * the daemon is handed the requests' data. SO_PEERCRED gives the user of the process that called
+ * listen() on the socket (nnd binds and listens before it drops root, so a daemon started as root
+ * with daemon.run_as shows as root). Trusted: root; this process's effective user; the owner of
+ * the socket's directory when nobody else could have put the socket there (every directory from
+ * it up to '/' is owned by root or that owner and writable by no one else: /run/nnd, not /tmp);
+ * the system user "nnd" when it exists; users listed in $NNCLIENT_TRUSTED_USERS. */
+
+#define NNC_DAEMON_USER "nnd"
+#define NNC_TRUSTED_USERS_ENV "NNCLIENT_TRUSTED_USERS"
+
+/* The uid of user `name` (a user name, or a number). 1 when known. */
+static int uid_of(const char* name, uid_t* out) {
+  char* end = NULL;
+  errno = 0;
+  const unsigned long v = strtoul(name, &end, 10);
+  if (end != name && *end == '\0' && errno == 0 && isdigit((unsigned char)name[0])) {
+    *out = (uid_t)v;
+    return 1;
+  }
+  struct passwd pw, *res = NULL;
+  char buf[4096];
+  if (getpwnam_r(name, &pw, buf, sizeof buf, &res) != 0 || !res) return 0;
+  *out = res->pw_uid;
+  return 1;
+}
+
+/* Whether `uid` is one of the comma-separated users in `list` (may be NULL). */
+static int uid_listed(const char* list, uid_t uid) {
+  char name[256];
+  while (list && *list) {
+    const char* comma = strchr(list, ',');
+    const size_t len = comma ? (size_t)(comma - list) : strlen(list);
+    uid_t u;
+    if (len > 0 && len < sizeof name) {
+      memcpy(name, list, len);
+      name[len] = '\0';
+      if (uid_of(name, &u) && u == uid) return 1;
+    }
+    list = comma ? comma + 1 : NULL;
+  }
+  return 0;
+}
+
+/* The owner of the directory holding `socket_path`, when that directory and every one above it is
+ * owned by root or that owner and writable by no one else. 1 when so. */
+static int trusted_directory_owner(const char* socket_path, uid_t* owner) {
+  char dir[PATH_MAX], real[PATH_MAX];
+  const char* slash = strrchr(socket_path, '/');
+  if (!slash) {
+    snprintf(dir, sizeof dir, ".");
+  } else if (slash == socket_path) {
+    snprintf(dir, sizeof dir, "/");
+  } else {
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - socket_path), socket_path);
+  }
+  if (!realpath(dir, real)) return 0;
+  struct stat st;
+  if (stat(real, &st) != 0) return 0;
+  const uid_t candidate = st.st_uid;
+  for (;;) {
+    if (stat(real, &st) != 0) return 0;
+    if ((st.st_uid != 0 && st.st_uid != candidate) || (st.st_mode & (S_IWGRP | S_IWOTH))) return 0;
+    char* last = strrchr(real, '/');
+    if (!last || (last == real && real[1] == '\0')) break; /* checked "/" */
+    if (last == real) {
+      real[1] = '\0';
+    } else {
+      *last = '\0';
+    }
+  }
+  *owner = candidate;
+  return 1;
+}
+
+/* Refuses (NNCLIENT_E_ACCESS) a peer on c->sock that is not trusted to be the daemon. */
+static nnclient_status verify_daemon(nnclient_t* c) {
+  struct ucred peer;
+  socklen_t len = sizeof peer;
+  if (getsockopt(c->sock, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0) {
+    return sys_err(c, "getsockopt(SO_PEERCRED)");
+  }
+  uid_t u;
+  if (peer.uid == 0 || peer.uid == geteuid()) return NNCLIENT_OK;
+  if (uid_listed(getenv(NNC_TRUSTED_USERS_ENV), peer.uid)) return NNCLIENT_OK;
+  if (uid_of(NNC_DAEMON_USER, &u) && u == peer.uid) return NNCLIENT_OK;
+  if (trusted_directory_owner(c->path, &u) && u == peer.uid) return NNCLIENT_OK;
+
+  char name[128] = "", who[160], number[16];
+  snprintf(number, sizeof number, "%u", (unsigned)peer.uid);
+  struct passwd pw, *res = NULL;
+  char buf[4096];
+  if (getpwuid_r(peer.uid, &pw, buf, sizeof buf, &res) == 0 && res) {
+    snprintf(name, sizeof name, "%s", res->pw_name);
+  }
+  if (name[0]) {
+    snprintf(who, sizeof who, "user '%s' (uid %u, pid %d)", name, (unsigned)peer.uid,
+             (int)peer.pid);
+  } else {
+    snprintf(who, sizeof who, "uid %u (pid %d)", (unsigned)peer.uid, (int)peer.pid);
+  }
+  return set_err(c, NNCLIENT_E_ACCESS,
+                 "refusing the daemon on %s: it runs as %s, which this client does not trust "
+                 "(root, your own user, the owner of a socket directory only it and root can "
+                 "write, the user '" NNC_DAEMON_USER "', or " NNC_TRUSTED_USERS_ENV "); another "
+                 "program may have taken the endpoint. If it is your daemon, set "
+                 NNC_TRUSTED_USERS_ENV "=%s",
+                 c->path, who, name[0] ? name : number);
+}
+
 static nnclient_status connect_daemon(nnclient_t* c) {
   int fds[2] = {-1, -1};
   int nfds = 0;
@@ -362,6 +476,9 @@ static nnclient_status connect_daemon(nnclient_t* c) {
     }
     goto fail;
   }
+  /* Nothing goes to a peer that may be an impostor, not even the hello. */
+  st = verify_daemon(c);
+  if (st != NNCLIENT_OK) goto fail;
 
   struct nnd_ipc_hello hello;
   memset(&hello, 0, sizeof hello);

@@ -19,6 +19,15 @@
  * size), valid until the next call on the handle; nnclient_last_error(NULL) explains the calling
  * thread's last failed nnclient_open.
  *
+ * Who the daemon is: on every connect (nnclient_open, and reconnects), before sending anything,
+ * the library checks the credentials of the process listening on the socket (SO_PEERCRED). It
+ * accepts root, the process's own effective user, the owner of the socket's directory when that
+ * directory and all above it are owned by root or that owner and writable by no one else (like
+ * /run/nnd, unlike anything in /tmp), the system user "nnd", and users listed in the environment
+ * variable NNCLIENT_TRUSTED_USERS (names or uids, comma-separated). Anyone else (an impostor that
+ * bound the /tmp fallback path first) gets NNCLIENT_E_ACCESS, and nnclient_last_error names the
+ * path, the peer's user, uid and pid, and what to set if it is the real daemon.
+ *
  * Waiting: a waiting call spins for a short bounded time (default 30 us, environment variable
  * NNCLIENT_SPIN_US, 0..1000; no spin when the process may run on one CPU only), then sleeps on a
  * futex, waking at least every 20 ms to check whether the daemon is still there. Control calls
@@ -64,7 +73,9 @@ typedef enum nnclient_status {
                                         queue is (too many connections at once) */
   NNCLIENT_E_INTERNAL = 11,          /* the daemon failed running the model (see its log) */
   NNCLIENT_E_SHUTTING_DOWN = 12,     /* the daemon is stopping */
-  NNCLIENT_E_ACCESS = 13,            /* the daemon refused this user/group */
+  NNCLIENT_E_ACCESS = 13,            /* the daemon refused this user/group, or the client
+                                        refused the process on the endpoint (not a trusted
+                                        user: see "Who the daemon is" above) */
   NNCLIENT_E_NO_SLOT = 14,           /* all of this handle's request slots are in flight */
   NNCLIENT_E_SYSTEM = 15,            /* a system call failed (errno text in nnclient_last_error) */
   /* One code per daemon resource limit (config keys in the daemon's SCHEMA.md): */
@@ -107,7 +118,8 @@ typedef struct nnclient_model_info {
 /* Connects to the daemon. `endpoint` NULL means the default endpoint "nnd" (or $NND_ENDPOINT).
  * An endpoint containing '/' is a socket path; otherwise the socket is
  * $NND_RUNTIME_DIR/<endpoint>.sock, with NND_RUNTIME_DIR defaulting to /run/nnd when that
- * directory exists and /tmp otherwise. Returns NULL and stores the reason in *status
+ * directory exists and /tmp otherwise. The listening process must be trusted ("Who the daemon
+ * is" above; NNCLIENT_E_ACCESS otherwise). Returns NULL and stores the reason in *status
  * (status may be NULL). The handle must be freed with nnclient_close. */
 nnclient_t* nnclient_open(const char* endpoint, nnclient_status* status);
 

@@ -4,6 +4,7 @@
 #include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
+#include <grp.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -302,10 +303,62 @@ void serve_rings(Session* s, const FakeDaemonConfig& cfg, std::map<std::string, 
   }
 }
 
+// bind + listen on the configured path; -1 on failure.
+int listen_on(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd, 16) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// The child becomes listen_uid/listen_gid, then binds and listens: the socket's SO_PEERCRED is
+// that user's. The parent waits for its "ready" byte.
+void start_as_other_user(const FakeDaemonConfig& config, pid_t* pid) {
+  int ready[2];
+  if (pipe2(ready, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  unlink(config.socket_path.c_str());
+  fflush(nullptr);
+  *pid = fork();
+  if (*pid < 0) throw std::runtime_error("fork failed");
+  if (*pid == 0) {
+    close(ready[0]);
+    const gid_t g = static_cast<gid_t>(config.listen_gid);
+    int fd = -1;
+    if (setgroups(1, &g) == 0 && setgid(g) == 0 && setuid(static_cast<uid_t>(config.listen_uid)) == 0) {
+      fd = listen_on(config.socket_path);
+    }
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // after setuid, which clears it
+    const char ok = fd >= 0 ? '1' : '0';
+    (void)!write(ready[1], &ok, 1);
+    close(ready[1]);
+    if (fd < 0) _exit(1);
+    serve(fd, config);
+  }
+  close(ready[1]);
+  pollfd p{ready[0], POLLIN, 0};
+  char ok = '0';
+  const bool got = poll(&p, 1, 10000) == 1 && read(ready[0], &ok, 1) == 1;
+  close(ready[0]);
+  if (!got || ok != '1') {
+    throw std::runtime_error("the fake daemon could not listen on " + config.socket_path +
+                             " as uid " + std::to_string(config.listen_uid));
+  }
+}
+
 }  // namespace
 
 void FakeDaemon::start(const FakeDaemonConfig& config) {
   kill();
+  if (config.listen_uid >= 0) {
+    start_as_other_user(config, &pid_);
+    return;
+  }
   const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::runtime_error("socket failed");
   sockaddr_un addr{};

@@ -25,6 +25,10 @@ struct FakeDaemonConfig {
   int answer_delay_ms = 0;  // sleep before answering each request
   int reload_delay_ms = 0;  // sleep before answering a RELOAD control message
   bool never_answer = false;
+  // When >= 0 (the test runs as root): the serving child switches to this uid/gid and binds and
+  // listens itself, so the socket's peer credentials are that user's (an impostor daemon).
+  int listen_uid = -1;
+  int listen_gid = -1;
 };
 
 class FakeDaemon {
@@ -36,7 +40,8 @@ class FakeDaemon {
   FakeDaemon& operator=(const FakeDaemon&) = delete;
 
   // Binds and listens in the calling process (so a client can connect as soon as this returns),
-  // then forks the serving child.
+  // then forks the serving child. With listen_uid, the child binds and listens as that user and
+  // this returns once it does.
   void start(const FakeDaemonConfig& config);
   // SIGKILL and reap the child (no clean-up on its side, like kill -9 of the real daemon).
   void kill();
