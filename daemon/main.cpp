@@ -38,6 +38,7 @@
 #include "daemon/registry/registry_builder.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/notify.h"
+#include "daemon/sys/privileges.h"
 #include "daemon/sys/signals.h"
 #include "nnd_version.h"
 
@@ -140,6 +141,7 @@ class Daemon {
          NND_VERSION_STRING, NND_GIT_REVISION, config_path_.c_str(),
          endpoint_socket_path(cfg_.daemon.endpoint).c_str(), cfg_.daemon.workers,
          cfg_.models.size());
+    if (!cfg_.daemon.run_as.empty() && !switch_user()) return 1;
     notify_status("compiling " + std::to_string(cfg_.models.size()) + " model(s)");
 
     try {
@@ -373,6 +375,7 @@ class Daemon {
     if (n.group != o.group) warn("group");
     if (n.control_group != o.control_group) warn("control_group");
     if (n.socket_mode != o.socket_mode) warn("socket_mode");
+    if (n.run_as != o.run_as || n.run_as_gid != o.run_as_gid) warn("run_as");
     if (n.workers != o.workers) warn("workers");
     if (n.cpu_affinity != o.cpu_affinity) warn("cpu_affinity");
     if (n.realtime_priority != o.realtime_priority) warn("realtime_priority");
@@ -387,7 +390,45 @@ class Daemon {
     if (n.max_pending_connections != o.max_pending_connections) warn("max_pending_connections");
   }
 
+  // daemon.run_as, started as root: bind the socket first (its directory may be root's, and
+  // clients see the credentials of the listen() call: root's), then become the user for good,
+  // before any model file is opened. Clients connecting meanwhile wait in the listen backlog.
+  bool switch_user() {
+    const DaemonSettings& d = cfg_.daemon;
+    const RunAs target{d.run_as, *d.run_as_uid, *d.run_as_gid};
+    try {
+      if (!must_switch_user(target)) return true;
+    } catch (const std::exception& e) {
+      log(LogLevel::kError, e.what());
+      notify_status(e.what());
+      return false;
+    }
 #ifdef NND_HAVE_IPC_SERVER
+    if (!create_server()) return false;
+    try {
+      server_->listen();
+    } catch (const std::exception& e) {
+      log(LogLevel::kError, std::string("cannot start the IPC server: ") + e.what());
+      notify_status(std::string("cannot start the IPC server: ") + e.what());
+      return false;
+    }
+#endif
+    try {
+      // SCHED_FIFO for the workers needs CAP_SYS_NICE: kept only when asked for.
+      const std::string w = drop_privileges(target, d.realtime_priority > 0);
+      if (!w.empty()) log(LogLevel::kWarning, w);
+    } catch (const std::exception& e) {
+      log(LogLevel::kError, std::string("cannot switch to daemon.run_as: ") + e.what());
+      notify_status(std::string("cannot switch to daemon.run_as: ") + e.what());
+      return false;
+    }
+    logf(LogLevel::kNotice, "dropped root: running as %s (uid %u, gid %u) from now on",
+         d.run_as.c_str(), static_cast<unsigned>(target.uid), static_cast<unsigned>(target.gid));
+    return true;
+  }
+
+#ifdef NND_HAVE_IPC_SERVER
+  bool create_server();
   bool start_server();
   void stop_server();
   std::unique_ptr<Server> server_;
@@ -419,13 +460,14 @@ class Daemon {
 };
 
 #ifdef NND_HAVE_IPC_SERVER
-bool Daemon::start_server() {
+bool Daemon::create_server() {
   const DaemonSettings& d = cfg_.daemon;
   ServerOptions o;
   o.endpoint = d.endpoint;
   o.allowed_uid = d.uid;
   o.allowed_gid = d.gid;
   o.socket_mode = d.socket_mode;
+  if (!d.run_as.empty()) o.run_as_uid = d.run_as_uid;
   o.workers = d.workers;
   o.cpu_affinity = d.cpu_affinity;
   o.realtime_priority = d.realtime_priority;
@@ -451,6 +493,11 @@ bool Daemon::start_server() {
     rr.message = r.message;
     return rr;
   });
+  return true;
+}
+
+bool Daemon::start_server() {
+  if (!server_ && !create_server()) return false;  // created early by switch_user()
   try {
     server_->start();
   } catch (const std::exception& e) {

@@ -308,7 +308,9 @@ class Parser {
         "endpoint", "user", "group", "socket_mode", "workers", "cpu_affinity",
         "realtime_priority", "log_level", "watchdog", "max_clients", "max_inflight_per_client",
         "slots_per_client", "spin_us", "max_request_bytes", "max_shared_memory_bytes",
-        "handshake_timeout_ms", "max_pending_connections", "on_model_error", "control_group"};
+        "handshake_timeout_ms", "max_pending_connections", "on_model_error", "control_group",
+        "run_as", "run_as_group"};
+    YAML::Node run_as_node, run_as_group_node;
     for_each_key(d, "daemon", known, [&](const std::string& k, const YAML::Node& v,
                                          const std::string& key) {
       if (k == "endpoint") {
@@ -397,6 +399,10 @@ class Parser {
         integer(v, key, 1, 1024, s.max_pending_connections);
       } else if (k == "control_group") {
         group_value(v, key, s.control_group, s.control_gid);
+      } else if (k == "run_as") {
+        if (string_value(v, key, s.run_as)) run_as_node = v;
+      } else if (k == "run_as_group") {
+        if (string_value(v, key, s.run_as_group)) run_as_group_node = v;
       } else if (k == "on_model_error") {
         std::string e;
         if (!string_value(v, key, e)) return;
@@ -407,6 +413,43 @@ class Parser {
         }
       }
     });
+    resolve_run_as(run_as_node, run_as_group_node, s);
+  }
+
+  // daemon.run_as must name an account of the user database (its primary group and supplementary
+  // groups come from there); run_as_group, a group by name or number, replaces the primary one.
+  void resolve_run_as(const YAML::Node& user_node, const YAML::Node& group_node,
+                      DaemonSettings& s) {
+    if (s.run_as.empty()) {
+      if (!s.run_as_group.empty()) {
+        issue(group_node, "daemon.run_as_group", "needs daemon.run_as (the user to switch to)");
+      }
+      return;
+    }
+    std::vector<char> buf(16384);
+    struct passwd pw {};
+    struct passwd* res = nullptr;
+    uid_t numeric = 0;
+    const std::string& u = s.run_as;
+    if (auto [p, ec] = std::from_chars(u.data(), u.data() + u.size(), numeric);
+        ec == std::errc() && p == u.data() + u.size()) {
+      ::getpwuid_r(numeric, &pw, buf.data(), buf.size(), &res);
+    } else {
+      ::getpwnam_r(u.c_str(), &pw, buf.data(), buf.size(), &res);
+    }
+    if (res == nullptr) {
+      issue(user_node, "daemon.run_as", "unknown user '" + u + "' (not in the user database)");
+      return;
+    }
+    s.run_as = res->pw_name;  // the name: initgroups() needs it
+    s.run_as_uid = res->pw_uid;
+    s.run_as_gid = res->pw_gid;
+    if (!s.run_as_group.empty()) {
+      std::string name = s.run_as_group;
+      std::optional<gid_t> gid;
+      group_value(group_node, "daemon.run_as_group", name, gid);
+      if (gid) s.run_as_gid = *gid;
+    }
   }
 
   void parse_model(const YAML::Node& m, size_t index, Config& cfg,

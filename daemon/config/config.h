@@ -32,6 +32,10 @@ struct DaemonSettings {
   std::string control_group;           // group that may reload besides root and the daemon's user
   std::optional<gid_t> control_gid;    // resolved `control_group`
   uint32_t socket_mode = 0660;         // file mode of the hand-shake socket
+  std::string run_as;                  // user to switch to when started as root ("" = stay)
+  std::string run_as_group;            // its group ("" = the user's primary group)
+  std::optional<uid_t> run_as_uid;     // resolved `run_as`
+  std::optional<gid_t> run_as_gid;     // resolved `run_as_group`, else run_as's primary group
   uint32_t workers = 2;                // inference worker threads
   std::vector<int> cpu_affinity;       // CPUs the workers may run on (worker i -> cpus[i % n])
   int realtime_priority = 0;           // 0: normal scheduling; 1..99: SCHED_FIFO for the workers

@@ -1,5 +1,6 @@
 // Config parsing and validation: every error kind is reported with its key and line number.
 #include <gtest/gtest.h>
+#include <pwd.h>
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -402,4 +403,32 @@ TEST(ConfigEndpoint, SocketPathRule) {
 TEST(ConfigSuggest, ClosestMatch) {
   EXPECT_EQ(closest_match("max_btach", {"max_batch", "name"}), "max_batch");
   EXPECT_EQ(closest_match("xyz", {"max_batch", "name"}), "");
+}
+
+// daemon.run_as (drop root after binding the socket): a user of the user database, with its
+// primary group unless run_as_group names another.
+TEST_F(ConfigTest, RunAs) {
+  expect_one("daemon:\n  run_as: no_such_user_nnd\nmodels: []\n", 2, "daemon.run_as",
+             "unknown user 'no_such_user_nnd'");
+  expect_one("daemon:\n  run_as: root\n  run_as_group: no_such_group_nnd\nmodels: []\n", 3,
+             "daemon.run_as_group", "unknown group 'no_such_group_nnd'");
+  expect_one("daemon:\n  run_as_group: root\nmodels: []\n", 2, "daemon.run_as_group",
+             "needs daemon.run_as");
+
+  const Config none = parse("models: []\n");
+  EXPECT_TRUE(none.daemon.run_as.empty());
+  EXPECT_FALSE(none.daemon.run_as_uid);
+
+  const Config root = parse("daemon:\n  run_as: \"0\"\nmodels: []\n");  // by number
+  EXPECT_EQ(root.daemon.run_as, "root");
+  EXPECT_EQ(root.daemon.run_as_uid, 0u);
+  EXPECT_EQ(root.daemon.run_as_gid, 0u);
+
+  if (const passwd* pw = ::getpwnam("nobody")) {
+    const Config c = parse("daemon:\n  run_as_group: \"0\"\n  run_as: nobody\nmodels: []\n");
+    EXPECT_EQ(c.daemon.run_as_uid, pw->pw_uid);
+    EXPECT_EQ(c.daemon.run_as_gid, 0u);  // the group given, not nobody's primary one
+    const Config d = parse("daemon:\n  run_as: nobody\nmodels: []\n");
+    EXPECT_EQ(d.daemon.run_as_gid, pw->pw_gid);
+  }
 }

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <grp.h>
+#include <pthread.h>
+#include <pwd.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -21,8 +24,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "nnd_version.h"
@@ -147,6 +152,10 @@ class LifecycleTest : public ::testing::Test {
       const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       ::dup2(o, 1);
       ::dup2(e, 2);
+      if (spawn_as_ && (::setgroups(0, nullptr) != 0 || ::setgid(spawn_as_->second) != 0 ||
+                        ::setuid(spawn_as_->first) != 0)) {
+        _exit(126);
+      }
       ::execve(kExe.c_str(), argv.data(), envp.data());
       _exit(127);
     }
@@ -226,6 +235,7 @@ class LifecycleTest : public ::testing::Test {
   std::string endpoint_, socket_path_, notify_path_;
   int notify_fd_ = -1;
   pid_t pid_ = -1;
+  std::optional<std::pair<uid_t, gid_t>> spawn_as_;  // spawn() runs nnd as this user (test is root)
   std::vector<std::string> seen_;
   int watchdog_pings_ = 0;
 };
@@ -471,3 +481,134 @@ TEST_F(LifecycleTest, ClientReloadTakesTheSamePath) {
   EXPECT_FALSE(socket_exists());
 }
 #endif
+
+// ---- daemon.run_as ---------------------------------------------------------------------------
+
+namespace {
+
+std::optional<std::pair<uid_t, gid_t>> nobody_ids() {
+  if (::geteuid() != 0) return std::nullopt;
+  const passwd* pw = ::getpwnam("nobody");
+  if (!pw || pw->pw_uid == 0) return std::nullopt;
+  return std::make_pair(pw->pw_uid, pw->pw_gid);
+}
+
+// The "Uid:" or "Gid:" line of /proc/<pid>/status, e.g. "65534\t65534\t65534\t65534".
+std::string proc_ids(pid_t pid, const std::string& field) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind(field + ":\t", 0) == 0) return line.substr(field.size() + 2);
+  }
+  return "";
+}
+
+// Whether this process may put a thread under SCHED_FIFO at all (a container may forbid it).
+bool realtime_allowed() {
+  bool ok = false;
+  std::thread([&ok] {
+    sched_param sp{};
+    sp.sched_priority = 1;
+    ok = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+  }).join();
+  return ok;
+}
+
+}  // namespace
+
+// Started as root with run_as: nobody, nnd binds its socket, drops to nobody for good before it
+// loads a model, and then serves, reloads and stops as nobody; a root client still trusts it (the
+// socket's credentials are those of the listen() call, made as root).
+TEST_F(LifecycleTest, RunAsDropsRootBeforeLoadingModels) {
+  const auto nobody = nobody_ids();
+  if (!nobody) GTEST_SKIP() << "needs root and a 'nobody' user";
+  // nobody must reach the config (reload), the models and the notify socket.
+  fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
+  const bool rt = realtime_allowed();
+  const fs::path cfg = dir_ / "run_as.yaml";
+  std::ofstream(cfg) << "daemon:\n  endpoint: " << endpoint_ << "\n  run_as: nobody\n"
+                     << "  workers: 1\n  log_level: debug\n"
+                     << (rt ? "  realtime_priority: 1\n" : "")
+                     << "models:\n  - name: ball\n    path: models/ball_patch.h5\n";
+  bind_notify_socket();
+  ASSERT_EQ(::chmod(notify_path_.c_str(), 0777), 0);
+  pid_ = spawn({"--config", cfg.string()}, {{"NOTIFY_SOCKET", notify_path_}});
+  ASSERT_NE(wait_for("READY=1", 60000), "") << read_file(dir_ / "nnd.err");
+
+  const std::string id = std::to_string(nobody->first), gid = std::to_string(nobody->second);
+  EXPECT_EQ(proc_ids(pid_, "Uid"), id + "\t" + id + "\t" + id + "\t" + id);
+  EXPECT_EQ(proc_ids(pid_, "Gid"), gid + "\t" + gid + "\t" + gid + "\t" + gid);
+  const std::string groups = proc_ids(pid_, "Groups");
+  EXPECT_EQ((" " + groups + " ").find(" 0 "), std::string::npos) << groups;
+
+  // Dropped before the first model was loaded.
+  const std::string err = read_file(dir_ / "nnd.err");
+  const size_t dropped = err.find("dropped root: running as nobody");
+  ASSERT_NE(dropped, std::string::npos) << err;
+  EXPECT_LT(dropped, err.find("compiled 1 model(s)")) << err;
+  if (rt) {
+    EXPECT_EQ(err.find("cannot use SCHED_FIFO"), std::string::npos) << err;
+    EXPECT_NE(proc_ids(pid_, "CapEff"), "0000000000000000");  // CAP_SYS_NICE, nothing more
+    EXPECT_EQ(proc_ids(pid_, "CapEff"), "0000000000800000");
+  }
+
+#ifdef NND_HAVE_NNCLIENT
+  nnclient_status st = NNCLIENT_OK;
+  nnclient_t* c = nnclient_open(socket_path_.c_str(), &st);
+  ASSERT_NE(c, nullptr) << nnclient_last_error(nullptr);
+  auto infer = [&] {
+    nnclient_model_info_t info{};
+    ASSERT_EQ(nnclient_model_info(c, "ball", &info), NNCLIENT_OK) << nnclient_last_error(c);
+    std::vector<std::vector<unsigned char>> in(info.num_inputs), out(info.num_outputs);
+    std::vector<const void*> ins;
+    std::vector<void*> outs;
+    for (uint32_t k = 0; k < info.num_inputs; ++k) {
+      in[k].assign(info.inputs[k].sample_bytes, 0);
+      ins.push_back(in[k].data());
+    }
+    for (uint32_t k = 0; k < info.num_outputs; ++k) {
+      out[k].assign(info.outputs[k].sample_bytes, 0);
+      outs.push_back(out[k].data());
+    }
+    EXPECT_EQ(nnclient_infer(c, &info, ins.data(), 1, outs.data(), 10'000'000), NNCLIENT_OK)
+        << nnclient_last_error(c);
+  };
+  infer();
+  // A reload re-reads the config and the model as nobody.
+  EXPECT_EQ(nnclient_reload(c), NNCLIENT_OK) << nnclient_last_error(c);
+  infer();
+  nnclient_close(c);
+#endif
+
+  ASSERT_EQ(::kill(pid_, SIGTERM), 0);
+  EXPECT_EQ(wait_exit(30000), 0);
+  // dir_/run is root's: nobody could not remove the socket. The daemon said so, and the next
+  // start replaces the file nobody answers on.
+  EXPECT_NE(read_file(dir_ / "nnd.err").find("cannot remove " + socket_path_ + " at exit"),
+            std::string::npos);
+  while (!next_notification(0).empty()) {
+  }  // the first daemon's last messages
+  pid_ = spawn({"--config", cfg.string()}, {{"NOTIFY_SOCKET", notify_path_}});
+  ASSERT_NE(wait_for("READY=1", 60000), "") << read_file(dir_ / "nnd.err");
+  ASSERT_EQ(::kill(pid_, SIGTERM), 0);
+  EXPECT_EQ(wait_exit(30000), 0);
+}
+
+// run_as needs root: any other user gets a clear error, and no socket.
+TEST_F(LifecycleTest, RunAsWithoutRootIsAnError) {
+  const auto nobody = nobody_ids();
+  if (!nobody) GTEST_SKIP() << "needs root and a 'nobody' user";
+  fs::permissions(dir_, fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
+  const fs::path cfg = dir_ / "run_as_root.yaml";
+  std::ofstream(cfg) << "daemon:\n  endpoint: " << endpoint_ << "\n  run_as: root\n"
+                     << "models:\n  - name: ball\n    path: models/ball_patch.h5\n";
+  spawn_as_ = nobody;
+  pid_ = spawn({"--config", cfg.string()});
+  EXPECT_EQ(wait_exit(30000), 1);
+  const std::string err = read_file(dir_ / "nnd.err");
+  EXPECT_NE(err.find("daemon.run_as: nnd runs as uid " + std::to_string(nobody->first) +
+                     ", not as root, so it cannot switch to 'root'"),
+            std::string::npos)
+      << err;
+  EXPECT_FALSE(socket_exists());
+}
