@@ -209,7 +209,10 @@ File::File(const void* image, size_t size, const std::string& display_name) : na
       H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) < 0) {
     fail("cannot set up an in-memory HDF5 file");
   }
-  hid_t id = H5Fopen(name_.c_str(), H5F_ACC_RDONLY, fapl.get());
+  // Under a name of its own, not `display_name`: that may be the path of an existing file (the
+  // daemon loads the bytes a child process validated and names them by their path), which the
+  // core driver refuses, and two loads of one name at once would be taken for one file.
+  hid_t id = H5Fopen(unique_image_name().c_str(), H5F_ACC_RDONLY, fapl.get());
   if (id < 0) {
     std::string detail = last_error();
     throw Error(name_ + ": cannot open HDF5 file (corrupt or truncated)" +

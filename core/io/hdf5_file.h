@@ -54,7 +54,8 @@ class File {
  public:
   explicit File(const std::string& path, const std::string& display_name);
   // Opens an in-memory file image (HDF5 core driver, copied, nothing touches the disk): for
-  // the fuzz target, which feeds thousands of inputs a second.
+  // the fuzz target, which feeds thousands of inputs a second, and the daemon, which loads the
+  // bytes a child process validated. `display_name` only starts messages; it may be any path.
   File(const void* image, size_t size, const std::string& display_name);
 
   const std::string& name() const { return name_; }

@@ -25,9 +25,8 @@ namespace nnd {
 // "<outer>/<inner>" and their weights are read from the outer entry's group (docs/keras.md).
 Graph load_keras_h5(const std::string& path);
 
-// Same for the bytes of an .h5 file already in memory (the fuzz target; nothing is written to
-// disk); `name` starts messages and must not be an existing file's path (HDF5's core driver
-// refuses to open an image under the name of a file that exists).
+// Same for the bytes of an .h5 file already in memory (the fuzz target, the daemon's isolated
+// validation; nothing is written to disk); `name` starts messages (it may be the file's path).
 Graph load_keras_h5_image(const void* data, size_t size, const std::string& name);
 
 // Builds a graph from a `model_config` JSON text alone, every weight zero-filled in the shape its

@@ -26,6 +26,18 @@ bool looks_like_onnx(const unsigned char* p, size_t n) {
   return field >= 1 && field <= 20 && (wire == 0 || wire == 2);
 }
 
+// The formats no loader takes: the message says what the file is instead.
+[[noreturn]] void reject(ModelFormat format, const std::string& name) {
+  switch (format) {
+    case ModelFormat::kEmpty:
+      throw Error(name + ": the file is empty");
+    case ModelFormat::kGitLfsPointer:
+      throw Error(name + ": this is a Git LFS pointer, not the model: fetch the file with `git lfs pull`");
+    default:
+      throw Error(name + ": not a model file nnd reads (Keras .h5 or ONNX .onnx, recognised by content)");
+  }
+}
+
 }  // namespace
 
 ModelFormat sniff_model_format(const void* head, size_t size) {
@@ -61,21 +73,31 @@ Graph load_model(const std::string& path) {
     ::close(fd);
     if (n < 0) throw Error(path + ": cannot read: " + std::strerror(err));
   }
-  switch (sniff_model_format(head, static_cast<size_t>(n))) {
+  const ModelFormat format = sniff_model_format(head, static_cast<size_t>(n));
+  switch (format) {
     case ModelFormat::kKerasH5:
       return load_keras_h5(path);
     case ModelFormat::kOnnx:
       return load_onnx(path);
-    case ModelFormat::kEmpty:
-      throw Error(path + ": the file is empty");
-    case ModelFormat::kGitLfsPointer:
-      throw Error(path + ": this is a Git LFS pointer, not the model: fetch the file with `git lfs pull`");
     case ModelFormat::kZip:
       return load_keras_archive(path);  // says so when the zip is no Keras archive
-    case ModelFormat::kUnknown:
-      break;
+    default:
+      reject(format, path);
   }
-  throw Error(path + ": not a model file nnd reads (Keras .h5 or ONNX .onnx, recognised by content)");
+}
+
+Graph load_model_bytes(const void* data, size_t size, const std::string& name) {
+  const ModelFormat format = sniff_model_format(data, size);
+  switch (format) {
+    case ModelFormat::kKerasH5:
+      return load_keras_h5_image(data, size, name);
+    case ModelFormat::kOnnx:
+      return load_onnx_bytes(data, size, name);
+    case ModelFormat::kZip:
+      return load_keras_archive_bytes(data, size, name);
+    default:
+      reject(format, name);
+  }
 }
 
 }  // namespace nnd

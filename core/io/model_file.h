@@ -27,4 +27,9 @@ const char* model_format_name(ModelFormat f);  // "Keras HDF5", "ONNX", ...
 // archive, an unknown format).
 Graph load_model(const std::string& path);
 
+// Same for a model file's bytes already in memory (read whole by the caller); `name` starts
+// messages and is normally the file's path. The daemon uses it to load exactly the bytes a
+// child process validated.
+Graph load_model_bytes(const void* data, size_t size, const std::string& name);
+
 }  // namespace nnd

@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kData = fs::path(NND_TEST_DATA_DIR);
-// A name that is no file: the core driver refuses images named after an existing file.
+// Messages start with this name (any name works, an existing file's path too).
 const std::string kName = "/nonexistent/image.h5";
 
 std::vector<char> read_bytes(const fs::path& p) {
