@@ -35,6 +35,7 @@
 #include "daemon/config/config.h"
 #include "daemon/registry/model_set.h"
 #include "daemon/registry/model_table.h"
+#include "daemon/registry/model_validator.h"
 #include "daemon/registry/registry_builder.h"
 #include "daemon/sys/log.h"
 #include "daemon/sys/notify.h"
@@ -525,6 +526,11 @@ void Daemon::stop_server() {
 
 int main(int argc, char** argv) {
   using namespace nnd::daemon;
+  // The daemon's model validator (a child process it starts; see model_validator.h): before
+  // anything else, and not through CLI11, so that the child runs no code it does not need.
+  if (argc >= 2 && std::strcmp(argv[1], kValidateModelFlag) == 0) {
+    return run_model_validator(argc, argv);
+  }
   CLI::App app{
       "nnd: the neural-network inference daemon.\n\n"
       "Reads a YAML config (see config/SCHEMA.md), compiles every model listed in it (in\n"

@@ -114,14 +114,14 @@ bool same_settings(const ModelSettings& a, const ModelSettings& b) {
 }
 
 std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool warm_up,
-                                           const LogFn& log) {
+                                           const LogFn& log, const GraphLoader& load_graph) {
   const auto t0 = Clock::now();
   auto m = std::make_shared<ServedModel>();
   m->settings = settings;
   m->file_mtime_ns = file_mtime_ns(settings.path);  // before reading: a later change is seen
   if (log) log(LogLevel::kDebug, "model '" + settings.name + "': loading " + settings.path);
   try {
-    m->graph = load_model(settings.path);
+    m->graph = load_graph ? load_graph(settings) : load_model(settings.path);
   } catch (const Error& e) {
     throw Error("model '" + settings.name + "': " + e.what());
   }
@@ -231,7 +231,7 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
       if (k >= todo.size()) return;
       const size_t i = todo[k];
       try {
-        set->models[i] = compile_model(models[i], options.warm_up, options.log);
+        set->models[i] = compile_model(models[i], options.warm_up, options.log, options.load_graph);
       } catch (const std::exception& e) {
         errors[i] = e.what();
       }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -21,6 +22,12 @@
 #include "daemon/sys/log.h"
 
 namespace nnd::daemon {
+
+// Turns a model's file into a graph for compile_model. Empty: load_model(settings.path) in this
+// process. The daemon passes one that lets a child process parse the file first
+// (daemon/registry/model_validator.h), so that bytes which crash a parser cannot crash it.
+// Throws nnd::Error naming the file.
+using GraphLoader = std::function<Graph(const ModelSettings& settings)>;
 
 struct BuildOptions {
   // Not used any more: one engine per model serves every worker (Engine::run is re-entrant), so
@@ -36,6 +43,7 @@ struct BuildOptions {
   // the robot. A reload never does: it keeps the whole previous set instead.
   bool skip_failed = false;
   LogFn log;                     // may be empty
+  GraphLoader load_graph;        // called only for new or changed models; may be empty
 };
 
 struct BuildStats {
@@ -63,7 +71,7 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
 
 // Loads and compiles one model (the unit of work of build_model_set). Throws nnd::Error.
 std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool warm_up,
-                                           const LogFn& log);
+                                           const LogFn& log, const GraphLoader& load_graph = {});
 
 // FNV-1a hash of the input and output names, dtypes and per-sample shapes.
 uint64_t model_signature(const Graph& g, const std::vector<DType>& input_dtypes);

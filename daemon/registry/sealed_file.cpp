@@ -1,0 +1,106 @@
+#include "daemon/registry/sealed_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "core/util/error.h"
+
+namespace nnd::daemon {
+namespace {
+
+// Closes a descriptor on every path out of read().
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string errno_text() { return std::strerror(errno); }
+
+}  // namespace
+
+SealedFile SealedFile::read(const std::string& path, uint64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO for reading must not wait for a writer; it is refused below.
+  FdCloser in{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  if (in.fd < 0) throw Error(path + ": cannot open: " + errno_text());
+  struct stat st {};
+  if (::fstat(in.fd, &st) != 0) throw Error(path + ": cannot stat: " + errno_text());
+  if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    throw Error(path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
+                std::to_string(max_bytes >> 20) + " MiB a model file may have");
+  }
+  const size_t n = static_cast<size_t>(st.st_size);
+
+  SealedFile out;
+  out.fd_ = ::memfd_create("nnd-model", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (out.fd_ < 0) throw Error(path + ": memfd_create: " + errno_text());
+  if (n > 0) {
+    if (::ftruncate(out.fd_, static_cast<off_t>(n)) != 0) {
+      throw Error(path + ": cannot allocate " + std::to_string(n) + " bytes: " + errno_text());
+    }
+    // Read straight into a writable mapping (one copy), unmapped again before sealing: the
+    // kernel refuses F_SEAL_WRITE while a shared writable mapping exists.
+    void* w = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, out.fd_, 0);
+    if (w == MAP_FAILED) throw Error(path + ": mmap: " + errno_text());
+    size_t done = 0;
+    int err = 0;
+    while (done < n) {
+      const ssize_t r = ::read(in.fd, static_cast<char*>(w) + done, n - done);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) err = errno;
+      if (r <= 0) break;
+      done += static_cast<size_t>(r);
+    }
+    ::munmap(w, n);
+    if (err != 0) throw Error(path + ": cannot read: " + std::strerror(err));
+    if (done != n) throw Error(path + ": the file shrank while it was read; try again");
+  }
+  char extra;
+  if (::read(in.fd, &extra, 1) > 0) throw Error(path + ": the file grew while it was read; try again");
+  if (::fcntl(out.fd_, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    throw Error(path + ": cannot seal the copy: " + errno_text());
+  }
+  if (n > 0) {
+    out.data_ = ::mmap(nullptr, n, PROT_READ, MAP_SHARED, out.fd_, 0);
+    if (out.data_ == MAP_FAILED) {
+      out.data_ = nullptr;
+      throw Error(path + ": mmap: " + errno_text());
+    }
+    out.size_ = n;
+  }
+  return out;
+}
+
+SealedFile::SealedFile(SealedFile&& o) noexcept
+    : fd_(std::exchange(o.fd_, -1)), data_(std::exchange(o.data_, nullptr)),
+      size_(std::exchange(o.size_, 0)) {}
+
+SealedFile& SealedFile::operator=(SealedFile&& o) noexcept {
+  if (this != &o) {
+    reset();
+    fd_ = std::exchange(o.fd_, -1);
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+  }
+  return *this;
+}
+
+SealedFile::~SealedFile() { reset(); }
+
+void SealedFile::reset() {
+  if (data_ != nullptr) ::munmap(data_, size_);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  data_ = nullptr;
+  size_ = 0;
+}
+
+}  // namespace nnd::daemon
