@@ -6,7 +6,10 @@
 //
 // Lifecycle (see DESIGN.md "Lifecycle"):
 //   startup   read the config, compile every model in parallel (each engine warmed up once), start
-//             the IPC server, then READY=1.
+//             the IPC server, then READY=1. Here and on reload, every model file not loaded yet is
+//             parsed by a child process first (daemon.validate_models: isolated; see
+//             daemon/registry/model_validator.h): a file that crashes a parser fails its model
+//             like any damaged file and never takes the daemon down.
 //   SIGHUP    RELOADING=1 + MONOTONIC_USEC; a reload thread re-reads the config and compiles new or
 //             changed models at low priority while the old set keeps serving; the new set is
 //             published atomically (requests in flight finish on their version). On any failure
@@ -64,6 +67,13 @@ Config load_with_overrides(const std::string& path, const CliOverrides& o) {
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// How new or changed model files are loaded (daemon.validate_models): `isolated` lets a child
+// process parse each file before this process does; `in_process` loads it directly.
+GraphLoader model_loader(const DaemonSettings& d, const LogFn& log) {
+  if (!d.isolated_model_validation) return {};
+  return isolated_graph_loader(ValidatorOptions{}, log);
+}
+
 // ---- nnd --check -------------------------------------------------------------------------------
 
 int run_check(const std::string& path, const CliOverrides& o) {
@@ -87,6 +97,8 @@ int run_check(const std::string& path, const CliOverrides& o) {
       log(l, m);
     }
   };
+  // Like the daemon: a file that crashes a parser is reported, not a crash of `nnd --check`.
+  bo.load_graph = model_loader(cfg.daemon, bo.log);
   try {
     BuildStats st;
     auto set = build_model_set(cfg.models, nullptr, bo, &st);
@@ -150,6 +162,7 @@ class Daemon {
       bo.workers = cfg_.daemon.workers;
       bo.log = default_logger();
       bo.skip_failed = cfg_.daemon.skip_failed_models;
+      bo.load_graph = model_loader(cfg_.daemon, bo.log);
       BuildStats st;
       registry_.publish(build_model_set(cfg_.models, nullptr, bo, &st));
       logf(LogLevel::kInfo, "compiled %zu model(s) in %.1f ms", st.compiled, st.wall_ms);
@@ -306,6 +319,9 @@ class Daemon {
       bo.compile_threads = hw > cfg_.daemon.workers ? hw - cfg_.daemon.workers : 1;
       bo.low_priority = true;
       bo.log = default_logger();
+      // The setting read now applies to the files this reload loads (a child inherits the
+      // compile thread's nice 10).
+      bo.load_graph = model_loader(next.daemon, bo.log);
       BuildStats st;
       auto old = registry_.current();
       auto set = build_model_set(next.models, old.get(), bo, &st);

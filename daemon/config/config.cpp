@@ -309,7 +309,7 @@ class Parser {
         "realtime_priority", "log_level", "watchdog", "max_clients", "max_inflight_per_client",
         "slots_per_client", "spin_us", "max_request_bytes", "max_shared_memory_bytes",
         "handshake_timeout_ms", "max_pending_connections", "on_model_error", "control_group",
-        "run_as", "run_as_group"};
+        "run_as", "run_as_group", "validate_models"};
     YAML::Node run_as_node, run_as_group_node;
     for_each_key(d, "daemon", known, [&](const std::string& k, const YAML::Node& v,
                                          const std::string& key) {
@@ -410,6 +410,14 @@ class Parser {
           s.skip_failed_models = e == "skip";
         } else {
           issue(v, key, "expected skip or fail, got '" + e + "'");
+        }
+      } else if (k == "validate_models") {
+        std::string e;
+        if (!string_value(v, key, e)) return;
+        if (e == "isolated" || e == "in_process") {
+          s.isolated_model_validation = e == "isolated";
+        } else {
+          issue(v, key, "expected isolated or in_process, got '" + e + "'");
         }
       }
     });

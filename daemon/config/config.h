@@ -50,6 +50,8 @@ struct DaemonSettings {
   uint32_t handshake_timeout_ms = 2000;  // a connection without a hello is closed after this
   uint32_t max_pending_connections = 16; // connections accepted but without a hello yet
   bool skip_failed_models = true;      // on_model_error: skip (true) | fail (false), at start-up
+  bool isolated_model_validation = true;  // validate_models: isolated (true) | in_process (false):
+                                          // parse new model files in a child process first
 };
 
 struct Config {

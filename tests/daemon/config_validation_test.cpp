@@ -364,6 +364,22 @@ TEST_F(ConfigTest, OnModelErrorAndRequired) {
   EXPECT_NE(is[1].message.find("expected true or false"), std::string::npos);
 }
 
+TEST_F(ConfigTest, ValidateModels) {
+  const Config d = parse("models:\n  - name: m\n    path: models/a.h5\n");
+  EXPECT_TRUE(d.daemon.isolated_model_validation);  // the default: a child parses new files first
+  const Config c = parse("daemon:\n  validate_models: in_process\nmodels:\n  - name: m\n"
+                         "    path: models/a.h5\n");
+  EXPECT_FALSE(c.daemon.isolated_model_validation);
+  EXPECT_TRUE(parse("daemon:\n  validate_models: isolated\nmodels:\n  - name: m\n"
+                    "    path: models/a.h5\n")
+                  .daemon.isolated_model_validation);
+  const auto is = issues("daemon:\n  validate_models: off\nmodels:\n  - name: m\n"
+                         "    path: models/a.h5\n");
+  ASSERT_EQ(is.size(), 1u);
+  EXPECT_EQ(is[0].line, 2);
+  EXPECT_NE(is[0].message.find("expected isolated or in_process, got 'off'"), std::string::npos);
+}
+
 TEST_F(ConfigTest, ControlGroup) {
   const Config c = parse("daemon:\n  control_group: root\nmodels:\n  - name: m\n"
                          "    path: models/a.h5\n");

@@ -612,3 +612,140 @@ TEST_F(LifecycleTest, RunAsWithoutRootIsAnError) {
       << err;
   EXPECT_FALSE(socket_exists());
 }
+
+// Issue 18, defect 2: a model file that crashes a parser (here libhdf5, in H5HG_read) killed the
+// daemon when a reload loaded it, taking every serving model down. Every new or changed file is
+// now parsed by a child process first (daemon/registry/model_validator.h); the crash ends the
+// child, the reload fails naming the file and the signal, and the old models keep answering.
+#ifdef NND_HAVE_NNCLIENT
+namespace {
+
+const fs::path kCrasher = fs::path(NND_TEST_DATA_DIR) / "crashers" / "model_config_heap_index.h5";
+
+// One sample of zeros through `model`; the first output's bytes go to *out.
+nnclient_status infer_zeros(nnclient_t* c, const char* model, std::vector<unsigned char>* out) {
+  nnclient_model_info_t info{};
+  const nnclient_status st = nnclient_model_info(c, model, &info);
+  if (st != NNCLIENT_OK) return st;
+  std::vector<std::vector<unsigned char>> in(info.num_inputs), res(info.num_outputs);
+  std::vector<const void*> inp;
+  std::vector<void*> outp;
+  for (uint32_t k = 0; k < info.num_inputs; ++k) {
+    in[k].assign(info.inputs[k].sample_bytes, 0);
+    inp.push_back(in[k].data());
+  }
+  for (uint32_t k = 0; k < info.num_outputs; ++k) {
+    res[k].assign(info.outputs[k].sample_bytes, 0xff);
+    outp.push_back(res[k].data());
+  }
+  const nnclient_status r = nnclient_infer(c, &info, inp.data(), 1, outp.data(), 20'000'000);
+  if (r == NNCLIENT_OK) *out = res[0];
+  return r;
+}
+
+}  // namespace
+
+TEST_F(LifecycleTest, ReloadOntoAFileThatCrashesLibhdf5KeepsServing) {
+  start_daemon(write_config("nnd.yaml"));
+  nnclient_status st = NNCLIENT_OK;
+  nnclient_t* c = nnclient_open(socket_path_.c_str(), &st);
+  ASSERT_NE(c, nullptr) << nnclient_strerror(st);
+  std::vector<unsigned char> before, after;
+  ASSERT_EQ(infer_zeros(c, "ball", &before), NNCLIENT_OK) << nnclient_last_error(c);
+
+  // The damaged file takes the place of ball's (a new mtime: the reload must load it).
+  const fs::path ball = dir_ / "models" / "ball_patch.h5";
+  fs::copy_file(kCrasher, ball, fs::copy_options::overwrite_existing);
+  const std::string crashed = ball.string() + ": crashed the model validator (SIGSEGV)";
+
+  // 1. SIGHUP.
+  ASSERT_EQ(::kill(pid_, SIGHUP), 0);
+  ASSERT_NE(wait_for("RELOADING=1", 20000), "");
+  const std::string ready = wait_for("READY=1", 60000);
+  EXPECT_NE(ready.find("reload failed"), std::string::npos) << ready;
+  EXPECT_NE(ready.find("generation 1"), std::string::npos) << ready;
+  ASSERT_TRUE(alive());
+  const std::string err = read_file(dir_ / "nnd.err");
+  EXPECT_NE(err.find("reload failed, still serving the previous models"), std::string::npos) << err;
+  EXPECT_NE(err.find("model 'ball': " + crashed), std::string::npos) << err;
+  ASSERT_EQ(infer_zeros(c, "ball", &after), NNCLIENT_OK) << nnclient_last_error(c);
+  EXPECT_EQ(after, before);  // the old model answers
+
+  // 2. A client's reload request (what `nnctl reload` and `systemctl reload` send).
+  EXPECT_NE(nnclient_reload(c), NNCLIENT_OK);
+  EXPECT_NE(std::string(nnclient_last_error(c)).find(crashed), std::string::npos)
+      << nnclient_last_error(c);
+  EXPECT_NE(wait_for("READY=1", 60000).find("reload failed"), std::string::npos);
+  ASSERT_TRUE(alive());
+  after.clear();
+  ASSERT_EQ(infer_zeros(c, "ball", &after), NNCLIENT_OK) << nnclient_last_error(c);
+  EXPECT_EQ(after, before);
+
+  // 3. The file repaired: the reload goes through.
+  fs::copy_file(kSource / "examples" / "models" / "ball_patch.h5", ball,
+                fs::copy_options::overwrite_existing);
+  EXPECT_EQ(nnclient_reload(c), NNCLIENT_OK) << nnclient_last_error(c);
+  EXPECT_NE(wait_for("READY=1", 60000).find("generation 2"), std::string::npos);
+  nnclient_close(c);
+  ::kill(pid_, SIGTERM);
+  EXPECT_EQ(wait_exit(30000), 0);
+}
+
+// At start-up the crash is one more way for a model to fail: skipped with on_model_error: skip
+// (the others serve), fatal (exit 1, not a crash) when the model is required.
+TEST_F(LifecycleTest, AFileThatCrashesLibhdf5AtStartupIsSkipped) {
+  fs::copy_file(kCrasher, dir_ / "models" / "crash.h5");
+  const std::string crashed =
+      (dir_ / "models" / "crash.h5").string() + ": crashed the model validator (SIGSEGV)";
+  start_daemon(write_config("nnd.yaml", "  - name: crash\n    path: models/crash.h5\n"));
+  const std::string ready_line = "serving 2 model(s), generation 1 on " + socket_path_ +
+                                 "; 1 model(s) failed to load";
+  std::string err;
+  for (int i = 0; i < 500 && err.find(ready_line) == std::string::npos; ++i) {
+    ::usleep(10000);
+    err = read_file(dir_ / "nnd.err");
+  }
+  EXPECT_NE(err.find(ready_line), std::string::npos) << err;
+  EXPECT_NE(err.find("not serving model 'crash': " + crashed), std::string::npos) << err;
+  EXPECT_NE(err.find("model 'ball': 78632 bytes validated in a child process in "),
+            std::string::npos)
+      << err;
+  nnclient_status st = NNCLIENT_OK;
+  nnclient_t* c = nnclient_open(socket_path_.c_str(), &st);
+  ASSERT_NE(c, nullptr) << nnclient_strerror(st);
+  std::vector<unsigned char> out;
+  EXPECT_EQ(infer_zeros(c, "ball", &out), NNCLIENT_OK) << nnclient_last_error(c);
+  EXPECT_EQ(infer_zeros(c, "crash", &out), NNCLIENT_E_UNKNOWN_MODEL);
+  nnclient_close(c);
+  ::kill(pid_, SIGTERM);
+  EXPECT_EQ(wait_exit(30000), 0);
+
+  const fs::path cfg = dir_ / "required.yaml";
+  std::ofstream(cfg) << "daemon:\n  endpoint: " << endpoint_ << "\n"
+                     << "models:\n  - name: ball\n    path: models/ball_patch.h5\n"
+                     << "  - name: crash\n    path: models/crash.h5\n    required: true\n";
+  pid_ = spawn({"--config", cfg.string()});
+  EXPECT_EQ(wait_exit(60000), 1);
+  err = read_file(dir_ / "nnd.err");
+  EXPECT_NE(err.find("startup failed"), std::string::npos) << err;
+  EXPECT_NE(err.find(crashed), std::string::npos) << err;
+
+  // `nnd --check` reports it too instead of dying with it.
+  EXPECT_EQ(run({"--check", cfg.string()}), 1);
+  EXPECT_NE(read_file(dir_ / "nnd.err").find("model 'crash': " + crashed), std::string::npos);
+}
+#endif
+
+// daemon.validate_models: in_process loads files without the child (no "validated" line).
+TEST_F(LifecycleTest, ValidateModelsInProcessSkipsTheChild) {
+  const fs::path cfg = dir_ / "inproc.yaml";
+  std::ofstream(cfg) << "daemon:\n  endpoint: " << endpoint_ << "\n  log_level: info\n"
+                     << "  validate_models: in_process\n"
+                     << "models:\n  - name: ball\n    path: models/ball_patch.h5\n";
+  start_daemon(cfg);
+  std::string err = read_file(dir_ / "nnd.err");
+  EXPECT_NE(err.find("model 'ball' v1: compiled in"), std::string::npos) << err;
+  EXPECT_EQ(err.find("validated in a child process"), std::string::npos) << err;
+  ::kill(pid_, SIGTERM);
+  EXPECT_EQ(wait_exit(30000), 0);
+}
