@@ -91,7 +91,6 @@ int run_check(const std::string& path, const CliOverrides& o) {
               cfg.daemon.workers, cfg.models.size());
   std::fflush(stdout);
   BuildOptions bo;
-  bo.workers = 1;  // one engine per model is enough to prove it compiles and runs
   bo.log = [](LogLevel l, const std::string& m) {
     if (l <= LogLevel::kNotice || (l == LogLevel::kInfo && m.find("engine auto") != std::string::npos)) {
       log(l, m);
@@ -159,7 +158,6 @@ class Daemon {
 
     try {
       BuildOptions bo;
-      bo.workers = cfg_.daemon.workers;
       bo.log = default_logger();
       bo.skip_failed = cfg_.daemon.skip_failed_models;
       bo.load_graph = model_loader(cfg_.daemon, bo.log);
@@ -314,7 +312,6 @@ class Daemon {
       Config next = load_with_overrides(config_path_, overrides_);
       warn_restart_only_changes(next.daemon);
       BuildOptions bo;
-      bo.workers = cfg_.daemon.workers;  // the worker count is fixed until restart
       const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
       bo.compile_threads = hw > cfg_.daemon.workers ? hw - cfg_.daemon.workers : 1;
       bo.low_priority = true;

@@ -30,10 +30,6 @@ namespace nnd::daemon {
 using GraphLoader = std::function<Graph(const ModelSettings& settings)>;
 
 struct BuildOptions {
-  // Not used any more: one engine per model serves every worker (Engine::run is re-entrant), so
-  // neither compile time nor memory grows with the worker count. Kept until the callers stop
-  // setting it.
-  uint32_t workers = 1;
   uint32_t compile_threads = 0;  // 0: one per online CPU, at most one per model
   bool low_priority = false;     // compile threads run at nice 10 (reload: stay off the data path)
   bool warm_up = true;           // run every engine once on zeros before publishing

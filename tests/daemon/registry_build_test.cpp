@@ -57,9 +57,8 @@ class RegistryTest : public ::testing::Test {
     fs::last_write_time(p, fs::last_write_time(p) + std::chrono::seconds(2));
   }
 
-  BuildOptions opts(uint32_t workers = 2) {
+  BuildOptions opts() {
     BuildOptions o;
-    o.workers = workers;
     o.compile_threads = 2;
     return o;
   }
@@ -71,7 +70,7 @@ class RegistryTest : public ::testing::Test {
 
 TEST_F(RegistryTest, BuildsEveryModelWithOneEngineWhateverTheWorkerCount) {
   BuildStats st;
-  auto set = build_model_set(examples(), nullptr, opts(3), &st);
+  auto set = build_model_set(examples(), nullptr, opts(), &st);
   EXPECT_EQ(set->generation, 1u);
   ASSERT_EQ(set->models.size(), 3u);
   EXPECT_EQ(st.compiled, 3u);
@@ -119,7 +118,7 @@ TEST_F(RegistryTest, CompilesInParallel) {
   }
   std::mutex mu;
   std::set<std::thread::id> threads;
-  BuildOptions o = opts(1);
+  BuildOptions o = opts();
   o.compile_threads = 4;
   o.log = [&](LogLevel, const std::string& msg) {
     if (msg.find(": loading ") != std::string::npos) {
@@ -254,7 +253,7 @@ TEST_F(RegistryTest, UnknownInputOverrideNamesTheInput) {
   auto v = examples();
   v[0].input_dtypes = {{"no_such_input", nnd::DType::kUInt8}};
   try {
-    build_model_set(v, nullptr, opts(1));
+    build_model_set(v, nullptr, opts());
     FAIL();
   } catch (const BuildError& e) {
     const std::string w = e.what();
@@ -267,7 +266,7 @@ TEST_F(RegistryTest, UnknownInputOverrideNamesTheInput) {
 TEST_F(RegistryTest, EngineAutoFallsBackAndSaysSo) {
   std::vector<std::string> logs;
   std::mutex mu;
-  BuildOptions o = opts(1);
+  BuildOptions o = opts();
   o.log = [&](LogLevel, const std::string& m) {
     std::lock_guard<std::mutex> lk(mu);
     logs.push_back(m);
