@@ -991,6 +991,20 @@ static nnclient_status older_daemon(nnclient_t* c, nnclient_status st, const cha
   return st;
 }
 
+/* A query whose reply starts with type, status and struct_bytes (metrics, daemon info, client
+ * info): sends it, receives the reply into w[wn] (zero-filled past what the daemon sent). `what`
+ * names the message for a daemon older than it. */
+static nnclient_status sized_query(nnclient_t* c, uint32_t type, uint32_t index, void* w, size_t wn,
+                                   const char* what) {
+  struct nnd_ipc_model_query q;
+  memset(&q, 0, sizeof q);
+  q.type = type;
+  q.index = index;
+  const nnclient_status st = control_retry_sized(c, &q, sizeof q, w, wn, NNC_SIZED_REPLY_MIN, type,
+                                                 NNC_CONTROL_TIMEOUT_MS);
+  return st == NNCLIENT_OK ? st : older_daemon(c, st, what);
+}
+
 NNC_EXPORT nnclient_status nnclient_model_metrics(nnclient_t* c, uint32_t index,
                                                   nnclient_model_metrics_t* m) {
   if (!c) return NNCLIENT_E_INVALID_ARGUMENT;
@@ -999,14 +1013,9 @@ NNC_EXPORT nnclient_status nnclient_model_metrics(nnclient_t* c, uint32_t index,
     return set_err(c, NNCLIENT_E_INVALID_ARGUMENT,
                    "metrics is NULL or its struct_size is not set (sizeof(nnclient_model_metrics_t))");
   }
-  struct nnd_ipc_model_query q;
-  memset(&q, 0, sizeof q);
-  q.type = NND_MSG_METRICS;
-  q.index = index;
   struct nnd_ipc_model_metrics w;
-  nnclient_status st = control_retry_sized(c, &q, sizeof q, &w, sizeof w, NNC_SIZED_REPLY_MIN,
-                                          NND_MSG_METRICS, NNC_CONTROL_TIMEOUT_MS);
-  if (st != NNCLIENT_OK) return older_daemon(c, st, "metrics");
+  nnclient_status st = sized_query(c, NND_MSG_METRICS, index, &w, sizeof w, "metrics");
+  if (st != NNCLIENT_OK) return st;
   if (w.status != NND_IPC_OK) {
     st = from_ipc(w.status);
     return set_err(c, st, "model #%u: %s", index, nnclient_strerror(st));
@@ -1044,13 +1053,9 @@ NNC_EXPORT nnclient_status nnclient_daemon_info(nnclient_t* c, nnclient_daemon_i
     return set_err(c, NNCLIENT_E_INVALID_ARGUMENT,
                    "info is NULL or its struct_size is not set (sizeof(nnclient_daemon_info_t))");
   }
-  struct nnd_ipc_model_query q;
-  memset(&q, 0, sizeof q);
-  q.type = NND_MSG_DAEMON_INFO;
   struct nnd_ipc_daemon_info w;
-  nnclient_status st = control_retry_sized(c, &q, sizeof q, &w, sizeof w, NNC_SIZED_REPLY_MIN,
-                                          NND_MSG_DAEMON_INFO, NNC_CONTROL_TIMEOUT_MS);
-  if (st != NNCLIENT_OK) return older_daemon(c, st, "daemon information");
+  nnclient_status st = sized_query(c, NND_MSG_DAEMON_INFO, 0, &w, sizeof w, "daemon information");
+  if (st != NNCLIENT_OK) return st;
   if (w.status != NND_IPC_OK) {
     st = from_ipc(w.status);
     return set_err(c, st, "daemon info: %s", nnclient_strerror(st));
@@ -1083,14 +1088,9 @@ NNC_EXPORT nnclient_status nnclient_client_info(nnclient_t* c, uint32_t index,
     return set_err(c, NNCLIENT_E_INVALID_ARGUMENT,
                    "info is NULL or its struct_size is not set (sizeof(nnclient_client_info_t))");
   }
-  struct nnd_ipc_model_query q;
-  memset(&q, 0, sizeof q);
-  q.type = NND_MSG_LIST_CLIENTS;
-  q.index = index;
   struct nnd_ipc_client_info w;
-  nnclient_status st = control_retry_sized(c, &q, sizeof q, &w, sizeof w, NNC_SIZED_REPLY_MIN,
-                                          NND_MSG_LIST_CLIENTS, NNC_CONTROL_TIMEOUT_MS);
-  if (st != NNCLIENT_OK) return older_daemon(c, st, "client list");
+  nnclient_status st = sized_query(c, NND_MSG_LIST_CLIENTS, index, &w, sizeof w, "client list");
+  if (st != NNCLIENT_OK) return st;
   if (w.status != NND_IPC_OK) {
     st = from_ipc(w.status);
     if (st == NNCLIENT_E_UNKNOWN_MODEL) return set_err(c, st, "no client #%u", index);
@@ -1141,6 +1141,7 @@ NNC_EXPORT nnclient_status nnclient_reload(nnclient_t* c) {
 static int layout_request(const nnclient_model_info_t* info, uint32_t batch,
                           struct nnclient_request* r, uint64_t* end);
 static nnclient_status reconnect_with_slot_bytes(nnclient_t* c, uint64_t slot_bytes);
+static nnclient_status wait_request(nnclient_t* c, struct nnclient_request* r, uint64_t timeout_us);
 
 /* The slot size a handle opened with options needs: its largest request over the named models (or
  * every served model) at max_batch (capped per model). 0 when no model is served. */
@@ -1383,20 +1384,39 @@ static nnclient_status reconnect_with_slot_bytes(nnclient_t* c, uint64_t slot_by
   return connect_daemon(c);
 }
 
-/* A request of `need` bytes does not fit this handle's slots: grow them when nothing is in
- * flight (a new hand-shake asking for that size), else say why not. */
+/* A request of `need` bytes does not fit this handle's slots: grow them with a new hand-shake
+ * asking for that size. Requests in flight are waited for first (at most the control bound):
+ * their answers stay readable in the old segment, which stays mapped while a request object
+ * refers to it. A request begun but not submitted holds a slot of the old segment it would be
+ * sent from, so it keeps the handle from growing. */
 static nnclient_status grow_slots(nnclient_t* c, const nnclient_model_info_t* info, uint32_t batch,
                                   uint64_t need) {
   struct nnc_seg* s = c->seg;
-  if (s->nfree < s->nslots) drain(c, s); /* answers already there free their slots */
-  if (s->nfree < s->nslots) {
-    return set_err(c, NNCLIENT_E_SHAPE, "model '%s' with batch %u needs %llu bytes of inputs and "
-                   "outputs, this handle's request slots hold %llu; it grows them only when no "
-                   "request is in flight (%u are): wait for them, or say the largest batch at "
-                   "open (nnclient_open_with, max_batch)", info->name, batch,
-                   (unsigned long long)need, (unsigned long long)s->slot_data_bytes,
-                   s->nslots - s->nfree);
+  const int64_t end = mono_ns() + (int64_t)NNC_CONTROL_TIMEOUT_MS * 1000000LL;
+  for (uint32_t i = 0; i < s->nslots; ++i) {
+    struct nnclient_request* r = s->slot_busy[i] ? s->slot_req[i] : NULL;
+    if (r && r->state == REQ_BEGUN) {
+      return set_err(c, NNCLIENT_E_SHAPE, "model '%s' with batch %u needs %llu bytes of inputs and "
+                     "outputs, this handle's request slots hold %llu; it cannot grow them while "
+                     "a begun request (model '%s') is not submitted or released", info->name,
+                     batch, (unsigned long long)need, (unsigned long long)s->slot_data_bytes,
+                     r->model);
+    }
   }
+  for (uint32_t i = 0; i < s->nslots && !c->broken; ++i) {
+    struct nnclient_request* r = s->slot_busy[i] ? s->slot_req[i] : NULL;
+    if (!r || r->state != REQ_SUBMITTED) continue;
+    const int64_t left_us = (end - mono_ns()) / 1000;
+    if (wait_request(c, r, left_us > 0 ? (uint64_t)left_us : 1) == NNCLIENT_E_TIMEOUT) {
+      return set_err(c, NNCLIENT_E_SHAPE, "model '%s' with batch %u needs %llu bytes of inputs and "
+                     "outputs, this handle's request slots hold %llu, and the requests in flight "
+                     "were not answered within %d ms to let it grow them; say the largest batch "
+                     "at open (nnclient_open_with, max_batch)", info->name, batch,
+                     (unsigned long long)need, (unsigned long long)s->slot_data_bytes,
+                     NNC_CONTROL_TIMEOUT_MS);
+    }
+  }
+  c->err[0] = '\0';  /* an answered request's error is its own, reported by its wait */
   const nnclient_status st = reconnect_with_slot_bytes(c, need);
   if (st != NNCLIENT_OK) return st;
   if (need > c->seg->slot_data_bytes) {

@@ -129,9 +129,11 @@ nnclient_t* nnclient_open(const char* endpoint, nnclient_status* status);
  * Memory: a handle holds `slots` request slots in shared memory, each large enough for the
  * largest request it expects (inputs and outputs of one request). Without options (nnclient_open)
  * that is one sample of the largest served model. A request larger than the slots makes the
- * handle grow them by itself when it has no request in flight (one new hand-shake, a fraction of
- * a millisecond); with requests in flight it returns NNCLIENT_E_SHAPE saying so. The same growth
- * follows a reload that raised a model's max_batch. The daemon may grant fewer slots than asked
+ * handle grow them by itself: it waits for the requests in flight to be answered (at most 5 s;
+ * their results stay readable until released), then hand-shakes again asking for the larger size
+ * (a fraction of a millisecond). A request begun with nnclient_request_begin and not yet
+ * submitted or released keeps the handle from growing (NNCLIENT_E_SHAPE says so). The same
+ * growth follows a reload that raised a model's max_batch. The daemon may grant fewer slots than asked
  * when its shared-memory budget (max_shared_memory_bytes) is short, never fewer than one; a
  * handle that cannot get even one slot is refused with NNCLIENT_E_MEMORY_LIMIT.
  *
