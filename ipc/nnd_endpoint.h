@@ -1,7 +1,8 @@
 /* nnd_endpoint.h — where the socket of an nnd endpoint lives: the one rule shared by the daemon
  * (daemon/config, daemon/ipc) and libnnclient, so that they can never disagree.
  *
- * Header-only and plain C11 (also valid C++20), like nnd_ipc.h; it includes nothing but libc.
+ * Header-only and plain C11 (also valid C++20), like nnd_ipc.h; it includes nothing but libc (and
+ * <string> for the one C++ convenience at the end).
  *
  * The rule:
  *   - An endpoint containing '/' is the socket path itself ("/srv/robot/nnd.sock", "./x.sock").
@@ -66,5 +67,19 @@ static inline int nnd_endpoint_path_in(const char* endpoint, const char* dir, ch
 static inline int nnd_endpoint_path(const char* endpoint, char* out, size_t n) {
   return nnd_endpoint_path_in(endpoint, nnd_endpoint_dir(), out, n);
 }
+
+#ifdef __cplusplus
+#include <string>
+/* For the daemon's C++ (config, IPC server): the socket path of `endpoint` for this process, or
+ * an empty string for an empty endpoint. */
+inline std::string nnd_endpoint_path_string(const std::string& endpoint) {
+  const char* dir = nnd_endpoint_dir();
+  const int len = nnd_endpoint_path_in(endpoint.c_str(), dir, nullptr, 0);
+  if (len < 0) return std::string();
+  std::string path(static_cast<size_t>(len), '\0');
+  nnd_endpoint_path_in(endpoint.c_str(), dir, path.data(), path.size() + 1);
+  return path;
+}
+#endif
 
 #endif /* NND_ENDPOINT_H */

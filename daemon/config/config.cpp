@@ -102,13 +102,7 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 }
 
 std::string endpoint_socket_path(const std::string& endpoint) {
-  // The rule lives in ipc/nnd_endpoint.h, shared with the IPC server and libnnclient.
-  const char* dir = nnd_endpoint_dir();
-  const int len = nnd_endpoint_path_in(endpoint.c_str(), dir, nullptr, 0);
-  if (len < 0) return {};
-  std::string path(static_cast<size_t>(len), '\0');
-  nnd_endpoint_path_in(endpoint.c_str(), dir, path.data(), path.size() + 1);
-  return path;
+  return nnd_endpoint_path_string(endpoint);  // the rule is ipc/nnd_endpoint.h's
 }
 
 namespace {

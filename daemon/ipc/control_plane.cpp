@@ -36,15 +36,11 @@ ControlPlane::~ControlPlane() { stop(); }
 
 void ControlPlane::start(int listen_fd) {
   listen_fd_ = listen_fd;
-  epfd_ = epoll_create1(EPOLL_CLOEXEC);
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epfd_ < 0 || wake_fd_ < 0) throw std::runtime_error(errno_text("epoll/eventfd"));
+  open_epoll_with_wake(kWakeTag, &epfd_, &wake_fd_);
   epoll_event e{};
   e.events = EPOLLIN;
   e.data.u64 = kListenTag;
   epoll_ctl(epfd_, EPOLL_CTL_ADD, listen_fd_, &e);
-  e.data.u64 = kWakeTag;
-  epoll_ctl(epfd_, EPOLL_CTL_ADD, wake_fd_, &e);
   thread_ = std::thread([this] { io_main(); });
 }
 

@@ -2,6 +2,8 @@
 // counters and the copy of text into the fixed-size fields of the wire structs.
 #pragma once
 
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -46,6 +49,18 @@ inline int64_t mono_ns() {
 
 // "what: strerror(errno)".
 inline std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// An epoll set with an eventfd in it (tagged `wake_tag`) that another thread writes to wake the
+// thread waiting on the set; *epfd and *wake_fd get the descriptors. Throws std::runtime_error.
+inline void open_epoll_with_wake(uint64_t wake_tag, int* epfd, int* wake_fd) {
+  *epfd = epoll_create1(EPOLL_CLOEXEC);
+  *wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (*epfd < 0 || *wake_fd < 0) throw std::runtime_error(errno_text("epoll/eventfd"));
+  epoll_event e{};
+  e.events = EPOLLIN;
+  e.data.u64 = wake_tag;
+  epoll_ctl(*epfd, EPOLL_CTL_ADD, *wake_fd, &e);
+}
 
 // Copies `src` into a fixed-size, NUL-terminated and NUL-padded wire field (truncating).
 inline void copy_name(char* dst, size_t cap, std::string_view src) {

@@ -39,13 +39,7 @@ int sleep_in_epoll(int epfd, epoll_event* ev, int max, int64_t timeout_ns) {
 
 void Sleeper::open(int64_t spin_ns) {
   spin_ns_ = spin_ns;
-  epfd_ = epoll_create1(EPOLL_CLOEXEC);
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epfd_ < 0 || wake_fd_ < 0) throw std::runtime_error(errno_text("epoll/eventfd"));
-  epoll_event e{};
-  e.events = EPOLLIN;
-  e.data.u64 = kWakeTag;
-  epoll_ctl(epfd_, EPOLL_CTL_ADD, wake_fd_, &e);
+  open_epoll_with_wake(kWakeTag, &epfd_, &wake_fd_);
 }
 
 void Sleeper::close() {

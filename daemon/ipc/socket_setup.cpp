@@ -91,12 +91,7 @@ bool can_remove_entry(const struct stat& dir, uid_t uid, uid_t entry_owner) {
 }  // namespace
 
 std::string socket_path_for_endpoint(const std::string& endpoint) {
-  const char* dir = nnd_endpoint_dir();
-  const int len = nnd_endpoint_path_in(endpoint.c_str(), dir, nullptr, 0);
-  if (len < 0) return {};
-  std::string path(static_cast<size_t>(len), '\0');
-  nnd_endpoint_path_in(endpoint.c_str(), dir, path.data(), path.size() + 1);
-  return path;
+  return nnd_endpoint_path_string(endpoint);  // the rule is ipc/nnd_endpoint.h's
 }
 
 std::string describe_uid(uid_t uid) {
