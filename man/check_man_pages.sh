@@ -27,7 +27,7 @@ for entry in nnd:8 nnctl:1 nnrun:1 nninfo:1 nnbench:1 nnd.yaml:5; do
   fi
   lines=$(printf '%s\n' "$text" | wc -l)
   [ "$lines" -ge 25 ] || bad "$name($section): only $lines lines"
-  lexgrog "$page" | grep -q "\"$name - " || bad "$name($section): no NAME line: $(lexgrog "$page")"
+  grep -q "\"$name - " <<<"$(lexgrog "$page")" || bad "$name($section): no NAME line: $(lexgrog "$page")"
   zcat "$page.gz" | cmp -s - "$page" || bad "$name($section): $page.gz differs from $page"
 
   wanted=""
@@ -44,7 +44,7 @@ for entry in nnd:8 nnctl:1 nnrun:1 nninfo:1 nnbench:1 nnd.yaml:5; do
   [ -n "$wanted" ] || bad "$name($section): found nothing to look for"
   missing=""
   for w in $wanted; do
-    printf '%s\n' "$text" | grep -q -- "$w" || missing="$missing $w"
+    grep -q -- "$w" <<<"$text" || missing="$missing $w"
   done
   [ -z "$missing" ] || bad "$name($section): does not mention$missing"
   echo "$name($section): $lines lines, $(echo $wanted | wc -w) options/keys documented"

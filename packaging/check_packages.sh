@@ -101,7 +101,7 @@ done
 # The symbols file lists exactly the library's exported symbols: a new function needs a line with
 # the version that introduces it (packaging/debian/libnnclient1/symbols), a removed one is an ABI
 # break (new SONAME).
-lib=$(dpkg-deb -c "${deb[libnnclient1]}" | awk '{print $6}' | grep 'libnnclient\.so\.1\.' | head -1)
+lib=$(dpkg-deb -c "${deb[libnnclient1]}" | awk '{print $6}' | grep -m1 'libnnclient\.so\.1\.')
 dpkg-deb -x "${deb[libnnclient1]}" "$work/x-libnnclient1"
 nm -D --defined-only "$work/x-libnnclient1/$lib" | awk '{print $3}' | sort >"$work/exported"
 sed -n 's/^ \([a-z_0-9]*\)@Base .*/\1/p' "$ctl/symbols" | sort >"$work/listed"
@@ -131,7 +131,7 @@ done
 grep -Eq "^ExecReload=.*nnctl.* reload$" "$unit" ||
   bad "nnd: ExecReload must be nnctl reload (kill -HUP does not wait for the reload): $(grep ^ExecReload "$unit")"
 for f in $(find "$work/x-nnd" "$work/x-libnnclient1" -type f); do
-  if file "$f" | grep -q "ELF.*not stripped"; then bad "not stripped: ${f#"$work"/x-*/}"; fi
+  if grep -q "ELF.*not stripped" <<<"$(file "$f")"; then bad "not stripped: ${f#"$work"/x-*/}"; fi
 done
 
 if [ "$fail" = 0 ]; then echo "packages OK: ${deb[*]##*/}"; fi

@@ -17,14 +17,14 @@ done
 for f in include/nnclient.h include/nnclient.hpp; do
   [ -f "$prefix/$f" ] || fail "$f not installed"
 done
-so=$(find "$prefix" -name 'libnnclient.so.1' | head -1)
+so=$(find "$prefix" -name 'libnnclient.so.1' -print -quit)
 [ -n "$so" ] || fail "libnnclient.so.1 not installed"
 libdir=$(dirname "$so")
 for f in libnnclient.so libnnclient.a pkgconfig/nnclient.pc cmake/nnclient/nnclientConfig.cmake \
          cmake/nnclient/nnclientConfigVersion.cmake cmake/nnclient/nnclientTargets.cmake; do
   [ -e "$libdir/$f" ] || fail "$libdir/$f not installed"
 done
-readelf -d "$so" | grep -q 'SONAME.*\[libnnclient.so.1\]' || fail "no SONAME libnnclient.so.1"
+grep -q 'SONAME.*\[libnnclient.so.1\]' <<<"$(readelf -d "$so")" || fail "no SONAME libnnclient.so.1"
 if [ "$check_needed" = 1 ]; then
   needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
   for n in $needed; do
@@ -58,7 +58,7 @@ cmake --build "$work/cmake" >/dev/null
 for exe in consumer_c consumer_static consumer_cpp consumer_cpp17; do
   "$work/cmake/$exe" "$nobody" || fail "$exe"
 done
-readelf -d "$work/cmake/consumer_static" | grep -q libnnclient && fail "consumer_static links the .so"
+grep -q libnnclient <<<"$(readelf -d "$work/cmake/consumer_static")" && fail "consumer_static links the .so"
 
 echo "== pkg-config nnclient"
 PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --exists nnclient || fail "pkg-config does not find nnclient"
@@ -79,7 +79,7 @@ set +e
 out=$("$work/vision/vision_process" --endpoint "$nobody" --frames 1 2>&1); rc=$?
 set -e
 [ $rc -eq 1 ] || fail "vision_process without daemon: exit $rc ($out)"
-echo "$out" | grep -q NNCLIENT_E_DAEMON_NOT_RUNNING || fail "vision_process message: $out"
+grep -q NNCLIENT_E_DAEMON_NOT_RUNNING <<<"$out" || fail "vision_process message: $out"
 sock=$work/fake.sock
 "$fake" "$sock" & fake_pid=$!
 trap 'kill $fake_pid 2>/dev/null || true' EXIT
@@ -89,8 +89,8 @@ for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.02; done
 echo "== C++17 and C++20 wrapper against the fake daemon"
 # Each prints the __cplusplus it was compiled with: the modes must really be C++17 and C++20.
 out=$("$work/cmake/consumer_cpp17" "$nobody" "$sock") || fail "consumer_cpp17 against the fake daemon: $out"
-echo "$out" | grep -q "C++201703 wrapper: infer and zero-copy request OK" || fail "consumer_cpp17: $out"
+grep -q "C++201703 wrapper: infer and zero-copy request OK" <<<"$out" || fail "consumer_cpp17: $out"
 out=$("$work/cmake/consumer_cpp" "$nobody" "$sock") || fail "consumer_cpp against the fake daemon: $out"
-echo "$out" | grep -q "C++202002 wrapper: infer and zero-copy request OK" || fail "consumer_cpp: $out"
+grep -q "C++202002 wrapper: infer and zero-copy request OK" <<<"$out" || fail "consumer_cpp: $out"
 echo "$out"
 echo "consumer test passed"
