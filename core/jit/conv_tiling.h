@@ -1,4 +1,4 @@
-// Tile shapes of the direct-convolution micro-kernel (emit_conv in x86_kernels.cpp, spatial mode).
+// Tile shapes of the direct-convolution micro-kernel (emit_conv in x86/kernels.cpp, spatial mode).
 //
 // A tile is a block of output positions computed together: every weight vector loaded in the
 // channel loop is multiplied into each position of the tile, so a bigger tile reuses each weight

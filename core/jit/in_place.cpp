@@ -6,8 +6,8 @@
 #include <variant>
 
 #include "core/ir/activation.h"
-#include "core/jit/x86_kernels.h"
-#include "core/jit/x86_math.h"
+#include "core/jit/x86/kernels.h"
+#include "core/jit/x86/math.h"
 
 namespace nnd::jit {
 

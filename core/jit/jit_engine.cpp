@@ -22,10 +22,10 @@
 #include "core/jit/in_place.h"
 #include "core/jit/kernel_helpers.h"
 #include "core/jit/padded_storage.h"
-#include "core/jit/x86_kernels.h"
-#include "core/jit/x86_kernels_planar.h"
-#include "core/jit/x86_kernels_winograd.h"
-#include "core/jit/x86_math.h"
+#include "core/jit/x86/kernels.h"
+#include "core/jit/x86/kernels_planar.h"
+#include "core/jit/x86/kernels_winograd.h"
+#include "core/jit/x86/math.h"
 #include "core/passes/expand_recurrent.h"
 #include "core/passes/pass.h"
 #include "core/util/checked_math.h"
@@ -349,7 +349,7 @@ class JitEngineImpl final : public JitEngine {
     }
   }
 
-  // Math mode fast: vectorised approximations in the kernel (x86_math.h); false when `act` has none.
+  // Math mode fast: vectorised approximations in the kernel (x86/math.h); false when `act` has none.
   bool fast_step(const Node& n, int src, int dst, ActivationKind act, float alpha, int64_t count, int64_t last_dim) {
     if (math_ != MathMode::kFast) return false;
     if (act == ActivationKind::kSoftmax) {

@@ -1,5 +1,5 @@
 // See jit_lower_extra.h. Index maps are computed here at compile time; the kernels only follow
-// tables (x86_kernels_shape.cpp) or reuse the conv generator (transposed convolution).
+// tables (x86/kernels_shape.cpp) or reuse the conv generator (transposed convolution).
 #include "core/ir/broadcast.h"
 #include "core/jit/jit_lower_extra.h"
 
@@ -12,7 +12,7 @@
 
 #include "core/ir/conv_geometry.h"
 #include "core/ir/resize.h"
-#include "core/jit/x86_kernels_shape.h"
+#include "core/jit/x86/kernels_shape.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {

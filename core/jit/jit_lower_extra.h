@@ -1,5 +1,5 @@
 // Lowering of the layer kinds built from the data-movement, per-element-parameter and
-// normalisation kernels (x86_kernels_shape.h) plus the conv kernel: Conv1D/2DTranspose,
+// normalisation kernels (x86/kernels_shape.h) plus the conv kernel: Conv1D/2DTranspose,
 // LayerNormalization, PReLU, Permute, RepeatVector, UpSampling1D/2D, Cropping1D/2D, merges with
 // broadcasting and BatchNormalization on a non-last axis. The engine passes its step/buffer/weight
 // primitives in LowerHooks, so this file needs nothing of the engine's internals.
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/ir/graph.h"
-#include "core/jit/x86_kernels.h"
+#include "core/jit/x86/kernels.h"
 
 namespace nnd::jit {
 

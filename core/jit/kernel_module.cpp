@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/jit/x86_kernel_regs_p.h"
+#include "core/jit/x86/kernel_regs_p.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {

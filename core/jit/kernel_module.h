@@ -12,7 +12,7 @@
 
 #include "core/jit/cpu_features.h"
 #include "core/jit/kernel_args.h"
-#include "core/jit/x86_vec_emitter.h"
+#include "core/jit/x86/vec_emitter.h"
 
 namespace nnd::jit {
 

@@ -7,7 +7,7 @@
 #include <variant>
 
 #include "core/ir/conv_geometry.h"
-#include "core/jit/x86_kernels.h"
+#include "core/jit/x86/kernels.h"
 
 namespace nnd::jit {
 

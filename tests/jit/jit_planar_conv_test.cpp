@@ -1,4 +1,4 @@
-// The SSE4.1 planar convolution (core/jit/x86_kernels_planar.h): when it is chosen, its layout and
+// The SSE4.1 planar convolution (core/jit/x86/kernels_planar.h): when it is chosen, its layout and
 // blocking, and randomized convolutions, residual chains and bordered inputs/outputs compared with
 // the reference engine. Every case asserts that f32-conv-planar really ran, so a change of the
 // selection rule cannot turn these into tests of the NHWC kernel.
@@ -7,7 +7,7 @@
 #include <numeric>
 #include <string>
 
-#include "core/jit/x86_kernels_planar.h"
+#include "core/jit/x86/kernels_planar.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace nnd::jit::test {

@@ -1,4 +1,4 @@
-// Winograd F(2x2, 3x3) convolutions (core/jit/x86_kernels_winograd.h): the selection rule, the
+// Winograd F(2x2, 3x3) convolutions (core/jit/x86/kernels_winograd.h): the selection rule, the
 // weight transform's values and layout, and randomized convolutions, fused residuals, activations
 // the epilogue cannot fuse and bordered outputs compared with the reference engine on every ISA.
 // Every case asserts that f32-wino-in/-out really ran, so a change of the selection rule cannot
@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-#include "core/jit/x86_kernels_winograd.h"
+#include "core/jit/x86/kernels_winograd.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace nnd::jit::test {

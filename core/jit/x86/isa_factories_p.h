@@ -1,7 +1,7 @@
-// Factories of the per-ISA hook classes (one .cpp each); only x86_isa_registry.cpp calls them.
+// Factories of the per-ISA hook classes (one .cpp each); only x86/isa_registry.cpp calls them.
 #pragma once
 
-#include "core/jit/x86_vec_emitter.h"
+#include "core/jit/x86/vec_emitter.h"
 
 namespace nnd::jit {
 

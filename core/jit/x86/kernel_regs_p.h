@@ -7,7 +7,7 @@
 #include <limits>
 #include <string>
 
-#include "core/jit/x86_vec_emitter.h"
+#include "core/jit/x86/vec_emitter.h"
 #include "core/util/error.h"
 
 namespace nnd::jit::regs {

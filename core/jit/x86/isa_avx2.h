@@ -1,7 +1,7 @@
 // AVX2 hook class, a header only because Avx512Emitter derives from it.
 #pragma once
 
-#include "core/jit/x86_isa_factories_p.h"
+#include "core/jit/x86/isa_factories_p.h"
 
 namespace nnd::jit {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/ir/activation.h"
-#include "core/jit/x86_vec_emitter.h"
+#include "core/jit/x86/vec_emitter.h"
 
 namespace nnd::jit {
 

@@ -1,6 +1,6 @@
 // AVX2 + FMA hooks: 8 lanes, ymm0..ymm15 (VEX). Tails use vmaskmovps with a lane mask from the
 // constant pool (loaded into the scratch register). Avx512Emitter derives from this class.
-#include "core/jit/x86_isa_avx2.h"
+#include "core/jit/x86/isa_avx2.h"
 
 namespace nnd::jit {
 

@@ -1,15 +1,15 @@
-// Planar convolution for SSE4.1 (see x86_kernels_planar.h). Arithmetic goes through the VecEmitter
+// Planar convolution for SSE4.1 (see x86/kernels_planar.h). Arithmetic goes through the VecEmitter
 // hooks; the two things only this layout needs, gathering strided floats into one vector
 // (insertps) and the 4 x 4 transpose of the epilogue (unpck*ps, movlhps, movhlps), are SSE
 // instructions emitted directly, which is why both kernels refuse any other vector width.
-#include "core/jit/x86_kernels_planar.h"
+#include "core/jit/x86/kernels_planar.h"
 
 #include <algorithm>
 #include <array>
 #include <string>
 
-#include "core/jit/x86_kernel_epilogue_p.h"
-#include "core/jit/x86_kernel_regs_p.h"
+#include "core/jit/x86/kernel_epilogue_p.h"
+#include "core/jit/x86/kernel_regs_p.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
 

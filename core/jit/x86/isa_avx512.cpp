@@ -1,5 +1,5 @@
 // AVX-512 hooks: 16 lanes, zmm0..zmm31 (EVEX); tails use opmask k1 set from eax.
-#include "core/jit/x86_isa_avx2.h"
+#include "core/jit/x86/isa_avx2.h"
 
 namespace nnd::jit {
 

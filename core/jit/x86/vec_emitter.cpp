@@ -1,4 +1,4 @@
-#include "core/jit/x86_vec_emitter.h"
+#include "core/jit/x86/vec_emitter.h"
 
 #include <cstring>
 

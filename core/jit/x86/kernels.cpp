@@ -1,5 +1,5 @@
-// ISA-neutral kernel generators (see x86_kernels.h). Written only against VecEmitter hooks.
-#include "core/jit/x86_kernels.h"
+// ISA-neutral kernel generators (see x86/kernels.h). Written only against VecEmitter hooks.
+#include "core/jit/x86/kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "core/jit/conv_tiling.h"
-#include "core/jit/x86_kernel_epilogue_p.h"
-#include "core/jit/x86_kernel_regs_p.h"
+#include "core/jit/x86/kernel_epilogue_p.h"
+#include "core/jit/x86/kernel_regs_p.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
 

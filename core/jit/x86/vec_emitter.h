@@ -4,12 +4,12 @@
 // kernels must not hold values in across a hook call.
 //
 //   VecEmitter            (this file: constant pool, shared helpers)
-//   ├─ SseEmitter         (x86_isa_sse41.cpp: 4 lanes, 16 xmm, legacy SSE encoding only)
-//   └─ AvxEmitter         (x86_isa_avx2.cpp: 8 lanes, 16 ymm, VEX, FMA, vmaskmovps tails)
-//      └─ Avx512Emitter   (x86_isa_avx512.cpp: 16 lanes, 32 zmm, EVEX, k-mask tails)
+//   ├─ SseEmitter         (x86/isa_sse41.cpp: 4 lanes, 16 xmm, legacy SSE encoding only)
+//   └─ AvxEmitter         (x86/isa_avx2.cpp: 8 lanes, 16 ymm, VEX, FMA, vmaskmovps tails)
+//      └─ Avx512Emitter   (x86/isa_avx512.cpp: 16 lanes, 32 zmm, EVEX, k-mask tails)
 //
 // Adding an ISA: a new x86_isa_<name>.cpp with a subclass, plus one line in
-// make_vec_emitter() (x86_isa_registry.cpp).
+// make_vec_emitter() (x86/isa_registry.cpp).
 #pragma once
 
 #include <asmjit/x86.h>
@@ -81,7 +81,7 @@ class VecEmitter {
   // kernel whose factor comes from memory anyway should use fmadd_mem().
   virtual bool fmadd_needs_copy() const { return false; }
   virtual void sqrt(int d, int a) = 0;
-  // Bitwise and int32-lane forms (normalisation and the polynomial math of x86_math.cpp).
+  // Bitwise and int32-lane forms (normalisation and the polynomial math of x86/math.cpp).
   virtual void and_(int d, int a, int b) = 0;
   virtual void or_(int d, int a, int b) = 0;
   virtual void andnot(int d, int a, int b) = 0;  // d = ~a & b
@@ -114,7 +114,7 @@ class VecEmitter {
   std::vector<Entry> pool_;
 };
 
-// The one place that maps an ISA to its hook class (x86_isa_registry.cpp).
+// The one place that maps an ISA to its hook class (x86/isa_registry.cpp).
 std::unique_ptr<VecEmitter> make_vec_emitter(Isa isa, x86::Assembler& a);
 
 }  // namespace nnd::jit

@@ -1,5 +1,5 @@
 // SSE4.1 hooks: 4 lanes, xmm0..xmm15, legacy (non-VEX) encodings only — this is the robot's code.
-#include "core/jit/x86_isa_factories_p.h"
+#include "core/jit/x86/isa_factories_p.h"
 
 namespace nnd::jit {
 

@@ -1,5 +1,5 @@
-// Fast-math kernels and register-level function approximations (see x86_math.h).
-#include "core/jit/x86_math.h"
+// Fast-math kernels and register-level function approximations (see x86/math.h).
+#include "core/jit/x86/math.h"
 
 #include <array>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "core/jit/x86_kernel_regs_p.h"
+#include "core/jit/x86/kernel_regs_p.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {

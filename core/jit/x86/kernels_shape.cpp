@@ -1,5 +1,5 @@
-// Data movement, per-element parameter and LayerNormalization kernels (see x86_kernels_shape.h).
-#include "core/jit/x86_kernels_shape.h"
+// Data movement, per-element parameter and LayerNormalization kernels (see x86/kernels_shape.h).
+#include "core/jit/x86/kernels_shape.h"
 
 #include <algorithm>
 #include <bit>
@@ -7,7 +7,7 @@
 #include <limits>
 #include <string>
 
-#include "core/jit/x86_kernel_regs_p.h"
+#include "core/jit/x86/kernel_regs_p.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {

@@ -1,7 +1,7 @@
 // Planar convolution for SSE4.1 ("pixels in lanes"): f32-planar-pack and f32-conv-planar.
 //
 // Why a second conv family: SSE has no FMA and no broadcast memory operand. The NHWC conv kernel
-// (x86_kernels.cpp) holds output channels in the vector lanes, so every input value must be
+// (x86/kernels.cpp) holds output channels in the vector lanes, so every input value must be
 // broadcast (movss + shufps) before its products; with V = 2 output vectors (8 channels, referee's
 // stem) that is one broadcast per two products and the loop tops out near 37 GFLOP/s, with V = 4
 // near 44 (docs/jit.md). Here the lanes hold four neighbouring output pixels of one channel
@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "core/ir/activation.h"
-#include "core/jit/x86_kernels.h"
+#include "core/jit/x86/kernels.h"
 
 namespace nnd::jit {
 

@@ -22,7 +22,7 @@
 
 #include "core/ir/activation.h"
 #include "core/ir/layers.h"
-#include "core/jit/x86_kernels.h"
+#include "core/jit/x86/kernels.h"
 
 namespace nnd::jit {
 

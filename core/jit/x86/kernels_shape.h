@@ -1,4 +1,4 @@
-// ISA-neutral generators for data movement and normalisation (x86_kernels_shape.cpp): the layers
+// ISA-neutral generators for data movement and normalisation (x86/kernels_shape.cpp): the layers
 // that are index maps (Permute, RepeatVector, Cropping, UpSampling, broadcasting, the zero-inserted
 // input of a transposed convolution), per-element parameter maps (PReLU, BatchNormalization on a
 // non-last axis) and LayerNormalization. Written only against the VecEmitter hooks.
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/jit/x86_vec_emitter.h"
+#include "core/jit/x86/vec_emitter.h"
 
 namespace nnd::jit {
 

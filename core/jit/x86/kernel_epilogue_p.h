@@ -1,11 +1,11 @@
 // Epilogue pieces shared by the kernel generators (private): the fused activation and the fused
-// residual's address delta. Register roles are in x86_kernel_regs_p.h.
+// residual's address delta. Register roles are in x86/kernel_regs_p.h.
 #pragma once
 
 #include <vector>
 
 #include "core/ir/activation.h"
-#include "core/jit/x86_kernel_regs_p.h"
+#include "core/jit/x86/kernel_regs_p.h"
 
 namespace nnd::jit {
 

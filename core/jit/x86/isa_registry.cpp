@@ -1,5 +1,5 @@
 // The one place that maps an Isa to its hook class.
-#include "core/jit/x86_isa_factories_p.h"
+#include "core/jit/x86/isa_factories_p.h"
 
 namespace nnd::jit {
 

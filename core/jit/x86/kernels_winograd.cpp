@@ -1,13 +1,13 @@
-// Winograd F(2x2, 3x3) transforms (see x86_kernels_winograd.h). Channels are in the vector lanes,
+// Winograd F(2x2, 3x3) transforms (see x86/kernels_winograd.h). Channels are in the vector lanes,
 // as in every NHWC kernel, so both transforms are plain vector adds and subtracts over channel
 // chunks of width() lanes (the last chunk a tail).
-#include "core/jit/x86_kernels_winograd.h"
+#include "core/jit/x86/kernels_winograd.h"
 
 #include <array>
 #include <functional>
 
-#include "core/jit/x86_kernel_epilogue_p.h"
-#include "core/jit/x86_kernel_regs_p.h"
+#include "core/jit/x86/kernel_epilogue_p.h"
+#include "core/jit/x86/kernel_regs_p.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {

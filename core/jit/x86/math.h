@@ -31,7 +31,7 @@
 #include <cstdint>
 
 #include "core/ir/activation.h"
-#include "core/jit/x86_vec_emitter.h"
+#include "core/jit/x86/vec_emitter.h"
 
 namespace nnd::jit {
 
