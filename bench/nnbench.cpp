@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -42,10 +43,33 @@ double us_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
 
-int lanes(nnd::jit::Isa isa) { return isa == nnd::jit::Isa::kSse41 ? 4 : isa == nnd::jit::Isa::kAvx2 ? 8 : 16; }
+// The ISAs of `arg` ("all" or a comma-separated list of ids); false with *bad naming an unknown one.
+bool parse_isa_list(const std::string& arg, std::vector<nnd::jit::Isa>* isas, std::string* bad) {
+  if (arg == "all") {
+    *isas = nnd::jit::all_isas();
+    return true;
+  }
+  std::istringstream in(arg);
+  for (std::string id; std::getline(in, id, ',');) {
+    const std::optional<nnd::jit::Isa> isa = nnd::jit::isa_from_id(id);
+    if (!isa) {
+      *bad = id;
+      return false;
+    }
+    if (std::find(isas->begin(), isas->end(), *isa) == isas->end()) isas->push_back(*isa);
+  }
+  std::sort(isas->begin(), isas->end());  // table order, as with "all"
+  return true;
+}
+
+std::string isa_usage() {
+  std::string s = "all";
+  for (const std::string& id : nnd::jit::isa_ids()) s += "|" + id;
+  return s + "[,...]";
+}
 
 // Peak GFLOP/s of one core for the ISA: 12 independent accumulators, acc += a * b in a loop
-// (vfmadd231ps on AVX2/AVX-512: 2 flops per lane; mulps + addps on SSE: 2 flops per lane).
+// (one FMA where the ISA has it, else a multiply and an add: 2 flops per lane either way).
 double measure_peak(nnd::jit::Isa isa) {
   using namespace nnd::jit;
   KernelModule m(isa, false, "");
@@ -71,7 +95,7 @@ double measure_peak(nnd::jit::Isa isa) {
     fn(&args);
     best = std::min(best, us_since(t0));
   }
-  const double flops = static_cast<double>(iters) * kAcc * lanes(isa) * 2;
+  const double flops = static_cast<double>(iters) * kAcc * isa_traits(isa).f32_lanes * 2;
   return flops / (best * 1e3);
 }
 
@@ -186,9 +210,10 @@ int main(int argc, char** argv) {
       std::printf("%s\n", NND_VERSION_TEXT("nnbench"));
       return 0;
     } else if (a == "-h" || a == "--help") {
-      std::printf("usage: nnbench [MODEL...] [--isa all|sse4.1|avx2|avx512[,...]] [--repeat N]\n"
+      std::printf("usage: nnbench [MODEL...] [--isa %s] [--repeat N]\n"
                   "       nnbench [MODEL...] --load-time [--runs N]   (load + compile only, cold and warm)\n"
-                  "       nnbench --version\n");
+                  "       nnbench --version\n",
+                  isa_usage().c_str());
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "nnbench: unknown option %s\n", a.c_str());
@@ -207,9 +232,12 @@ int main(int argc, char** argv) {
   if (load_time) return nnbench::report_load_time(models, runs) == 0 ? 0 : 1;
   using nnd::jit::Isa;
   const nnd::jit::CpuFeatures host = nnd::jit::detect_cpu_features();
-  std::vector<Isa> isas;
-  for (Isa isa : {Isa::kSse41, Isa::kAvx2, Isa::kAvx512}) {
-    if (isa_arg != "all" && isa_arg.find(nnd::jit::isa_id(isa)) == std::string::npos) continue;
+  std::vector<Isa> requested, isas;
+  if (std::string bad; !parse_isa_list(isa_arg, &requested, &bad)) {
+    std::fprintf(stderr, "nnbench: unknown ISA '%s' in --isa (expected %s)\n", bad.c_str(), isa_usage().c_str());
+    return 2;
+  }
+  for (Isa isa : requested) {
     if (!host.has(isa)) {
       std::printf("skip %s: this CPU lacks it\n", nnd::jit::isa_id(isa));
       continue;
@@ -221,7 +249,7 @@ int main(int argc, char** argv) {
   for (Isa isa : isas) {
     peak.push_back(measure_peak(isa));
     std::printf("peak %-7s %7.1f GFLOP/s (%s loop, 12 accumulators)\n", nnd::jit::isa_id(isa), peak.back(),
-                isa == Isa::kSse41 ? "mulps+addps" : "vfmadd231ps");
+                nnd::jit::isa_traits(isa).fma ? "FMA" : "mul+add");
   }
   std::printf("GFLOP/s = the model's FLOPs counted as direct convolution (nninfo) / min time; layers run as\n"
               "Winograd F(2x2,3x3) execute fewer multiplications, so a network with them can show more than 100%%\n");
@@ -240,9 +268,7 @@ int main(int argc, char** argv) {
       for (size_t k = 0; k < isas.size(); ++k) {
         nnd::EngineOptions o;
         o.engine = nnd::EngineKind::kJit;
-        o.isa = isas[k] == Isa::kSse41 ? nnd::IsaChoice::kSse41
-                : isas[k] == Isa::kAvx2 ? nnd::IsaChoice::kAvx2
-                                        : nnd::IsaChoice::kAvx512;
+        o.isa = isas[k];
         t0 = Clock::now();
         auto jit = nnd::jit::make_jit_engine(g, o);
         const double compile_ms = us_since(t0) / 1e3;

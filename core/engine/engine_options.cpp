@@ -14,9 +14,7 @@ std::optional<EngineKind> parse_engine_kind(const std::string& s) {
 
 std::optional<IsaChoice> parse_isa(const std::string& s) {
   if (s == "auto") return IsaChoice::kAuto;
-  if (s == "sse4.1" || s == "sse4") return IsaChoice::kSse41;
-  if (s == "avx2") return IsaChoice::kAvx2;
-  if (s == "avx512") return IsaChoice::kAvx512;
+  if (auto isa = jit::isa_from_id(s)) return IsaChoice(*isa);
   return std::nullopt;
 }
 
@@ -26,14 +24,22 @@ std::optional<MathMode> parse_math_mode(const std::string& s) {
   return std::nullopt;
 }
 
-const char* isa_name(IsaChoice i) {
-  switch (i) {
-    case IsaChoice::kAuto: return "auto";
-    case IsaChoice::kSse41: return "sse4.1";
-    case IsaChoice::kAvx2: return "avx2";
-    case IsaChoice::kAvx512: return "avx512";
+const char* isa_name(IsaChoice i) { return i.is_auto() ? "auto" : jit::isa_id(*i.isa()); }
+
+std::vector<std::string> isa_choice_ids() {
+  std::vector<std::string> ids{"auto"};
+  for (const std::string& id : jit::isa_ids()) ids.push_back(id);
+  return ids;
+}
+
+std::string isa_choice_list() {
+  const std::vector<std::string> ids = isa_choice_ids();
+  std::string s;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) s += i + 1 == ids.size() ? " or " : ", ";
+    s += ids[i];
   }
-  return "?";
+  return s;
 }
 
 const char* math_mode_name(MathMode m) { return m == MathMode::kExact ? "exact" : "fast"; }

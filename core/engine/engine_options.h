@@ -5,13 +5,29 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/engine/engine.h"
+#include "core/jit/isa.h"
 
 namespace nnd {
 
 enum class EngineKind { kReference, kJit };
-enum class IsaChoice { kAuto, kSse41, kAvx2, kAvx512 };
+// The JIT's instruction-set option: "auto" (the best the CPU has) or one ISA of the table
+// (core/jit/isa.h). Converts implicitly from an Isa: `options.isa = jit::Isa::kAvx2`.
+class IsaChoice {
+ public:
+  static const IsaChoice kAuto;
+  constexpr IsaChoice() = default;
+  constexpr IsaChoice(jit::Isa isa) : isa_(isa) {}  // NOLINT(google-explicit-constructor)
+  bool is_auto() const { return !isa_.has_value(); }
+  std::optional<jit::Isa> isa() const { return isa_; }  // nullopt for auto
+  bool operator==(const IsaChoice&) const = default;
+
+ private:
+  std::optional<jit::Isa> isa_;
+};
+inline constexpr IsaChoice IsaChoice::kAuto{};
 enum class MathMode { kExact, kFast };
 
 struct EngineOptions {
@@ -20,12 +36,18 @@ struct EngineOptions {
   MathMode math = MathMode::kExact;
 };
 
-// Parsers for the option spellings the tools accept ("reference"/"jit", "auto"/"sse4.1"/"avx2"/
-// "avx512", "exact"/"fast"); std::nullopt for anything else.
+// Parsers for the option spellings the tools accept ("reference"/"jit", "auto" or an ISA id or
+// alias of the table, "exact"/"fast"); std::nullopt for anything else.
 std::optional<EngineKind> parse_engine_kind(const std::string& s);
 std::optional<IsaChoice> parse_isa(const std::string& s);
 std::optional<MathMode> parse_math_mode(const std::string& s);
-const char* isa_name(IsaChoice i);
+const char* isa_name(IsaChoice i);  // "auto" or the ISA's id
+
+// The ISA option's spellings for CLIs, the config validator and help texts: "auto" and the ids of
+// jit::all_isas() ({"auto", "sse4.1", "avx2", "avx512"}), and the same as prose
+// ("auto, sse4.1, avx2 or avx512").
+std::vector<std::string> isa_choice_ids();
+std::string isa_choice_list();
 const char* math_mode_name(MathMode m);
 
 // The one place that turns options into an engine. Throws nnd::Error when the requested engine

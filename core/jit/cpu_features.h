@@ -1,40 +1,39 @@
-// CPU feature detection for the JIT: the ONE place that executes CPUID/XGETBV and decides which
-// instruction set the generated code may use. Kernels and the engine never test CPU flags; they
-// receive an Isa chosen here.
+// CPU feature detection for the JIT: which instruction sets of the table (isa.h) the calling CPU
+// and OS can run, and the choice of one. Kernels and the engine never test CPU flags; they receive
+// an Isa resolved here. The architecture-specific probe is one function per architecture folder
+// (probe_cpu_features(): x86/cpu_features_x86.cpp reads CPUID/XGETBV).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "core/engine/engine_options.h"
+#include "core/jit/isa.h"
 
 namespace nnd::jit {
 
-// Instruction sets the JIT generates code for, in increasing order of capability.
-enum class Isa : uint8_t {
-  kSse41,   // SSE4.1, 16 xmm registers, no VEX/EVEX encoding (the robot's Atom)
-  kAvx2,    // AVX2 + FMA3, 16 ymm registers (VEX)
-  kAvx512,  // AVX-512 F/BW/DQ/VL, 32 zmm registers and k-masks (EVEX)
-};
-
-const char* isa_id(Isa isa);  // "sse4.1", "avx2", "avx512"
-
+// The set of ISAs a CPU offers, and its name. Tests build one to force features.
 struct CpuFeatures {
-  bool sse41 = false;
-  bool avx2 = false;     // AVX2 and FMA3 and the OS saves ymm state
-  bool avx512 = false;   // F, BW, DQ, VL and the OS saves zmm/k state
-  std::string brand;     // CPUID brand string, for logs
+  uint32_t isas = 0;   // bit (1 << Isa) per available ISA
+  std::string brand;   // the CPU's brand string, for logs
 
-  bool has(Isa isa) const;
-  Isa best() const;      // the most capable ISA available; throws nnd::Error if not even SSE4.1
+  CpuFeatures& add(Isa isa) {
+    isas |= 1u << static_cast<unsigned>(isa);
+    return *this;
+  }
+  bool has(Isa isa) const { return (isas >> static_cast<unsigned>(isa)) & 1u; }
+  Isa best() const;      // the most capable ISA available; throws nnd::Error if none
   std::string to_string() const;  // "sse4.1 avx2 avx512"
 };
 
-// Reads CPUID and XGETBV of the calling CPU, once per process (later calls return the first
-// answer: the queries trap to the hypervisor in a VM).
+// The probe of the build's architecture, defined in its folder (x86/cpu_features_x86.cpp).
+// Queries may trap to the hypervisor in a VM: call detect_cpu_features() instead.
+CpuFeatures probe_cpu_features();
+
+// The calling CPU's features, probed once per process (later calls return the first answer).
 CpuFeatures detect_cpu_features();
 
-// Resolves an option to an ISA: kAuto picks features.best(); an explicit request the CPU lacks is
+// Resolves an option to an ISA: auto picks features.best(); an explicit request the CPU lacks is
 // an nnd::Error naming the ISA and the available ones.
 Isa resolve_isa(IsaChoice choice, const CpuFeatures& features);
 

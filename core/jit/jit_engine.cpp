@@ -20,6 +20,7 @@
 #include "core/ir/shape_inference.h"
 #include "core/jit/jit_lower_extra.h"
 #include "core/jit/in_place.h"
+#include "core/jit/kernel_config.h"
 #include "core/jit/kernel_helpers.h"
 #include "core/jit/padded_storage.h"
 #include "core/jit/x86/kernels.h"
@@ -130,8 +131,7 @@ class JitEngineImpl final : public JitEngine {
         throw Error(g_.node_context(n) + ": not compiled by the JIT yet (" + *why + ")");
       }
     }
-    width_ = isa_ == Isa::kSse41 ? 4 : isa_ == Isa::kAvx2 ? 8 : 16;
-    usable_ = (isa_ == Isa::kAvx512 ? 32 : 16) - 1;
+    width_ = isa_traits(isa_).f32_lanes;
     lower();
     plan_memory();
     plan_chunks(config.chunk_bytes);
@@ -413,7 +413,7 @@ class JitEngineImpl final : public JitEngine {
     ConvSpec cs;
     cs.cin_g = cin_g;
     cs.cout_g = cout_g;
-    cs.blocking = conv_blocking(isa_, width_, usable_, cout_g);
+    cs.blocking = conv_blocking(isa_traits(isa_), cout_g);
     return cs;
   }
 
@@ -535,8 +535,9 @@ class JitEngineImpl final : public JitEngine {
     ws.dw = win.dilation_w;
     ws.has_bias = bias != nullptr;
     ws.act = act_fusable(act) ? act : ActivationKind::kLinear;
-    ws.vmax = static_cast<int>(std::min<int64_t>(isa_ == Isa::kAvx512 ? 4 : 2, ceil_div(ws.c, width_)));
-    ws.rows = std::min(8, (usable_ - ws.vmax - 1) / ws.vmax);
+    const WindowBlocking wb = depthwise_blocking(isa_traits(isa_), ws.c);
+    ws.vmax = wb.vmax;
+    ws.rows = wb.rows;
     std::vector<float> blob;
     pack_depthwise_weights(ws, width_, kernel.data, bias ? &bias->data : nullptr, blob);
     const int64_t off = add_weights(blob);
@@ -600,9 +601,9 @@ class JitEngineImpl final : public JitEngine {
             int src = in_buf(n, 0);
             cs.out_place = placement_for(n, dst);
             const int residual = residual_buf(n, p.residual);
-            if (winograd_suits(isa_, p.groups, in.c, p.filters, w, pd.h.out, pd.w.out)) {
+            if (winograd_suits(isa_traits(isa_), p.groups, in.c, p.filters, w, pd.h.out, pd.w.out)) {
               winograd_conv(n, p, in, pd, src, dst, residual, cs.out_place);
-            } else if (planar_conv_suits(isa_, p.groups, in.c, p.filters, w.kernel_h, w.kernel_w, pd.w.out)) {
+            } else if (planar_conv_suits(isa_traits(isa_), p.groups, in.c, p.filters, w.kernel_h, w.kernel_w, pd.w.out)) {
               planar_conv(n, p, in, pd, src, dst, residual, cs.out_place);
             } else {
               if (w.kernel_h == 1 && w.kernel_w == 1 && w.stride_h == 1 && w.stride_w == 1 && p.groups == 1 &&
@@ -748,8 +749,6 @@ class JitEngineImpl final : public JitEngine {
   bool lower_extra(const Node& n, int dst) {
     LowerHooks h;
     h.isa = isa_;
-    h.width = width_;
-    h.usable = usable_;
     h.new_buffer = [this](int64_t floats, const std::string& name) { return new_buffer(floats, name); };
     h.add_weights = [this](const std::vector<float>& w) { return add_weights(w); };
     h.add_step = [this, &n](const std::string& kernel, std::vector<int> in, int out,
@@ -780,8 +779,9 @@ class JitEngineImpl final : public JitEngine {
     ws.kw = win.kernel_w;
     ws.sh = win.stride_h;
     ws.sw = win.stride_w;
-    ws.vmax = static_cast<int>(std::min<int64_t>(isa_ == Isa::kAvx512 ? 4 : 2, ceil_div(in.c, width_)));
-    ws.rows = std::min(8, (usable_ - 1) / ws.vmax);
+    const WindowBlocking wb = pool_blocking(isa_traits(isa_), in.c);
+    ws.vmax = wb.vmax;
+    ws.rows = wb.rows;
     if (kind == PoolKind::kAverage && !padded_any) ws.scale = static_cast<float>(1.0 / static_cast<double>(win.kernel_h * win.kernel_w));
     ws.out_place = placement_for(n, dst);
     add_step(kname(n, kind == PoolKind::kMax ? "f32-maxpool" : "f32-avgpool"), {src}, dst,
@@ -916,7 +916,7 @@ class JitEngineImpl final : public JitEngine {
   std::string dump_dir_;
   float arena_fill_ = 0.0f;  // JitConfig::arena_fill
   KernelModule module_;
-  int width_ = 4, usable_ = 15;
+  int width_ = 4;
   std::vector<Buffer> buffers_;
   std::vector<Step> steps_;
   std::vector<int> value_buf_;

@@ -115,7 +115,7 @@ void lower_conv_transpose(const Graph& g, const Node& n, const ConvTransposePara
   ConvSpec cs;
   cs.cin_g = in.c;
   cs.cout_g = p.filters;
-  cs.blocking = conv_blocking(h.isa, h.width, h.usable, p.filters);
+  cs.blocking = conv_blocking(isa_traits(h.isa), p.filters);
   cs.in_h = uh;
   cs.in_w = uw;
   cs.in_c = in.c;

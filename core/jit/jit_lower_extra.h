@@ -18,7 +18,6 @@ namespace nnd::jit {
 
 struct LowerHooks {
   Isa isa = Isa::kSse41;
-  int width = 4, usable = 15;
   std::function<int(int64_t floats, const std::string& name)> new_buffer;
   std::function<int64_t(const std::vector<float>&)> add_weights;
   // kernel: the XNNPACK-style name without the ISA ("f32-gather").

@@ -557,8 +557,8 @@ class Parser {
         if (auto isa = parse_isa(e)) {
           ms.engine.isa = *isa;
         } else {
-          std::string msg = "unknown ISA '" + e + "'; expected auto, sse4.1, avx2 or avx512";
-          if (auto near = closest_match(e, {"auto", "sse4.1", "avx2", "avx512"}); !near.empty()) {
+          std::string msg = "unknown ISA '" + e + "'; expected " + isa_choice_list();
+          if (auto near = closest_match(e, isa_choice_ids()); !near.empty()) {
             msg += " (did you mean '" + near + "'?)";
           }
           issue(v, key, msg);

@@ -111,7 +111,7 @@ TEST_F(ConfigTest, ValidConfigAndDefaults) {
   EXPECT_EQ(a.priority, 5);
   EXPECT_FALSE(a.engine_auto);
   EXPECT_EQ(a.engine.engine, nnd::EngineKind::kReference);
-  EXPECT_EQ(a.engine.isa, nnd::IsaChoice::kSse41);
+  EXPECT_EQ(a.engine.isa, nnd::IsaChoice(nnd::jit::Isa::kSse41));
   EXPECT_EQ(a.engine.math, nnd::MathMode::kFast);
   EXPECT_EQ(c.model_lines[0], 14);
 

@@ -18,7 +18,7 @@ struct JitRun {
 JitRun run_jit(const Graph& g, Isa isa, int64_t chunk_bytes, int64_t batch, const InputView& in) {
   EngineOptions opt;
   opt.engine = EngineKind::kJit;
-  opt.isa = choice_of(isa);
+  opt.isa = isa;
   JitConfig cfg;
   cfg.chunk_bytes = chunk_bytes;
   auto jit = make_jit_engine(g, opt, cfg);
@@ -76,10 +76,7 @@ Graph conv_graph(DType dtype) {
 TEST_P(JitBatchChunks, FloatInput) { check(conv_graph(DType::kFloat32), false, 5100); }
 TEST_P(JitBatchChunks, Uint8Input) { check(conv_graph(DType::kUInt8), true, 5200); }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitBatchChunks, ::testing::ValuesIn(all_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& i) {
-                           return std::string(i.param == Isa::kSse41 ? "sse41" : isa_id(i.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Isa, JitBatchChunks, ::testing::ValuesIn(all_isas()), isa_param_name);
 
 }  // namespace
 }  // namespace nnd::jit::test

@@ -115,10 +115,7 @@ TEST_P(JitConvTiles, FusedResidualOnSmallMaps) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitConvTiles, ::testing::ValuesIn(all_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& i) {
-                           return std::string(i.param == Isa::kSse41 ? "sse41" : isa_id(i.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Isa, JitConvTiles, ::testing::ValuesIn(all_isas()), isa_param_name);
 
 }  // namespace
 }  // namespace nnd::jit::test

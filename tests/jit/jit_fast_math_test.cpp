@@ -42,7 +42,7 @@ Measured measure(const Graph& g, Isa isa, const std::vector<float>& x, Activatio
   auto ref = make_reference_engine(g);
   EngineOptions o;
   o.engine = EngineKind::kJit;
-  o.isa = choice_of(isa);
+  o.isa = isa;
   o.math = MathMode::kFast;
   auto jit = make_jit_engine(g, o);
   std::vector<float> r(x.size()), j(x.size());
@@ -118,7 +118,7 @@ TEST_P(JitFastMath, SoftmaxRows) {
     auto ref = make_reference_engine(g);
     EngineOptions o;
     o.engine = EngineKind::kJit;
-    o.isa = choice_of(GetParam());
+    o.isa = GetParam();
     o.math = MathMode::kFast;
     auto jit = make_jit_engine(g, o);
     std::vector<float> a(x.size()), b(x.size() + 16, -12345.0f);
@@ -155,7 +155,7 @@ TEST_P(JitFastMath, RealNetworksWithinFastTolerance) {
     auto ref = make_reference_engine(g);
     EngineOptions o;
     o.engine = EngineKind::kJit;
-    o.isa = choice_of(GetParam());
+    o.isa = GetParam();
     o.math = MathMode::kFast;
     auto jit = make_jit_engine(g, o);
     std::vector<std::vector<float>> a, b;
@@ -183,10 +183,7 @@ TEST_P(JitFastMath, RealNetworksWithinFastTolerance) {
   if (ran == 0) GTEST_SKIP() << "../shared/models absent";
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitFastMath, ::testing::ValuesIn(all_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& i) {
-                           return std::string(i.param == Isa::kSse41 ? "sse41" : isa_id(i.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Isa, JitFastMath, ::testing::ValuesIn(all_isas()), isa_param_name);
 
 }  // namespace
 }  // namespace nnd::jit::test

@@ -36,7 +36,7 @@ int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
 std::unique_ptr<JitEngine> compile_unfused(const Graph& g, Isa isa) {
   EngineOptions o;
   o.engine = EngineKind::kJit;
-  o.isa = choice_of(isa);
+  o.isa = isa;
   JitConfig cfg;
   cfg.run_passes = false;  // keep BatchNorm and ReLU as their own element-wise steps
   return make_jit_engine(g, o, cfg);
@@ -120,10 +120,7 @@ TEST_P(JitInPlace, MergeOverwritesAnInputThatDies) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitInPlace, ::testing::ValuesIn(all_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& i) {
-                           return std::string(i.param == Isa::kSse41 ? "sse41" : isa_id(i.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Isa, JitInPlace, ::testing::ValuesIn(all_isas()), isa_param_name);
 
 }  // namespace
 }  // namespace nnd::jit::test

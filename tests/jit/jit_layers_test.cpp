@@ -267,10 +267,7 @@ TEST_P(JitLayers, Uint8Input) {
   check(one_node(IdentityParams{}, {{13}}, DType::kUInt8), 2, 1401, "uint8 input as output", true);
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitLayers, ::testing::ValuesIn(all_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& i) {
-                           return std::string(i.param == Isa::kSse41 ? "sse41" : isa_id(i.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Isa, JitLayers, ::testing::ValuesIn(all_isas()), isa_param_name);
 
 }  // namespace
 }  // namespace nnd::jit::test

@@ -58,7 +58,7 @@ bool run_jit_on_every_isa(const std::string& name, const Loaded& l, ModelOutputs
     if (!host().has(isa)) continue;
     EngineOptions o;
     o.engine = EngineKind::kJit;
-    o.isa = choice_of(isa);
+    o.isa = isa;
     auto jit = make_jit_engine(l.g, o);
     check(isa, run(*jit, l));
   }

@@ -200,7 +200,7 @@ TEST_P(PaddedChains, MatchReferenceAndFillBordersInsteadOfCopying) {
       const Graph g = ch.build(r, h, w, c);
       EngineOptions o;
       o.engine = EngineKind::kJit;
-      o.isa = choice_of(isa);
+      o.isa = isa;
       const auto e = make_jit_engine(g, o);
       int bordered = 0;
       for (const auto& p : plan_padded_storage(g)) bordered += p.has_value();
@@ -215,10 +215,7 @@ TEST_P(PaddedChains, MatchReferenceAndFillBordersInsteadOfCopying) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, PaddedChains, ::testing::ValuesIn(all_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& i) {
-                           return std::string(i.param == Isa::kSse41 ? "sse41" : isa_id(i.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Isa, PaddedChains, ::testing::ValuesIn(all_isas()), isa_param_name);
 
 }  // namespace
 }  // namespace nnd::jit::test

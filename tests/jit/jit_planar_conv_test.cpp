@@ -56,16 +56,16 @@ void expect_planar_matches(const Graph& g, int planar_convs, const std::string& 
 
 TEST(PlanarConv, ChosenOnlyForSseConvsWithFewInputChannelsAndWholeChannelQuads) {
   // bop's and referee's stems.
-  EXPECT_TRUE(planar_conv_suits(Isa::kSse41, 1, 2, 16, 7, 7, 160));
-  EXPECT_TRUE(planar_conv_suits(Isa::kSse41, 1, 3, 8, 5, 5, 128));
-  EXPECT_FALSE(planar_conv_suits(Isa::kAvx2, 1, 2, 16, 7, 7, 160));
-  EXPECT_FALSE(planar_conv_suits(Isa::kAvx512, 1, 3, 8, 5, 5, 128));
-  EXPECT_FALSE(planar_conv_suits(Isa::kSse41, 2, 2, 16, 3, 3, 64));   // grouped
-  EXPECT_FALSE(planar_conv_suits(Isa::kSse41, 1, 2, 18, 3, 3, 64));   // 18 channels: not quads
-  EXPECT_FALSE(planar_conv_suits(Isa::kSse41, 1, 16, 16, 3, 3, 64));  // too many input channels
-  EXPECT_FALSE(planar_conv_suits(Isa::kSse41, 1, 2, 16, 1, 1, 64));   // pointwise: GEMM
-  EXPECT_FALSE(planar_conv_suits(Isa::kSse41, 1, 2, 16, 3, 3, 3));    // narrower than one vector
-  EXPECT_FALSE(planar_conv_suits(Isa::kSse41, 1, 8, 32, 7, 7, 64));   // a chunk's weights exceed 16 KiB
+  EXPECT_TRUE(planar_conv_suits(isa_traits(Isa::kSse41), 1, 2, 16, 7, 7, 160));
+  EXPECT_TRUE(planar_conv_suits(isa_traits(Isa::kSse41), 1, 3, 8, 5, 5, 128));
+  EXPECT_FALSE(planar_conv_suits(isa_traits(Isa::kAvx2), 1, 2, 16, 7, 7, 160));
+  EXPECT_FALSE(planar_conv_suits(isa_traits(Isa::kAvx512), 1, 3, 8, 5, 5, 128));
+  EXPECT_FALSE(planar_conv_suits(isa_traits(Isa::kSse41), 2, 2, 16, 3, 3, 64));   // grouped
+  EXPECT_FALSE(planar_conv_suits(isa_traits(Isa::kSse41), 1, 2, 18, 3, 3, 64));   // 18 channels: not quads
+  EXPECT_FALSE(planar_conv_suits(isa_traits(Isa::kSse41), 1, 16, 16, 3, 3, 64));  // too many input channels
+  EXPECT_FALSE(planar_conv_suits(isa_traits(Isa::kSse41), 1, 2, 16, 1, 1, 64));   // pointwise: GEMM
+  EXPECT_FALSE(planar_conv_suits(isa_traits(Isa::kSse41), 1, 2, 16, 3, 3, 3));    // narrower than one vector
+  EXPECT_FALSE(planar_conv_suits(isa_traits(Isa::kSse41), 1, 8, 32, 7, 7, 64));   // a chunk's weights exceed 16 KiB
 }
 
 TEST(PlanarConv, LayoutCoversEveryColumnAndRowTheKernelReads) {
@@ -125,7 +125,7 @@ TEST(PlanarConv, RandomConvolutionsMatchReference) {
     if (c.pad == Padding::kValid && ((c.kh - 1) * c.dh + 1 > c.h || (c.kw - 1) * c.dw + 1 > c.w)) continue;
     const Graph g = one_node(conv_of(r, c), {{c.h, c.w, c.cin}});
     const Dims& out = g.values[g.outputs[0]].shape;
-    if (!planar_conv_suits(Isa::kSse41, 1, c.cin, c.cout, c.kh, c.kw, out[1])) continue;
+    if (!planar_conv_suits(isa_traits(Isa::kSse41), 1, c.cin, c.cout, c.kh, c.kw, out[1])) continue;
     expect_planar_matches(g, 1, describe(c), static_cast<uint32_t>(i));
     ++tested;
   }

@@ -405,7 +405,7 @@ TEST_P(JitRandomNetworks, RobotFamily) {
     const Graph g = NetGen(seed).build(&u8);
     EngineOptions opt;
     opt.engine = EngineKind::kJit;
-    opt.isa = choice_of(isa);
+    opt.isa = isa;
     const auto engine = make_jit_engine(g, opt);
     for (const CompiledKernel& k : engine->code().kernels()) {
       // "name: kind-isa": count the kind only.
@@ -449,10 +449,7 @@ TEST_P(JitRandomNetworks, RobotFamily) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitRandomNetworks, ::testing::ValuesIn(all_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& i) {
-                           return std::string(i.param == Isa::kSse41 ? "sse41" : isa_id(i.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Isa, JitRandomNetworks, ::testing::ValuesIn(all_isas()), isa_param_name);
 
 }  // namespace
 }  // namespace nnd::jit::test

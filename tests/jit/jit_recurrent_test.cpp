@@ -120,7 +120,7 @@ TEST(ExpandRecurrent, LeavesLayersOverTheStepLimitToTheReferenceEngine) {
   EXPECT_TRUE(std::holds_alternative<RecurrentParams>(g.nodes[0].params));
   EngineOptions opt;
   opt.engine = EngineKind::kJit;
-  opt.isa = choice_of(Isa::kSse41);
+  opt.isa = Isa::kSse41;
   try {
     make_jit_engine(g, opt);
     ADD_FAILURE() << "the JIT compiled a recurrent layer over " << steps << " steps";

@@ -20,18 +20,10 @@
 
 namespace nnd::jit::test {
 
-inline std::vector<Isa> all_isas() { return {Isa::kSse41, Isa::kAvx2, Isa::kAvx512}; }
+// Every ISA is jit::all_isas() (core/jit/isa.h); an Isa converts to an IsaChoice.
 
-inline IsaChoice choice_of(Isa isa) {
-  switch (isa) {
-    case Isa::kSse41: return IsaChoice::kSse41;
-    case Isa::kAvx2: return IsaChoice::kAvx2;
-    case Isa::kAvx512: return IsaChoice::kAvx512;
-  }
-  return IsaChoice::kAuto;
-}
-
-// Test-name suffix of an ISA parameter ("sse41", "avx2", "avx512").
+// Test-name suffix of an ISA parameter ("sse41", "avx2", "avx512"): for
+// INSTANTIATE_TEST_SUITE_P(Isa, Suite, ::testing::ValuesIn(all_isas()), isa_param_name).
 inline std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) {
   std::string s = isa_id(info.param);
   s.erase(std::remove(s.begin(), s.end(), '.'), s.end());
@@ -175,7 +167,7 @@ inline double jit_vs_reference(const Graph& g, Isa isa, int64_t batch, uint32_t 
   auto ref = make_reference_engine(g);
   EngineOptions opt;
   opt.engine = EngineKind::kJit;
-  opt.isa = choice_of(isa);
+  opt.isa = isa;
   JitConfig poisoned;  // a kernel reading arena memory nobody wrote this call sees NaN
   poisoned.arena_fill = std::numeric_limits<float>::quiet_NaN();
   if (chunk_bytes > 0) poisoned.chunk_bytes = chunk_bytes;
@@ -223,7 +215,7 @@ inline constexpr double kTol = 1e-5;
 inline int kernels_named(const Graph& g, const std::string& what, Isa isa = Isa::kSse41) {
   EngineOptions opt;
   opt.engine = EngineKind::kJit;
-  opt.isa = choice_of(isa);
+  opt.isa = isa;
   auto jit = make_jit_engine(g, opt);
   int n = 0;
   for (const CompiledKernel& k : jit->code().kernels()) n += k.name.find(what) != std::string::npos ? 1 : 0;

@@ -50,23 +50,23 @@ class Winograd : public ::testing::TestWithParam<Isa> {
 
 TEST(WinogradRule, ChoosesThreeByThreeStrideOneWithEvenOutputsAndEnoughChannels) {
   const Window same = three_by_three(Padding::kSame);
-  EXPECT_TRUE(winograd_suits(Isa::kSse41, 1, 8, 16, same, 16, 16));   // ball-penalty's second conv
-  EXPECT_TRUE(winograd_suits(Isa::kAvx512, 1, 16, 32, same, 4, 4));   // and its fourth
-  EXPECT_TRUE(winograd_suits(Isa::kSse41, 1, 67, 9, same, 2, 30));   // SSE and AVX-512 take channel tails
-  EXPECT_TRUE(winograd_suits(Isa::kAvx512, 1, 67, 9, same, 2, 30));
-  EXPECT_TRUE(winograd_suits(Isa::kAvx2, 1, 24, 8, same, 2, 30));
-  EXPECT_FALSE(winograd_suits(Isa::kAvx2, 1, 12, 16, same, 16, 16));  // AVX2: whole vectors only
-  EXPECT_FALSE(winograd_suits(Isa::kAvx2, 1, 16, 12, same, 16, 16));
-  EXPECT_FALSE(winograd_suits(Isa::kSse41, 1, 4, 8, same, 30, 40));   // field-boundary: too few channels
-  EXPECT_FALSE(winograd_suits(Isa::kSse41, 1, 16, 4, same, 30, 40));
-  EXPECT_FALSE(winograd_suits(Isa::kSse41, 1, 16, 16, same, 15, 40));  // odd output rows
-  EXPECT_FALSE(winograd_suits(Isa::kSse41, 1, 16, 16, same, 16, 1));   // one column
-  EXPECT_FALSE(winograd_suits(Isa::kSse41, 2, 16, 16, same, 16, 16));  // grouped
-  EXPECT_FALSE(winograd_suits(Isa::kSse41, 1, 16, 16, three_by_three(Padding::kSame, 2), 8, 8));
-  EXPECT_FALSE(winograd_suits(Isa::kSse41, 1, 16, 16, three_by_three(Padding::kSame, 1, 2), 16, 16));
+  EXPECT_TRUE(winograd_suits(isa_traits(Isa::kSse41), 1, 8, 16, same, 16, 16));   // ball-penalty's second conv
+  EXPECT_TRUE(winograd_suits(isa_traits(Isa::kAvx512), 1, 16, 32, same, 4, 4));   // and its fourth
+  EXPECT_TRUE(winograd_suits(isa_traits(Isa::kSse41), 1, 67, 9, same, 2, 30));   // SSE and AVX-512 take channel tails
+  EXPECT_TRUE(winograd_suits(isa_traits(Isa::kAvx512), 1, 67, 9, same, 2, 30));
+  EXPECT_TRUE(winograd_suits(isa_traits(Isa::kAvx2), 1, 24, 8, same, 2, 30));
+  EXPECT_FALSE(winograd_suits(isa_traits(Isa::kAvx2), 1, 12, 16, same, 16, 16));  // AVX2: whole vectors only
+  EXPECT_FALSE(winograd_suits(isa_traits(Isa::kAvx2), 1, 16, 12, same, 16, 16));
+  EXPECT_FALSE(winograd_suits(isa_traits(Isa::kSse41), 1, 4, 8, same, 30, 40));   // field-boundary: too few channels
+  EXPECT_FALSE(winograd_suits(isa_traits(Isa::kSse41), 1, 16, 4, same, 30, 40));
+  EXPECT_FALSE(winograd_suits(isa_traits(Isa::kSse41), 1, 16, 16, same, 15, 40));  // odd output rows
+  EXPECT_FALSE(winograd_suits(isa_traits(Isa::kSse41), 1, 16, 16, same, 16, 1));   // one column
+  EXPECT_FALSE(winograd_suits(isa_traits(Isa::kSse41), 2, 16, 16, same, 16, 16));  // grouped
+  EXPECT_FALSE(winograd_suits(isa_traits(Isa::kSse41), 1, 16, 16, three_by_three(Padding::kSame, 2), 8, 8));
+  EXPECT_FALSE(winograd_suits(isa_traits(Isa::kSse41), 1, 16, 16, three_by_three(Padding::kSame, 1, 2), 16, 16));
   Window five = same;
   five.kernel_h = five.kernel_w = 5;
-  EXPECT_FALSE(winograd_suits(Isa::kSse41, 1, 16, 16, five, 16, 16));
+  EXPECT_FALSE(winograd_suits(isa_traits(Isa::kSse41), 1, 16, 16, five, 16, 16));
 }
 
 TEST(WinogradRule, WeightTransformIsGgGtInGroupedKernelLayout) {
@@ -171,10 +171,7 @@ TEST_P(Winograd, ResidualAndBorderedOutputMatchReference) {
   EXPECT_EQ(kernels_named(g, "f32-padborder", GetParam()), 1) << "a should write into b's bordered input";
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, Winograd, ::testing::ValuesIn(all_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& i) {
-                           return std::string(i.param == Isa::kSse41 ? "sse41" : isa_id(i.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Isa, Winograd, ::testing::ValuesIn(all_isas()), isa_param_name);
 
 }  // namespace
 }  // namespace nnd::jit::test

@@ -82,15 +82,6 @@ nnd::ModelOutputs run(nnd::Engine& e, const nnd::Graph& g, const nnd::ModelInput
   return out;
 }
 
-nnd::IsaChoice choice_of(Isa isa) {
-  switch (isa) {
-    case Isa::kSse41: return nnd::IsaChoice::kSse41;
-    case Isa::kAvx2: return nnd::IsaChoice::kAvx2;
-    case Isa::kAvx512: return nnd::IsaChoice::kAvx512;
-  }
-  return nnd::IsaChoice::kAuto;
-}
-
 // One model through every engine variant. With `with_reference` (fixtures: small, cheap) the
 // reference engine runs too: it must match the expected files within `exact_tol`, and each exact
 // JIT variant must match both it and the expected files. Without it (real networks, where the
@@ -137,9 +128,9 @@ void check_model(const std::string& name, const fs::path& model, const fs::path&
 
   static const nnd::jit::CpuFeatures host = nnd::jit::detect_cpu_features();
   std::vector<std::pair<nnd::EngineOptions, std::string>> variants;
-  for (Isa isa : {Isa::kSse41, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : nnd::jit::all_isas()) {
     if (host.has(isa)) {
-      variants.push_back({{nnd::EngineKind::kJit, choice_of(isa), nnd::MathMode::kExact},
+      variants.push_back({{nnd::EngineKind::kJit, isa, nnd::MathMode::kExact},
                           nnd::jit::isa_id(isa)});
     }
   }

@@ -25,19 +25,10 @@ namespace fs = std::filesystem;
 std::vector<jit::Isa> host_isas() {
   const jit::CpuFeatures f = jit::detect_cpu_features();
   std::vector<jit::Isa> out;
-  for (jit::Isa i : {jit::Isa::kSse41, jit::Isa::kAvx2, jit::Isa::kAvx512}) {
+  for (jit::Isa i : jit::all_isas()) {
     if (f.has(i)) out.push_back(i);
   }
   return out;
-}
-
-IsaChoice choice_of(jit::Isa isa) {
-  switch (isa) {
-    case jit::Isa::kSse41: return IsaChoice::kSse41;
-    case jit::Isa::kAvx2: return IsaChoice::kAvx2;
-    case jit::Isa::kAvx512: return IsaChoice::kAvx512;
-  }
-  return IsaChoice::kAuto;
 }
 
 std::vector<std::vector<float>> run_engine(Engine& e, const Graph& g, const std::vector<std::vector<float>>& inputs,
@@ -64,7 +55,7 @@ std::pair<size_t, size_t> check_model(const Graph& original, const std::string& 
     for (jit::Isa isa : host_isas()) {
       EngineOptions o;
       o.engine = EngineKind::kJit;
-      o.isa = choice_of(isa);
+      o.isa = isa;
       auto jit = jit::make_jit_engine(original, o);
       const double wj = worst_scaled(run_engine(*jit, original, in, batch), want);
       EXPECT_LE(wj, 1e-5) << name << ": JIT(optimised) " << jit::isa_id(isa) << " vs reference(original)";

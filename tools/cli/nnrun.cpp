@@ -68,8 +68,8 @@ int main(int argc, char** argv) {
                  "jit (default: machine code for this CPU, as nnd runs it) or reference (exact, "
                  "float64, slow)")
       ->check(CLI::IsMember({"reference", "jit"}));
-  app.add_option("--isa", isa_name, "JIT instruction set: auto, sse4.1, avx2 or avx512")
-      ->check(CLI::IsMember({"auto", "sse4.1", "avx2", "avx512"}));
+  app.add_option("--isa", isa_name, "JIT instruction set: " + nnd::isa_choice_list())
+      ->check(CLI::IsMember(nnd::isa_choice_ids()));
   app.add_option("--math", math_name, "JIT math mode: exact or fast")
       ->check(CLI::IsMember({"exact", "fast"}));
   app.add_option("--input", input_specs, "NAME=FILE.npy for the Keras input layer NAME (repeatable)");

@@ -9,8 +9,6 @@ class AvxEmitter : public VecEmitter {
  public:
   using VecEmitter::VecEmitter;
   Isa isa() const override { return Isa::kAvx2; }
-  int width() const override { return 8; }
-  int num_regs() const override { return 16; }
 
   void load(int v, const x86::Mem& m) override;
   void store(const x86::Mem& m, int v) override;

@@ -9,8 +9,6 @@ class Avx512Emitter final : public AvxEmitter {
  public:
   using AvxEmitter::AvxEmitter;
   Isa isa() const override { return Isa::kAvx512; }
-  int width() const override { return 16; }
-  int num_regs() const override { return 32; }
 
   // Half and quarter vectors (8 or 4 channels, common in small networks) move as one ymm/xmm
   // access, which zeroes the upper lanes on load; other lengths use the k1 mask.

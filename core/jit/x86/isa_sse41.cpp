@@ -12,8 +12,6 @@ class SseEmitter final : public VecEmitter {
  public:
   using VecEmitter::VecEmitter;
   Isa isa() const override { return Isa::kSse41; }
-  int width() const override { return 4; }
-  int num_regs() const override { return 16; }
 
   void load(int v, const x86::Mem& m) override { a_.movups(xmm(v), m); }
   void store(const x86::Mem& m, int v) override { a_.movups(m, xmm(v)); }
@@ -70,7 +68,6 @@ class SseEmitter final : public VecEmitter {
     a_.mulps(xmm(t), xmm(b));
     a_.addps(xmm(acc), xmm(t));
   }
-  bool fmadd_needs_copy() const override { return true; }
   void fmadd_mem(int acc, int a, const x86::Mem& m) override {
     const int t = scratch();
     a_.movups(xmm(t), m);

@@ -755,21 +755,6 @@ bool unary_vectorised(ActivationKind k) {
   }
 }
 
-ConvBlocking conv_blocking(Isa isa, int width, int usable_regs, int64_t cout_g) {
-  ConvBlocking b;
-  // SSE streams its weights (see ConvBlocking::stream_weights): a product costs a load, a mulps
-  // and an addps, so the only other cost per tap is one broadcast per position, amortised over V
-  // products; V = 4 (16 channels) with 3 positions measured best on bop/ball-penalty. With FMA
-  // the register form is one instruction; streaming it measured 2x slower on Zen 5 (AVX2).
-  b.stream_weights = isa == Isa::kSse41;
-  const int vmax_isa = isa == Isa::kAvx2 ? 2 : 4;
-  b.vmax = static_cast<int>(std::min<int64_t>(vmax_isa, ceil_div(cout_g, width)));
-  // GEMM row tiles: with 32 registers (AVX-512) up to 16 rows, which measured 1-4% faster than 8
-  // on the real networks' pointwise layers; 16-register ISAs are limited by registers first.
-  b.rows = std::min(usable_regs > 16 ? 16 : 8, (usable_regs - b.weight_regs() - 1) / b.vmax);
-  return b;
-}
-
 void pack_conv_weights(ConvSpec& s, int width, const std::vector<float>& kernel, const std::vector<float>* bias,
                        std::vector<float>& blob) {
   const int64_t cw = int64_t{s.blocking.vmax} * width, nb = ceil_div(s.cout_g, cw);

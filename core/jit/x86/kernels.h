@@ -10,22 +10,10 @@
 #include <vector>
 
 #include "core/ir/activation.h"
+#include "core/jit/kernel_config.h"
 #include "core/jit/x86/vec_emitter.h"
 
 namespace nnd::jit {
-
-// Register blocking of the conv/GEMM micro-kernel: V vectors of output channels per block and R
-// output pixels (or rows) per tile. The weight packer and the generator must agree on it.
-struct ConvBlocking {
-  int vmax = 1;  // vectors per full output-channel block
-  int rows = 1;  // pixels/rows per tile
-  // Weights are read by the multiply-adds from memory (VecEmitter::fmadd_mem) instead of being
-  // held in V registers: on SSE that replaces a register copy per product with a load, and the V
-  // registers freed hold accumulators.
-  bool stream_weights = false;
-  int weight_regs() const { return stream_weights ? 0 : vmax; }
-};
-ConvBlocking conv_blocking(Isa isa, int width, int usable_regs, int64_t cout_g);
 
 // Where a spatial kernel writes its output: dense NHWC by default, or the interior of a bordered
 // buffer whose border a consumer needs (padded_storage.h): rows and samples further apart, and the

@@ -171,15 +171,6 @@ void planar_tile(VecEmitter& ve, const PlanarConvSpec& s, size_t chunk, int64_t 
   }
 }
 
-// Output channels per chunk: as few chunks of at most 12 channels as possible, sizes within 4 of
-// each other (16 -> 8 + 8 rather than 12 + 4: the same speed on bop's stem, one tile shape).
-std::vector<int> planar_chunks(int64_t cout) {
-  const int64_t quads = cout / 4, nchunks = ceil_div(quads, 3);
-  std::vector<int> chunks;
-  for (int64_t i = 0; i < nchunks; ++i) chunks.push_back(static_cast<int>(4 * (quads / nchunks + (i < quads % nchunks ? 1 : 0))));
-  return chunks;
-}
-
 }  // namespace
 
 PlanarLayout planar_layout(int64_t c, int64_t out_h, int64_t out_w, int64_t kh, int64_t kw, int64_t sh,
@@ -192,22 +183,9 @@ PlanarLayout planar_layout(int64_t c, int64_t out_h, int64_t out_w, int64_t kh, 
   return l;
 }
 
-bool planar_conv_suits(Isa isa, int64_t groups, int64_t cin, int64_t cout, int64_t kh, int64_t kw, int64_t out_w) {
-  // Measured (Zen 5, side by side): bop 2122 -> 2029 us, referee 1100 -> 1077, field-boundary
-  // 232 -> 228, ball-penalty 27.9 -> 27.3; every layer that switched got faster.
-  if (isa != Isa::kSse41 || groups != 1 || cout <= 0 || cout % 4 != 0 || kh * kw < 2 || out_w < 4) return false;
-  // The pack is a pass over the input: worth it while each input value feeds many products
-  // (allowing 16 input channels made field-boundary 22% slower).
-  if (cin > 8) return false;
-  // One chunk's weights (16 bytes per weight) within 16 KiB, well inside the Atom's 24 KiB L1D:
-  // bop's 7x7 stem (2 channels, chunks of 8) needs 12.25 KiB.
-  const std::vector<int> chunks = planar_chunks(cout);
-  return cin * kh * kw * *std::max_element(chunks.begin(), chunks.end()) * 16 <= 16 * 1024;
-}
-
 void plan_planar_blocking(PlanarConvSpec& s) {
   if (s.cout % 4 != 0 || s.cout <= 0) throw Error("JIT internal error: f32-conv-planar needs whole groups of 4 channels");
-  s.chunks = planar_chunks(s.cout);
+  s.chunks = planar_conv_chunks(s.cout);
   const int kmax = *std::max_element(s.chunks.begin(), s.chunks.end());
   // Registers 0..14 (15 is the hooks' scratch): G*K accumulators plus G inputs in the loop, and
   // two transpose temporaries in the epilogue.

@@ -44,11 +44,7 @@ struct PlanarLayout {
 PlanarLayout planar_layout(int64_t c, int64_t out_h, int64_t out_w, int64_t kh, int64_t kw, int64_t sh,
                            int64_t sw, int64_t dh, int64_t dw);
 
-// Whether f32-conv-planar beats f32-conv for this convolution on `isa`: SSE4.1 only, one group,
-// whole groups of 4 output channels, few input channels (the pack costs a pass over the input, and
-// the weights of a tile, pre-broadcast to 16 bytes each, must stay in L1), and a kernel wider than
-// 1x1 (pointwise layers run as GEMM).
-bool planar_conv_suits(Isa isa, int64_t groups, int64_t cin, int64_t cout, int64_t kh, int64_t kw, int64_t out_w);
+// Whether a convolution takes these kernels: planar_conv_suits() (core/jit/kernel_config.h).
 
 struct PlanarPackSpec {
   int64_t in_h = 1, in_w = 1;  // the input's own (unpadded) rows and columns

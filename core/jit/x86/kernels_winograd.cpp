@@ -68,24 +68,6 @@ void walk_tiles(VecEmitter& ve, const TileWalk& w, const std::function<void()>& 
 
 }  // namespace
 
-bool winograd_suits(Isa isa, int64_t groups, int64_t cin, int64_t cout, const Window& w, int64_t out_h,
-                    int64_t out_w) {
-  if (groups != 1 || w.kernel_h != 3 || w.kernel_w != 3 || w.stride_h != 1 || w.stride_w != 1 || w.dilation_h != 1 ||
-      w.dilation_w != 1) {
-    return false;
-  }
-  if (out_h < 2 || out_w < 2 || out_h % 2 != 0 || out_w % 2 != 0) return false;
-  // Measured (Zen 5, side by side, minimum us): ball-penalty 26.9 -> 20.3 (sse4.1), 12.0 -> 8.8
-  // (avx2), 6.8 -> 6.1 (avx512); field-boundary's 4 -> 8 channel convs got 3-4% slower on AVX2 and
-  // AVX-512 (the transforms move as much data as the products then save), so both sides need 8.
-  if (cin < 8 || cout < 8) return false;
-  // AVX2 tails are vmaskmovps, 24 loads and 20 stores per tile and chunk here: masked stores are
-  // slow on AMD, and valgrind's translator runs out of memory on blocks full of them (the memcheck
-  // tests run AVX2 code). SSE tails are movss/movsd, AVX-512 tails k-masked moves.
-  if (isa == Isa::kAvx2 && (cin % 8 != 0 || cout % 8 != 0)) return false;
-  return true;
-}
-
 void emit_winograd_input(VecEmitter& ve, const WinogradInSpec& s) {
   x86::Assembler& a = ve.as();
   const int64_t c = s.c, in_w = 2 * s.tiles_w + 2, in_h = 2 * s.tiles_h + 2;

@@ -28,11 +28,7 @@ namespace nnd::jit {
 
 inline constexpr int kWinogradPoints = 16;
 
-// Whether a convolution runs as F(2x2, 3x3) on `isa`: one group, a 3x3 kernel, stride and dilation
-// 1, an even output size (every tile whole; the padded input is then exactly 2 * tiles + 2 on each
-// axis) and enough channels for the products to outweigh the two transforms.
-bool winograd_suits(Isa isa, int64_t groups, int64_t cin, int64_t cout, const Window& w, int64_t out_h,
-                    int64_t out_w);
+// Whether a convolution runs as F(2x2, 3x3): winograd_suits() (core/jit/kernel_config.h).
 
 struct WinogradInSpec {
   int64_t tiles_h = 1, tiles_w = 1, c = 1;  // the input is (2*tiles_h + 2) x (2*tiles_w + 2) x c, dense

@@ -8,8 +8,9 @@
 //   └─ AvxEmitter         (x86/isa_avx2.cpp: 8 lanes, 16 ymm, VEX, FMA, vmaskmovps tails)
 //      └─ Avx512Emitter   (x86/isa_avx512.cpp: 16 lanes, 32 zmm, EVEX, k-mask tails)
 //
-// Adding an ISA: a new x86_isa_<name>.cpp with a subclass, plus one line in
-// make_vec_emitter() (x86/isa_registry.cpp).
+// Adding an x86 ISA: its row in the ISA table (core/jit/isa.cpp: lanes, registers, ...), which
+// width(), num_regs() and traits() read, a new x86/isa_<name>.cpp with a subclass whose isa()
+// names the row, and one line in make_vec_emitter() (x86/isa_registry.cpp).
 #pragma once
 
 #include <asmjit/x86.h>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "core/jit/cpu_features.h"
+#include "core/jit/isa.h"
 
 namespace nnd::jit {
 
@@ -35,8 +37,9 @@ class VecEmitter {
   x86::Assembler& as() { return a_; }
 
   virtual Isa isa() const = 0;
-  virtual int width() const = 0;     // float32 lanes per vector
-  virtual int num_regs() const = 0;  // architectural vector registers
+  const IsaTraits& traits() const { return isa_traits(isa()); }  // the ISA's row (core/jit/isa.h)
+  int width() const { return traits().f32_lanes; }     // float32 lanes per vector
+  int num_regs() const { return traits().vector_regs; }  // architectural vector registers
   int usable_regs() const { return num_regs() - 1; }
   int scratch() const { return num_regs() - 1; }
 
@@ -79,7 +82,7 @@ class VecEmitter {
   }
   // True when fmadd() with register operands spends a register copy on the product (SSE), so a
   // kernel whose factor comes from memory anyway should use fmadd_mem().
-  virtual bool fmadd_needs_copy() const { return false; }
+  bool fmadd_needs_copy() const { return traits().streams_weights; }
   virtual void sqrt(int d, int a) = 0;
   // Bitwise and int32-lane forms (normalisation and the polynomial math of x86/math.cpp).
   virtual void and_(int d, int a, int b) = 0;

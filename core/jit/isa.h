@@ -1,0 +1,80 @@
+// The instruction sets the JIT generates code for, as ONE table of rows (isa.cpp) with the traits
+// kernel choices depend on (kernel_config.h). Nothing outside the table compares Isa values to
+// learn a width, a register count or a capability: it asks isa_traits().
+//
+// Adding an instruction set (e.g. AArch64 NEON: 4 lanes, 32 registers, FMA, no masked tails):
+//   1. an enumerator in Isa and its row in kIsaTable (isa.cpp), with arch = Arch::kAarch64;
+//   2. its emitter folder (core/jit/arm64/: a VecEmitter, make_vec_emitter() and the kernel
+//      generators) and, for a new architecture, its CPU probe (arm64/cpu_features_arm64.cpp
+//      defining probe_cpu_features(), from HWCAP) and the build's choice of that folder.
+// Rows of another architecture than the build's are never listed, parsed or selected
+// (all_isas(), isa_from_id()), so the NEON row can sit in an x86 build's table harmlessly.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nnd::jit {
+
+enum class Arch : uint8_t { kX86_64, kAarch64 };
+
+#if defined(__x86_64__) || defined(_M_X64)
+inline constexpr Arch kBuildArch = Arch::kX86_64;
+#elif defined(__aarch64__)
+inline constexpr Arch kBuildArch = Arch::kAarch64;
+#else
+#error "the JIT generates code for x86-64 (and, once its folder exists, AArch64) only"
+#endif
+
+// In table order: per architecture, in increasing order of capability (CpuFeatures::best()).
+enum class Isa : uint8_t {
+  kSse41,   // SSE4.1, 16 xmm registers, no VEX/EVEX encoding (the robot's Atom)
+  kAvx2,    // AVX2 + FMA3, 16 ymm registers (VEX)
+  kAvx512,  // AVX-512 F/BW/DQ/VL, 32 zmm registers and k-masks (EVEX)
+};
+
+// How a kernel moves the first n < f32_lanes lanes of a vector (VecEmitter::load_tail/store_tail).
+enum class TailMoves : uint8_t {
+  kNarrowMoves,    // narrower moves (SSE movss/movsd/insertps): about as cheap as a full vector
+  kMaskedMoves,    // a lane-mask vector and vmaskmovps (AVX2): masked stores are slow on AMD, and
+                   // valgrind's translator runs out of memory on blocks full of them
+  kMaskRegisters,  // opmask registers on any move (AVX-512 k-masks): as cheap as a full vector
+};
+
+struct IsaTraits {
+  Isa isa;
+  const char* id;     // "sse4.1": the spelling of options, the config, CLIs, kernel names and logs
+  const char* alias;  // another accepted spelling ("sse4"), or nullptr
+  const char* name;   // "SSE4.1": how messages and documentation name it
+  Arch arch;
+  int f32_lanes;    // float32 lanes per vector register
+  int vector_regs;  // architectural vector registers (the emitter keeps the last as its scratch)
+  bool fma;         // fused multiply-add with a separate accumulator (no product temporary)
+  // The multiply-add takes one float from memory broadcast to all lanes as an operand (AVX-512
+  // {1to16}): VecEmitter::fmadd_bcast() is one instruction and needs no temporary register.
+  bool broadcast_mem_operand;
+  TailMoves tails;
+  // Two-operand multiply and add without FMA (SSE): every product needs a temporary anyway, so
+  // loading a weight from memory into it (VecEmitter::fmadd_mem) costs a load instead of the
+  // register copy a register operand needs. Kernels then stream their weights from memory
+  // instead of holding them in registers (ConvBlocking::stream_weights).
+  bool streams_weights;
+};
+
+// The row of an ISA.
+const IsaTraits& isa_traits(Isa isa);
+inline const char* isa_id(Isa isa) { return isa_traits(isa).id; }
+
+// The ISAs of the build's architecture, in table order: what this build can generate code for.
+const std::vector<Isa>& all_isas();
+
+// The ISA of the build's architecture spelled `id` (its id or alias); nullopt for anything else.
+std::optional<Isa> isa_from_id(std::string_view id);
+
+// The ids of all_isas(): {"sse4.1", "avx2", "avx512"}.
+std::vector<std::string> isa_ids();
+
+}  // namespace nnd::jit

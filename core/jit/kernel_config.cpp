@@ -1,0 +1,93 @@
+#include "core/jit/kernel_config.h"
+
+#include <algorithm>
+
+#include "core/util/checked_math.h"
+
+namespace nnd::jit {
+
+int kernel_vector_regs(const IsaTraits& t) { return t.vector_regs - 1; }
+
+ConvBlocking conv_blocking(const IsaTraits& t, int64_t cout_g) {
+  ConvBlocking b;
+  const int usable = kernel_vector_regs(t);
+  // SSE streams its weights (see IsaTraits::streams_weights): a product costs a load, a mulps and
+  // an addps, so the only other cost per tap is one broadcast per position, amortised over V
+  // products; V = 4 (16 channels) with 3 positions measured best on bop/ball-penalty. With FMA
+  // the register form is one instruction; streaming it measured 2x slower on Zen 5 (AVX2).
+  b.stream_weights = t.streams_weights;
+  // Weights in registers cost V of them: with 16 registers (AVX2) V = 2, with 32 (AVX-512) V = 4.
+  const int vmax_isa = t.streams_weights || t.vector_regs >= 32 ? 4 : 2;
+  b.vmax = static_cast<int>(std::min<int64_t>(vmax_isa, ceil_div(cout_g, t.f32_lanes)));
+  // GEMM row tiles: with 32 registers (AVX-512) up to 16 rows, which measured 1-4% faster than 8
+  // on the real networks' pointwise layers; 16-register ISAs are limited by registers first.
+  b.rows = std::min(usable > 16 ? 16 : 8, (usable - b.weight_regs() - 1) / b.vmax);
+  return b;
+}
+
+namespace {
+
+// Up to 4 channel vectors per block with 32 registers, 2 with 16.
+int window_vmax(const IsaTraits& t, int64_t channels) {
+  return static_cast<int>(std::min<int64_t>(t.vector_regs >= 32 ? 4 : 2, ceil_div(channels, t.f32_lanes)));
+}
+
+}  // namespace
+
+WindowBlocking pool_blocking(const IsaTraits& t, int64_t channels) {
+  WindowBlocking b;
+  b.vmax = window_vmax(t, channels);
+  b.rows = std::min(8, (kernel_vector_regs(t) - 1) / b.vmax);
+  return b;
+}
+
+WindowBlocking depthwise_blocking(const IsaTraits& t, int64_t channels) {
+  WindowBlocking b;
+  b.vmax = window_vmax(t, channels);
+  b.rows = std::min(8, (kernel_vector_regs(t) - b.vmax - 1) / b.vmax);
+  return b;
+}
+
+std::vector<int> planar_conv_chunks(int64_t cout) {
+  const int64_t quads = cout / 4, nchunks = ceil_div(quads, 3);
+  std::vector<int> chunks;
+  for (int64_t i = 0; i < nchunks; ++i) chunks.push_back(static_cast<int>(4 * (quads / nchunks + (i < quads % nchunks ? 1 : 0))));
+  return chunks;
+}
+
+bool planar_conv_suits(const IsaTraits& t, int64_t groups, int64_t cin, int64_t cout, int64_t kh, int64_t kw,
+                       int64_t out_w) {
+  // The planar kernels emit SSE shuffles directly (x86, 4 lanes), and the layout pays where
+  // products stream their weights from memory: it saves the broadcasts, not the products.
+  // Measured (Zen 5, side by side): bop 2122 -> 2029 us, referee 1100 -> 1077, field-boundary
+  // 232 -> 228, ball-penalty 27.9 -> 27.3; every layer that switched got faster.
+  if (t.arch != Arch::kX86_64 || t.f32_lanes != 4 || !t.streams_weights) return false;
+  if (groups != 1 || cout <= 0 || cout % 4 != 0 || kh * kw < 2 || out_w < 4) return false;
+  // The pack is a pass over the input: worth it while each input value feeds many products
+  // (allowing 16 input channels made field-boundary 22% slower).
+  if (cin > 8) return false;
+  // One chunk's weights (16 bytes per weight) within 16 KiB, well inside the Atom's 24 KiB L1D:
+  // bop's 7x7 stem (2 channels, chunks of 8) needs 12.25 KiB.
+  const std::vector<int> chunks = planar_conv_chunks(cout);
+  return cin * kh * kw * *std::max_element(chunks.begin(), chunks.end()) * 16 <= 16 * 1024;
+}
+
+bool winograd_suits(const IsaTraits& t, int64_t groups, int64_t cin, int64_t cout, const Window& w, int64_t out_h,
+                    int64_t out_w) {
+  if (groups != 1 || w.kernel_h != 3 || w.kernel_w != 3 || w.stride_h != 1 || w.stride_w != 1 || w.dilation_h != 1 ||
+      w.dilation_w != 1) {
+    return false;
+  }
+  if (out_h < 2 || out_w < 2 || out_h % 2 != 0 || out_w % 2 != 0) return false;
+  // Measured (Zen 5, side by side, minimum us): ball-penalty 26.9 -> 20.3 (sse4.1), 12.0 -> 8.8
+  // (avx2), 6.8 -> 6.1 (avx512); field-boundary's 4 -> 8 channel convs got 3-4% slower on AVX2 and
+  // AVX-512 (the transforms move as much data as the products then save), so both sides need 8.
+  if (cin < 8 || cout < 8) return false;
+  // The transforms move 24 loads and 20 stores per tile and chunk: with masked-move tails
+  // (TailMoves::kMaskedMoves, AVX2) only whole vectors of channels. Narrow moves (SSE) and mask
+  // registers (AVX-512) take channel tails.
+  if (t.tails == TailMoves::kMaskedMoves && (cin % t.f32_lanes != 0 || cout % t.f32_lanes != 0)) return false;
+  return true;
+}
+
+}  // namespace nnd::jit

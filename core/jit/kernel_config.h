@@ -1,0 +1,62 @@
+// The kernel configuration: the ONE place that maps (operator, shape class, ISA traits) to a kernel
+// variant and its register blocking. Lowering asks it which kernel a node gets; weight packers and
+// generators read the blocking it chose. Every choice here is written against IsaTraits (isa.h),
+// never against an Isa value, so a new table row gets choices without edits here unless it needs
+// a kernel variant of its own.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/ir/layers.h"
+#include "core/jit/isa.h"
+
+namespace nnd::jit {
+
+// Vector registers a kernel may allocate: all but the emitter's scratch (VecEmitter::scratch()).
+int kernel_vector_regs(const IsaTraits& t);
+
+// Register blocking of the conv/GEMM micro-kernel: V vectors of output channels per block and R
+// output pixels (or rows) per tile. The weight packer and the generator must agree on it.
+struct ConvBlocking {
+  int vmax = 1;  // vectors per full output-channel block
+  int rows = 1;  // pixels/rows per tile
+  // Weights are read by the multiply-adds from memory (VecEmitter::fmadd_mem) instead of being
+  // held in V registers: on SSE that replaces a register copy per product with a load, and the V
+  // registers freed hold accumulators.
+  bool stream_weights = false;
+  int weight_regs() const { return stream_weights ? 0 : vmax; }
+};
+// f32-conv / f32-gemm with cout_g output channels per group.
+ConvBlocking conv_blocking(const IsaTraits& t, int64_t cout_g);
+
+// Blocking of the window kernels (f32-maxpool, f32-avgpool, f32-dwconv): vmax vectors of channels
+// per block and rows output positions per tile. Depthwise convolutions hold vmax weight vectors
+// besides the accumulators.
+struct WindowBlocking {
+  int vmax = 1;
+  int rows = 1;
+};
+WindowBlocking pool_blocking(const IsaTraits& t, int64_t channels);
+WindowBlocking depthwise_blocking(const IsaTraits& t, int64_t channels);
+
+// Whether a convolution runs as f32-planar-pack + f32-conv-planar (x86/kernels_planar.h): the
+// SSE4.1 planar layout with four pixels per register. It suits one group, whole groups of 4
+// output channels, few input channels (the pack costs a pass over the input, and the weights of a
+// tile, pre-broadcast to 16 bytes each, must stay in L1), and a kernel wider than 1x1 (pointwise
+// layers run as GEMM).
+bool planar_conv_suits(const IsaTraits& t, int64_t groups, int64_t cin, int64_t cout, int64_t kh, int64_t kw,
+                       int64_t out_w);
+// The planar kernel's output channels per chunk: as few chunks of at most 12 channels as possible,
+// sizes within 4 of each other (16 -> 8 + 8 rather than 12 + 4: the same speed on bop's stem, one
+// tile shape).
+std::vector<int> planar_conv_chunks(int64_t cout);
+
+// Whether a convolution runs as Winograd F(2x2, 3x3) (x86/kernels_winograd.h): one group, a 3x3
+// kernel, stride and dilation 1, an even output size (every tile whole; the padded input is then
+// exactly 2 * tiles + 2 on each axis) and enough channels for the products to outweigh the two
+// transforms.
+bool winograd_suits(const IsaTraits& t, int64_t groups, int64_t cin, int64_t cout, const Window& w, int64_t out_h,
+                    int64_t out_w);
+
+}  // namespace nnd::jit
