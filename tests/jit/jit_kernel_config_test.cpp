@@ -1,0 +1,74 @@
+// The kernel configuration (core/jit/kernel_config.h): the blocking it picks for a few shapes per
+// ISA, pinned to the values the engine used before the choices moved there (the golden code
+// hashes check the same end to end). Planar and Winograd choices: jit_planar_conv_test.cpp and
+// jit_winograd_test.cpp.
+#include <gtest/gtest.h>
+
+#include "core/jit/isa.h"
+#include "core/jit/kernel_config.h"
+
+namespace nnd::jit {
+namespace {
+
+struct Case {
+  Isa isa;
+  int64_t channels;
+  int vmax, rows;
+};
+
+TEST(KernelConfig, KernelsMayUseAllVectorRegistersButTheScratch) {
+  EXPECT_EQ(kernel_vector_regs(isa_traits(Isa::kSse41)), 15);
+  EXPECT_EQ(kernel_vector_regs(isa_traits(Isa::kAvx2)), 15);
+  EXPECT_EQ(kernel_vector_regs(isa_traits(Isa::kAvx512)), 31);
+}
+
+TEST(KernelConfig, ConvBlocking) {
+  // SSE streams weights (V = 4, registers all for accumulators); AVX2 holds V = 2 weight vectors
+  // in its 16 registers, AVX-512 V = 4 in 32, with GEMM rows up to 16.
+  const Case cases[] = {
+      {Isa::kSse41, 16, 4, 3},  {Isa::kSse41, 8, 2, 7},   {Isa::kSse41, 4, 1, 8},   {Isa::kSse41, 100, 4, 3},
+      {Isa::kAvx2, 16, 2, 6},   {Isa::kAvx2, 8, 1, 8},    {Isa::kAvx2, 3, 1, 8},    {Isa::kAvx2, 64, 2, 6},
+      {Isa::kAvx512, 64, 4, 6}, {Isa::kAvx512, 32, 2, 14}, {Isa::kAvx512, 16, 1, 16}, {Isa::kAvx512, 1, 1, 16},
+  };
+  for (const Case& c : cases) {
+    const ConvBlocking b = conv_blocking(isa_traits(c.isa), c.channels);
+    EXPECT_EQ(b.vmax, c.vmax) << isa_id(c.isa) << " " << c.channels;
+    EXPECT_EQ(b.rows, c.rows) << isa_id(c.isa) << " " << c.channels;
+    EXPECT_EQ(b.stream_weights, c.isa == Isa::kSse41) << isa_id(c.isa);
+    EXPECT_EQ(b.weight_regs(), b.stream_weights ? 0 : b.vmax);
+  }
+}
+
+TEST(KernelConfig, PoolBlocking) {
+  const Case cases[] = {
+      {Isa::kSse41, 16, 2, 7},  {Isa::kSse41, 3, 1, 8},   {Isa::kAvx2, 32, 2, 7},
+      {Isa::kAvx2, 8, 1, 8},    {Isa::kAvx512, 64, 4, 7}, {Isa::kAvx512, 48, 3, 8}, {Isa::kAvx512, 16, 1, 8},
+  };
+  for (const Case& c : cases) {
+    const WindowBlocking b = pool_blocking(isa_traits(c.isa), c.channels);
+    EXPECT_EQ(b.vmax, c.vmax) << isa_id(c.isa) << " " << c.channels;
+    EXPECT_EQ(b.rows, c.rows) << isa_id(c.isa) << " " << c.channels;
+  }
+}
+
+TEST(KernelConfig, DepthwiseBlockingLeavesRoomForItsWeights) {
+  const Case cases[] = {
+      {Isa::kSse41, 16, 2, 6}, {Isa::kSse41, 4, 1, 8},   {Isa::kAvx2, 16, 2, 6},
+      {Isa::kAvx2, 8, 1, 8},   {Isa::kAvx512, 64, 4, 6}, {Isa::kAvx512, 32, 2, 8},
+  };
+  for (const Case& c : cases) {
+    const WindowBlocking b = depthwise_blocking(isa_traits(c.isa), c.channels);
+    EXPECT_EQ(b.vmax, c.vmax) << isa_id(c.isa) << " " << c.channels;
+    EXPECT_EQ(b.rows, c.rows) << isa_id(c.isa) << " " << c.channels;
+  }
+}
+
+TEST(KernelConfig, PlanarChunksAreEvenQuadsOfAtMostTwelve) {
+  EXPECT_EQ(planar_conv_chunks(4), (std::vector<int>{4}));
+  EXPECT_EQ(planar_conv_chunks(12), (std::vector<int>{12}));
+  EXPECT_EQ(planar_conv_chunks(16), (std::vector<int>{8, 8}));
+  EXPECT_EQ(planar_conv_chunks(28), (std::vector<int>{12, 8, 8}));
+}
+
+}  // namespace
+}  // namespace nnd::jit
