@@ -30,6 +30,10 @@ struct ConvBlocking {
 // f32-conv / f32-gemm with cout_g output channels per group.
 ConvBlocking conv_blocking(const IsaTraits& t, int64_t cout_g);
 
+// Whether f32-conv keeps a kernel row's weights in registers and caches the broadcast inputs across
+// neighbouring taps (instead of one broadcast per product).
+bool conv_caches_broadcasts(const IsaTraits& t, const ConvBlocking& b, int64_t kw);
+
 // Blocking of the window kernels (f32-maxpool, f32-avgpool, f32-dwconv): vmax vectors of channels
 // per block and rows output positions per tile. Depthwise convolutions hold vmax weight vectors
 // besides the accumulators.

@@ -39,6 +39,17 @@ TEST(KernelConfig, ConvBlocking) {
   }
 }
 
+TEST(KernelConfig, BroadcastCachingNeedsThirtyTwoRegistersAndOneVectorOfRegisterWeights) {
+  const IsaTraits& avx512 = isa_traits(Isa::kAvx512);
+  EXPECT_TRUE(conv_caches_broadcasts(avx512, conv_blocking(avx512, 16), 7));   // bop's stem
+  EXPECT_FALSE(conv_caches_broadcasts(avx512, conv_blocking(avx512, 16), 1));  // pointwise
+  EXPECT_FALSE(conv_caches_broadcasts(avx512, conv_blocking(avx512, 32), 3));  // V = 2
+  const IsaTraits& avx2 = isa_traits(Isa::kAvx2);
+  EXPECT_FALSE(conv_caches_broadcasts(avx2, conv_blocking(avx2, 8), 7));
+  const IsaTraits& sse = isa_traits(Isa::kSse41);
+  EXPECT_FALSE(conv_caches_broadcasts(sse, conv_blocking(sse, 4), 7));  // streamed weights
+}
+
 TEST(KernelConfig, PoolBlocking) {
   const Case cases[] = {
       {Isa::kSse41, 16, 2, 7},  {Isa::kSse41, 3, 1, 8},   {Isa::kAvx2, 32, 2, 7},

@@ -163,13 +163,9 @@ void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
 void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, int xb);
 void conv_row_taps_cached(VecEmitter& ve, const ConvSpec& s, const TileLayout& t);
 
-// Register-weight ISAs with 32 registers (AVX-512), one output vector per block and a kernel wider
-// than 1: the kernel row's weights stay in registers and broadcasts are cached
-// (conv_row_taps_cached). Measured 8-12% faster on all four real networks at AVX-512; with 16
-// registers (AVX2) the smaller tiles it forces made field-boundary and referee 6-24% slower.
-bool cached_taps(const VecEmitter& ve, const ConvSpec& s) {
-  return !s.blocking.stream_weights && s.blocking.vmax == 1 && s.kw > 1 && ve.usable_regs() >= 31;
-}
+// The kernel row's weights in registers and broadcasts cached (conv_row_taps_cached): chosen by
+// conv_caches_broadcasts() (core/jit/kernel_config.h).
+bool cached_taps(const VecEmitter& ve, const ConvSpec& s) { return conv_caches_broadcasts(ve.traits(), s.blocking, s.kw); }
 
 // One tile of R positions x V output-channel vectors: accumulators from the bias, the kernel rows,
 // then the fused residual/activation and the stores.
