@@ -4,6 +4,9 @@
 #include <sstream>
 #include <type_traits>
 #include <variant>
+#include <vector>
+
+#include "core/ir/layer_kind_traits.h"
 
 namespace nnd {
 namespace {
@@ -31,78 +34,155 @@ void act(std::ostream& o, ActivationKind k) {
   if (k != ActivationKind::kLinear) o << " " << activation_name(k);
 }
 
+template <class T>
+void list(std::ostream& o, const std::vector<T>& v, size_t limit = 8) {
+  o << "[";
+  for (size_t i = 0; i < v.size() && i < limit; ++i) o << (i ? ", " : "") << v[i];
+  o << (v.size() > limit ? ", ...]" : "]");
+}
+
+// Four edges (ZeroPadding, Cropping): top, bottom, left, right.
+template <class P>
+void edges(std::ostream& o, const P& p) {
+  o << " " << p.top << "," << p.bottom << "," << p.left << "," << p.right;
+}
+
+// The fused epilogue of the conv family: activation, then the residual flag.
+template <class P>
+void epilogue(std::ostream& o, const P& p) {
+  act(o, p.activation);
+  if (p.residual) o << " +residual";
+}
+
+// One overload per kind (layer_kind_traits.h): what distinguishes two nodes of that kind. Only
+// Flatten and Identity have nothing to say.
+class ParamsDescriber {
+ public:
+  explicit ParamsDescriber(std::ostream& o) : o_(o) {}
+
+  void operator()(const DenseParams& p) const {
+    o_ << " units " << p.units;
+    epilogue(o_, p);
+  }
+  void operator()(const ConvParams& p) const {
+    o_ << " filters " << p.filters;
+    if (p.groups != 1) o_ << " groups " << p.groups;
+    window(o_, p.window);
+    epilogue(o_, p);
+  }
+  void operator()(const DepthwiseConvParams& p) const {
+    o_ << " dm " << p.depth_multiplier;
+    window(o_, p.window);
+    epilogue(o_, p);
+  }
+  void operator()(const SeparableConvParams& p) const {
+    o_ << " filters " << p.filters << " dm " << p.depth_multiplier;
+    window(o_, p.window);
+    epilogue(o_, p);
+  }
+  void operator()(const ConvTransposeParams& p) const {
+    o_ << " filters " << p.filters;
+    window(o_, p.window);
+    if (p.output_padding_h >= 0 || p.output_padding_w >= 0) {
+      o_ << " outpad " << p.output_padding_h << "x" << p.output_padding_w;
+    }
+    act(o_, p.activation);
+  }
+  void operator()(const BatchNormParams& p) const {
+    o_ << " axis " << p.axis << " eps " << p.epsilon;
+    act(o_, p.activation);
+  }
+  void operator()(const LayerNormParams& p) const {
+    o_ << " axes ";
+    list(o_, p.axes);
+    o_ << " eps " << p.epsilon;
+    if (p.gamma.empty()) o_ << " no-scale";
+    if (p.beta.empty()) o_ << " no-center";
+  }
+  // Spelled out even when linear: an Activation node without its function would say nothing.
+  void operator()(const ActivationParams& p) const { o_ << " " << activation_name(p.activation); }
+  void operator()(const ReluParams& p) const {
+    if (std::isfinite(p.max_value)) o_ << " max " << p.max_value;
+    if (p.negative_slope != 0) o_ << " slope " << p.negative_slope;
+    if (p.threshold != 0) o_ << " threshold " << p.threshold;
+  }
+  void operator()(const EluParams& p) const { o_ << " alpha " << p.alpha; }
+  void operator()(const ThresholdedReluParams& p) const { o_ << " theta " << p.theta; }
+  void operator()(const PReluParams& p) const { o_ << " alpha " << dims_to_string(p.alpha.shape); }
+  void operator()(const SoftmaxParams& p) const { o_ << " axis " << p.axis; }
+  void operator()(const PoolParams& p) const {
+    o_ << (p.kind == PoolKind::kMax ? " max" : " avg");
+    window(o_, p.window);
+  }
+  void operator()(const GlobalPoolParams& p) const {
+    o_ << (p.kind == PoolKind::kMax ? " max" : " avg");
+    if (p.keepdims) o_ << " keepdims";
+  }
+  void operator()(const FlattenParams&) const {}   // no parameters: the output shape says it all
+  void operator()(const IdentityParams&) const {}  // no parameters
+  void operator()(const ReshapeParams& p) const { o_ << " to " << dims_to_string(p.target); }
+  void operator()(const PermuteParams& p) const {
+    o_ << " dims ";
+    list(o_, p.dims);
+  }
+  void operator()(const RepeatVectorParams& p) const { o_ << " n " << p.n; }
+  void operator()(const ZeroPaddingParams& p) const {
+    o_ << " pad";
+    edges(o_, p);
+  }
+  void operator()(const CroppingParams& p) const {
+    o_ << " crop";
+    edges(o_, p);
+  }
+  void operator()(const UpSamplingParams& p) const {
+    o_ << " x" << p.size_h << "x" << p.size_w
+       << (p.interpolation == Interpolation::kBilinear ? " bilinear" : " nearest");
+  }
+  void operator()(const MergeParams& p) const {
+    static const char* ops[] = {"add", "sub", "mul", "avg", "max", "min"};
+    o_ << " " << ops[static_cast<int>(p.op)];
+  }
+  void operator()(const ConcatParams& p) const { o_ << " axis " << p.axis; }
+  void operator()(const GatherParams& p) const {
+    o_ << " axis " << p.axis << " indices ";
+    list(o_, p.indices);
+  }
+  void operator()(const ResizeParams& p) const {
+    static const char* coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                   "tf_half_pixel_for_nn"};
+    static const char* roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    o_ << " to " << p.out_h << "x" << p.out_w;
+    if (p.scale_h != 0 || p.scale_w != 0) o_ << " scales " << p.scale_h << "," << p.scale_w;
+    o_ << " " << coords[static_cast<int>(p.coordinates)];
+    if (p.interpolation == Interpolation::kBilinear) {
+      o_ << " linear";
+    } else {
+      o_ << " nearest " << roundings[static_cast<int>(p.rounding)];
+    }
+  }
+  void operator()(const RecurrentParams& p) const {
+    static const char* cells[] = {"simple", "lstm", "gru"};
+    static const char* dirs[] = {"forward", "reverse", "bidirectional"};
+    static const char* outs[] = {"sequence", "last-h", "last-c"};
+    static const char* inits[] = {"", " h0-const", " h0-input"};
+    static const char* merges[] = {"", " sum", " mul", " ave"};
+    o_ << " " << cells[static_cast<int>(p.cell)] << " units " << p.units << " " << dirs[static_cast<int>(p.direction)]
+       << " " << outs[static_cast<int>(p.output)] << inits[static_cast<int>(p.initial_state)];
+    if (p.cell == RecurrentCell::kGru && !p.reset_after) o_ << " reset-before";
+    o_ << merges[static_cast<int>(p.merge)];
+    if (p.cell != RecurrentCell::kSimple) o_ << " gates " << activation_name(p.recurrent_activation);
+    act(o_, p.activation);
+  }
+
+ private:
+  std::ostream& o_;
+};
+
 }  // namespace
 
 std::string describe_params(const LayerParams& params) {
   std::ostringstream o;
-  std::visit(
-      [&](const auto& p) {
-        using T = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, DenseParams>) {
-          o << " units " << p.units;
-        } else if constexpr (std::is_same_v<T, ConvParams>) {
-          o << " filters " << p.filters;
-          if (p.groups != 1) o << " groups " << p.groups;
-          window(o, p.window);
-        } else if constexpr (std::is_same_v<T, DepthwiseConvParams>) {
-          o << " dm " << p.depth_multiplier;
-          window(o, p.window);
-        } else if constexpr (std::is_same_v<T, SeparableConvParams>) {
-          o << " filters " << p.filters << " dm " << p.depth_multiplier;
-          window(o, p.window);
-        } else if constexpr (std::is_same_v<T, ConvTransposeParams>) {
-          o << " filters " << p.filters;
-          window(o, p.window);
-        } else if constexpr (std::is_same_v<T, BatchNormParams>) {
-          o << " axis " << p.axis;
-        } else if constexpr (std::is_same_v<T, ReluParams>) {
-          if (std::isfinite(p.max_value)) o << " max " << p.max_value;
-          if (p.negative_slope != 0) o << " slope " << p.negative_slope;
-          if (p.threshold != 0) o << " threshold " << p.threshold;
-        } else if constexpr (std::is_same_v<T, PoolParams>) {
-          o << (p.kind == PoolKind::kMax ? " max" : " avg");
-          window(o, p.window);
-        } else if constexpr (std::is_same_v<T, GlobalPoolParams>) {
-          o << (p.kind == PoolKind::kMax ? " max" : " avg");
-        } else if constexpr (std::is_same_v<T, MergeParams>) {
-          static const char* ops[] = {"add", "sub", "mul", "avg", "max", "min"};
-          o << " " << ops[static_cast<int>(p.op)];
-        } else if constexpr (std::is_same_v<T, ConcatParams> || std::is_same_v<T, SoftmaxParams>) {
-          o << " axis " << p.axis;
-        } else if constexpr (std::is_same_v<T, UpSamplingParams>) {
-          o << " x" << p.size_h << "x" << p.size_w << (p.interpolation == Interpolation::kBilinear ? " bilinear" : " nearest");
-        } else if constexpr (std::is_same_v<T, GatherParams>) {
-          o << " axis " << p.axis << " indices [";
-          for (size_t i = 0; i < p.indices.size() && i < 8; ++i) o << (i ? ", " : "") << p.indices[i];
-          o << (p.indices.size() > 8 ? ", ...]" : "]");
-        } else if constexpr (std::is_same_v<T, ResizeParams>) {
-          static const char* coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                         "tf_half_pixel_for_nn"};
-          static const char* roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-          o << " to " << p.out_h << "x" << p.out_w;
-          if (p.scale_h != 0 || p.scale_w != 0) o << " scales " << p.scale_h << "," << p.scale_w;
-          o << " " << coords[static_cast<int>(p.coordinates)];
-          if (p.interpolation == Interpolation::kBilinear) o << " linear";
-          else o << " nearest " << roundings[static_cast<int>(p.rounding)];
-        } else if constexpr (std::is_same_v<T, RecurrentParams>) {
-          static const char* cells[] = {"simple", "lstm", "gru"};
-          static const char* dirs[] = {"forward", "reverse", "bidirectional"};
-          static const char* outs[] = {"sequence", "last-h", "last-c"};
-          static const char* inits[] = {"", " h0-const", " h0-input"};
-          o << " " << cells[static_cast<int>(p.cell)] << " units " << p.units << " "
-            << dirs[static_cast<int>(p.direction)] << " " << outs[static_cast<int>(p.output)]
-            << inits[static_cast<int>(p.initial_state)];
-          if (p.cell == RecurrentCell::kGru && !p.reset_after) o << " reset-before";
-          static const char* merges[] = {"", " sum", " mul", " ave"};
-          o << merges[static_cast<int>(p.merge)];
-          if (p.cell != RecurrentCell::kSimple) o << " gates " << activation_name(p.recurrent_activation);
-        }
-        if constexpr (requires { p.activation; }) act(o, p.activation);
-        if constexpr (requires { p.residual; }) {
-          if (p.residual) o << " +residual";
-        }
-      },
-      params);
+  visit_layer(ParamsDescriber(o), params);
   return o.str();
 }
 

@@ -357,7 +357,8 @@ using LayerParams =
                  UpSamplingParams, MergeParams, ConcatParams, RecurrentParams, ResizeParams,
                  GatherParams>;
 
-// Short name of the IR kind held by `p` ("Dense", "Conv", "Pool", ...), for logs and dumps.
+// Short name of the IR kind held by `p` ("Dense", "Conv", "Pool", ...), for logs and dumps. A new
+// kind also needs its traits, cost, dump and reference implementation: core/ir/layer_kind_traits.h.
 const char* layer_kind_name(const LayerParams& p);
 
 }  // namespace nnd

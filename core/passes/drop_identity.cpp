@@ -2,18 +2,34 @@
 
 #include <variant>
 
+#include "core/ir/layer_kind_traits.h"
 #include "core/passes/graph_edit.h"
 
 namespace nnd::passes {
 
 bool is_identity_node(const Graph& g, const Node& n) {
   if (n.inputs.size() != 1) return false;
-  if (std::holds_alternative<IdentityParams>(n.params)) return true;
-  if (const auto* a = std::get_if<ActivationParams>(&n.params)) return a->activation == ActivationKind::kLinear;
-  if (std::holds_alternative<FlattenParams>(n.params) || std::holds_alternative<ReshapeParams>(n.params)) {
-    return g.values[static_cast<size_t>(n.inputs[0])].shape == g.values[static_cast<size_t>(n.output)].shape;
-  }
-  return false;
+  const bool same_shape =
+      g.values[static_cast<size_t>(n.inputs[0])].shape == g.values[static_cast<size_t>(n.output)].shape;
+  // Every kind decides whether it can be the identity.
+  return visit_layer(
+      Overloaded{
+          [](const IdentityParams&) { return true; },
+          [](const ActivationParams& a) { return a.activation == ActivationKind::kLinear; },
+          [&](const FlattenParams&) { return same_shape; },
+          [&](const ReshapeParams&) { return same_shape; },
+          // Could be the identity for some parameters (a permutation 1..n, a 1x upsampling, a
+          // gather of 0..n-1, padding or cropping by 0, a one-input concat or merge), which no
+          // loader produces: keeping them costs one copy and keeps this pass simple.
+          KindsReturning<false, PermuteParams, UpSamplingParams, ResizeParams, GatherParams, ZeroPaddingParams,
+                         CroppingParams, ConcatParams, MergeParams, RepeatVectorParams>{},
+          // Compute something for every input.
+          KindsReturning<false, DenseParams, ConvParams, DepthwiseConvParams, SeparableConvParams,
+                         ConvTransposeParams, BatchNormParams, LayerNormParams, ReluParams, EluParams,
+                         ThresholdedReluParams, PReluParams, SoftmaxParams, PoolParams, GlobalPoolParams,
+                         RecurrentParams>{},
+      },
+      n.params);
 }
 
 bool DropIdentity::run(Graph& g) {

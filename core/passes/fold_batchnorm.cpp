@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "core/ir/conv_geometry.h"
+#include "core/ir/layer_kind_traits.h"
 #include "core/passes/graph_edit.h"
 
 namespace nnd::passes {
@@ -73,43 +74,60 @@ bool bn_on_last_axis(const Graph& g, const Node& bn_node, const BatchNormParams&
          bn.activation == ActivationKind::kLinear;
 }
 
-// Backward fold of BN `bn` into producer node p; false when p is not a foldable kind.
+// Kinds no BatchNorm folds into, in either direction.
+using NoFold = KindsReturning<false, BatchNormParams, LayerNormParams, ActivationParams, ReluParams, EluParams,
+                              ThresholdedReluParams, PReluParams, SoftmaxParams, PoolParams, GlobalPoolParams,
+                              FlattenParams, ReshapeParams, PermuteParams, RepeatVectorParams, IdentityParams,
+                              ZeroPaddingParams, CroppingParams, UpSamplingParams, MergeParams, ConcatParams,
+                              RecurrentParams, ResizeParams, GatherParams>;
+
+// Backward fold of BN `bn` into producer node p; false when p is not a foldable kind. Every kind
+// decides.
 bool fold_into_producer(Node& p, const ChannelAffine& a) {
-  return std::visit(
-      [&](auto& q) -> bool {
-        using T = std::decay_t<decltype(q)>;
-        if constexpr (std::is_same_v<T, DenseParams> || std::is_same_v<T, ConvParams> ||
-                      std::is_same_v<T, DepthwiseConvParams>) {
-          if (q.activation != ActivationKind::kLinear || q.residual) return false;
-          fold_affine_into_outputs(a, q.kernel, q.bias);
-          return true;
-        } else if constexpr (std::is_same_v<T, SeparableConvParams>) {
-          if (q.activation != ActivationKind::kLinear || q.residual) return false;
-          fold_affine_into_outputs(a, q.pointwise_kernel, q.bias);
-          return true;
-        } else {
-          return false;
-        }
+  auto into_outputs = [&a](auto& q, Weights& kernel) {
+    if (q.activation != ActivationKind::kLinear || q.residual) return false;
+    fold_affine_into_outputs(a, kernel, q.bias);
+    return true;
+  };
+  return visit_layer(
+      Overloaded{
+          [&](DenseParams& q) { return into_outputs(q, q.kernel); },
+          [&](ConvParams& q) { return into_outputs(q, q.kernel); },
+          [&](DepthwiseConvParams& q) { return into_outputs(q, q.kernel); },
+          [&](SeparableConvParams& q) { return into_outputs(q, q.pointwise_kernel); },
+          // Its kernel is (kh, kw, filters, Cin), output channels on axis 2: not the layout
+          // fold_affine_into_outputs scales; never folded so far.
+          KindsReturning<false, ConvTransposeParams>{},
+          NoFold{},
       },
       p.params);
 }
 
-// Forward fold into consumer node c reading the BN output as input 0; false when not exact.
+// Forward fold into consumer node c reading the BN output as input 0; false when not exact. Every
+// kind decides.
 bool fold_into_consumer(const Graph& g, Node& c, const ChannelAffine& a) {
   bool shift_zero = true;
   for (double t : a.shift) shift_zero = shift_zero && t == 0.0;
-  if (auto* d = std::get_if<DenseParams>(&c.params)) {
-    fold_affine_into_inputs(a, 1, d->kernel, d->bias);
-    return true;
-  }
-  if (auto* cv = std::get_if<ConvParams>(&c.params)) {
-    const Dims& s = g.values[static_cast<size_t>(c.inputs[0])].shape;
-    const int64_t h = cv->rank == 2 ? s[0] : 1, w = s[static_cast<size_t>(cv->rank - 1)];
-    if (!shift_zero && !conv_reads_no_padding(cv->window, h, w)) return false;
-    fold_affine_into_inputs(a, cv->groups, cv->kernel, cv->bias);
-    return true;
-  }
-  return false;
+  return visit_layer(
+      Overloaded{
+          [&](DenseParams& d) {
+            fold_affine_into_inputs(a, 1, d.kernel, d.bias);
+            return true;
+          },
+          [&](ConvParams& cv) {
+            const Dims& s = g.values[static_cast<size_t>(c.inputs[0])].shape;
+            const int64_t h = cv.rank == 2 ? s[0] : 1, w = s[static_cast<size_t>(cv.rank - 1)];
+            if (!shift_zero && !conv_reads_no_padding(cv.window, h, w)) return false;
+            fold_affine_into_inputs(a, cv.groups, cv.kernel, cv.bias);
+            return true;
+          },
+          // Per-channel scales on the input of a depthwise or separable convolution would fold
+          // into the depthwise kernel, a transposed convolution's into its Cin axis; not done so
+          // far: the BatchNorm stays a node of its own there.
+          KindsReturning<false, DepthwiseConvParams, SeparableConvParams, ConvTransposeParams>{},
+          NoFold{},
+      },
+      c.params);
 }
 
 }  // namespace
@@ -120,6 +138,7 @@ bool FoldBatchNorm::run(Graph& g) {
   std::vector<int> uses = value_uses(g);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
+    // This pass looks for one kind; what it folds into is decided per kind above.
     const auto* bn = std::get_if<BatchNormParams>(&n.params);
     if (!bn || n.inputs.size() != 1 || !bn_on_last_axis(g, n, *bn)) continue;
     const ValueId x = n.inputs[0];

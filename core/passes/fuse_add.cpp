@@ -1,6 +1,5 @@
 #include "core/passes/fuse_add.h"
 
-#include <type_traits>
 #include <variant>
 
 #include "core/passes/graph_edit.h"
@@ -8,12 +7,13 @@
 namespace nnd::passes {
 namespace {
 
+// A kind takes a fused residual exactly when its params have the `residual` field (layers.h):
+// shape inference, the reference engine and the JIT all key on that field, so the field is the
+// classification and a generic visit is exhaustive by construction.
 bool can_take_residual(const Node& p) {
   return std::visit(
       [&](const auto& q) -> bool {
-        using T = std::decay_t<decltype(q)>;
-        if constexpr (std::is_same_v<T, DenseParams> || std::is_same_v<T, ConvParams> ||
-                      std::is_same_v<T, DepthwiseConvParams> || std::is_same_v<T, SeparableConvParams>) {
+        if constexpr (requires { q.residual; }) {
           return q.activation == ActivationKind::kLinear && !q.residual && p.inputs.size() == 1;
         } else {
           return false;
@@ -38,6 +38,7 @@ bool FuseAdd::run(Graph& g) {
   std::vector<int> uses = value_uses(g);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& add = g.nodes[i];
+    // This pass looks for one kind only.
     const auto* m = std::get_if<MergeParams>(&add.params);
     if (!m || m->op != MergeOp::kAdd || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1]) continue;
     const Dims& out = g.values[static_cast<size_t>(add.output)].shape;

@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/ir/layer_kind_traits.h"
 #include "core/ir/shape_inference.h"
 #include "core/ref/ref_ops.h"
 #include "core/util/checked_math.h"
@@ -17,45 +18,53 @@ namespace {
 
 using ref::Tensor;
 
-Tensor run_node_unfused(const Node& node, const std::vector<const Tensor*>& in, const Dims& out_shape) {
-  const Tensor& x = *in[0];
-  return std::visit(
-      [&](const auto& p) -> Tensor {
-        using T = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, DenseParams>) return ref::dense(p, x, out_shape);
-        else if constexpr (std::is_same_v<T, ConvParams>) return ref::conv(p, x, out_shape);
-        else if constexpr (std::is_same_v<T, DepthwiseConvParams>) return ref::depthwise_conv(p, x, out_shape);
-        else if constexpr (std::is_same_v<T, SeparableConvParams>) return ref::separable_conv(p, x, out_shape);
-        else if constexpr (std::is_same_v<T, ConvTransposeParams>) return ref::conv_transpose(p, x, out_shape);
-        else if constexpr (std::is_same_v<T, BatchNormParams>) return ref::batch_norm(p, x);
-        else if constexpr (std::is_same_v<T, LayerNormParams>) return ref::layer_norm(p, x);
-        else if constexpr (std::is_same_v<T, ActivationParams>) return ref::activation(p, x);
-        else if constexpr (std::is_same_v<T, ReluParams>) return ref::relu(p, x);
-        else if constexpr (std::is_same_v<T, EluParams>) return ref::elu(p, x);
-        else if constexpr (std::is_same_v<T, ThresholdedReluParams>) return ref::thresholded_relu(p, x);
-        else if constexpr (std::is_same_v<T, PReluParams>) return ref::prelu(p, x);
-        else if constexpr (std::is_same_v<T, SoftmaxParams>) return ref::softmax(p, x);
-        else if constexpr (std::is_same_v<T, PoolParams>) return ref::pool(p, x, out_shape);
-        else if constexpr (std::is_same_v<T, GlobalPoolParams>) return ref::global_pool(p, x, out_shape);
-        else if constexpr (std::is_same_v<T, FlattenParams> || std::is_same_v<T, ReshapeParams> ||
-                           std::is_same_v<T, IdentityParams>) return ref::reshape_copy(x, out_shape);
-        else if constexpr (std::is_same_v<T, PermuteParams>) return ref::permute(p, x, out_shape);
-        else if constexpr (std::is_same_v<T, RepeatVectorParams>) return ref::repeat_vector(p, x, out_shape);
-        else if constexpr (std::is_same_v<T, ZeroPaddingParams>) return ref::zero_padding(p, x, out_shape);
-        else if constexpr (std::is_same_v<T, CroppingParams>) return ref::cropping(p, x, out_shape);
-        else if constexpr (std::is_same_v<T, GatherParams>) return ref::gather(p, x, out_shape);
-        else if constexpr (std::is_same_v<T, UpSamplingParams>) return ref::upsampling(p, x, out_shape);
-        else if constexpr (std::is_same_v<T, ResizeParams>) return ref::resize(p, x, out_shape);
-        else if constexpr (std::is_same_v<T, MergeParams>) return ref::merge(p, in, out_shape);
-        else if constexpr (std::is_same_v<T, ConcatParams>) return ref::concat(p, in, out_shape);
-        else if constexpr (std::is_same_v<T, RecurrentParams>) return ref::recurrent(p, in, out_shape);
-        else static_assert(!sizeof(T), "layer kind not handled by the reference engine");
-      },
-      node.params);
-}
+// The reference implementation of every kind, one overload each (core/ir/layer_kind_traits.h), on
+// the node's inputs. A fused residual is run_node's.
+class ReferenceOp {
+ public:
+  ReferenceOp(const std::vector<const Tensor*>& in, const Dims& out_shape) : in_(in), x_(*in[0]), out_(out_shape) {}
 
-// Honours the fields graph passes add (layers.h): a fused residual is added before the layer's
-// activation, a BatchNorm's fused activation is applied after the affine.
+  Tensor operator()(const DenseParams& p) const { return ref::dense(p, x_, out_); }
+  Tensor operator()(const ConvParams& p) const { return ref::conv(p, x_, out_); }
+  Tensor operator()(const DepthwiseConvParams& p) const { return ref::depthwise_conv(p, x_, out_); }
+  Tensor operator()(const SeparableConvParams& p) const { return ref::separable_conv(p, x_, out_); }
+  Tensor operator()(const ConvTransposeParams& p) const { return ref::conv_transpose(p, x_, out_); }
+  Tensor operator()(const BatchNormParams& p) const {
+    Tensor y = ref::batch_norm(p, x_);
+    ref::apply_activation(p.activation, y);  // fused by a graph pass, linear from the loaders
+    return y;
+  }
+  Tensor operator()(const LayerNormParams& p) const { return ref::layer_norm(p, x_); }
+  Tensor operator()(const ActivationParams& p) const { return ref::activation(p, x_); }
+  Tensor operator()(const ReluParams& p) const { return ref::relu(p, x_); }
+  Tensor operator()(const EluParams& p) const { return ref::elu(p, x_); }
+  Tensor operator()(const ThresholdedReluParams& p) const { return ref::thresholded_relu(p, x_); }
+  Tensor operator()(const PReluParams& p) const { return ref::prelu(p, x_); }
+  Tensor operator()(const SoftmaxParams& p) const { return ref::softmax(p, x_); }
+  Tensor operator()(const PoolParams& p) const { return ref::pool(p, x_, out_); }
+  Tensor operator()(const GlobalPoolParams& p) const { return ref::global_pool(p, x_, out_); }
+  Tensor operator()(const FlattenParams&) const { return ref::reshape_copy(x_, out_); }
+  Tensor operator()(const ReshapeParams&) const { return ref::reshape_copy(x_, out_); }
+  Tensor operator()(const IdentityParams&) const { return ref::reshape_copy(x_, out_); }
+  Tensor operator()(const PermuteParams& p) const { return ref::permute(p, x_, out_); }
+  Tensor operator()(const RepeatVectorParams& p) const { return ref::repeat_vector(p, x_, out_); }
+  Tensor operator()(const ZeroPaddingParams& p) const { return ref::zero_padding(p, x_, out_); }
+  Tensor operator()(const CroppingParams& p) const { return ref::cropping(p, x_, out_); }
+  Tensor operator()(const GatherParams& p) const { return ref::gather(p, x_, out_); }
+  Tensor operator()(const UpSamplingParams& p) const { return ref::upsampling(p, x_, out_); }
+  Tensor operator()(const ResizeParams& p) const { return ref::resize(p, x_, out_); }
+  Tensor operator()(const MergeParams& p) const { return ref::merge(p, in_, out_); }
+  Tensor operator()(const ConcatParams& p) const { return ref::concat(p, in_, out_); }
+  Tensor operator()(const RecurrentParams& p) const { return ref::recurrent(p, in_, out_); }
+
+ private:
+  const std::vector<const Tensor*>& in_;
+  const Tensor& x_;
+  const Dims& out_;
+};
+static_assert(ExhaustiveLayerVisitor<ReferenceOp>);
+
+// Honours the fused residual graph passes add (layers.h): added before the layer's activation.
 Tensor run_node(const Node& node, const std::vector<const Tensor*>& in, const Dims& out_shape) {
   return std::visit(
       [&](const auto& p) -> Tensor {
@@ -65,19 +74,14 @@ Tensor run_node(const Node& node, const std::vector<const Tensor*>& in, const Di
             T linear = p;
             linear.residual = false;
             linear.activation = ActivationKind::kLinear;
-            Node n1{node.name, node.keras_class, linear, {node.inputs[0]}, node.output};
-            Tensor y = run_node_unfused(n1, {in[0]}, out_shape);
+            Tensor y = ReferenceOp({in[0]}, out_shape)(linear);
             const Tensor& r = *in[1];
             for (size_t k = 0; k < y.data.size(); ++k) y.data[k] += r.data[k];
             ref::apply_activation(p.activation, y);
             return y;
           }
-        } else if constexpr (std::is_same_v<T, BatchNormParams>) {
-          Tensor y = ref::batch_norm(p, *in[0]);
-          ref::apply_activation(p.activation, y);
-          return y;
         }
-        return run_node_unfused(node, in, out_shape);
+        return ReferenceOp(in, out_shape)(p);
       },
       node.params);
 }
