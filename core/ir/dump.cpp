@@ -102,7 +102,7 @@ class ParamsDescriber {
   // Spelled out even when linear: an Activation node without its function would say nothing.
   void operator()(const ActivationParams& p) const { o_ << " " << activation_name(p.activation); }
   void operator()(const ReluParams& p) const {
-    if (std::isfinite(p.max_value)) o_ << " max " << p.max_value;
+    o_ << " max " << p.max_value;  // "inf" (ReLU) or a cap (ReLU6): always said, it is the usual difference
     if (p.negative_slope != 0) o_ << " slope " << p.negative_slope;
     if (p.threshold != 0) o_ << " threshold " << p.threshold;
   }

@@ -1,5 +1,6 @@
 #include "core/passes/fuse_activation.h"
 
+#include "core/ir/cost.h"
 #include "tests/passes/passes_test_util.h"
 
 namespace nnd::passes::test {
@@ -29,6 +30,8 @@ TEST(FuseActivation, ReluRelu6AndActivationIntoProducers) {
   EXPECT_EQ(std::get<DepthwiseConvParams>(r.nodes[1].params).activation, ActivationKind::kRelu6);
   EXPECT_EQ(std::get<BatchNormParams>(r.nodes[3].params).activation, ActivationKind::kRelu);
   expect_same_function(g, r);
+  // A fused activation (BatchNorm's too) costs what its layer did.
+  EXPECT_EQ(flops_per_sample(r), flops_per_sample(g));
 }
 
 TEST(FuseActivation, NotWhenTheProducerHasAnotherReaderOrActivation) {

@@ -1,5 +1,6 @@
 #include "core/passes/fuse_add.h"
 
+#include "core/ir/cost.h"
 #include "core/passes/fuse_activation.h"
 #include "tests/passes/passes_test_util.h"
 
@@ -46,6 +47,8 @@ TEST(FuseAdd, LaterProducerTakesTheResidual) {
   EXPECT_TRUE(std::get<DepthwiseConvParams>(r.nodes[2].params).residual);
   EXPECT_TRUE(std::get<DenseParams>(r.nodes[5].params).residual);
   expect_same_function(g, r);
+  // The fused residual costs what the Add it replaced did: fusing does not change the FLOPs.
+  EXPECT_EQ(flops_per_sample(r), flops_per_sample(g));
 }
 
 TEST(FuseAdd, NotWithActivationTwoReadersBroadcastOrSubtract) {

@@ -1,0 +1,192 @@
+// One small one-node graph of every IR layer kind, with what the per-kind traits must say about it.
+// Tests check the table is complete (one example per LayerParams alternative, counted against
+// std::variant_size), so a new kind fails them until it has an example here.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/ir/graph.h"
+#include "core/ir/layers.h"
+#include "core/ir/shape_inference.h"
+
+namespace nnd::test {
+
+struct LayerKindExample {
+  LayerParams params;
+  std::vector<Dims> inputs;    // per-sample input shapes
+  bool arithmetic = true;      // FLOPs > 0 (false: pure data movement, FLOPs == 0)
+  int64_t parameters = 0;      // parameter_count of the node
+  bool has_dump_text = true;   // describe_params says something (Flatten and Identity have nothing)
+};
+
+// Deterministic weights, away from zero and not all equal.
+inline Weights example_weights(Dims shape, float offset = 0.0f) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  Weights w{std::move(shape), {}};
+  for (int64_t i = 0; i < n; ++i) w.data.push_back(offset + 0.1f + 0.05f * static_cast<float>((i * 7) % 11) - 0.25f);
+  return w;
+}
+
+inline Window square_window(int64_t k, int64_t stride, Padding padding) {
+  Window w;
+  w.kernel_h = w.kernel_w = k;
+  w.stride_h = w.stride_w = stride;
+  w.padding = padding;
+  return w;
+}
+
+inline std::vector<LayerKindExample> layer_kind_examples() {
+  std::vector<LayerKindExample> e;
+  {
+    DenseParams p;
+    p.units = 3;
+    p.kernel = example_weights({4, 3});
+    p.bias = example_weights({3});
+    e.push_back({p, {{4}}, true, 15});
+  }
+  {
+    ConvParams p;
+    p.filters = 2;
+    p.window = square_window(3, 1, Padding::kSame);
+    p.kernel = example_weights({3, 3, 2, 2});
+    p.bias = example_weights({2});
+    e.push_back({p, {{5, 5, 2}}, true, 38});
+  }
+  {
+    DepthwiseConvParams p;
+    p.window = square_window(3, 1, Padding::kValid);
+    p.kernel = example_weights({3, 3, 2, 1});
+    p.bias = example_weights({2});
+    e.push_back({p, {{5, 5, 2}}, true, 20});
+  }
+  {
+    SeparableConvParams p;
+    p.filters = 3;
+    p.window = square_window(3, 1, Padding::kSame);
+    p.depthwise_kernel = example_weights({3, 3, 2, 1});
+    p.pointwise_kernel = example_weights({1, 1, 2, 3});
+    p.bias = example_weights({3});
+    e.push_back({p, {{5, 5, 2}}, true, 27});
+  }
+  {
+    ConvTransposeParams p;
+    p.filters = 2;
+    p.window = square_window(2, 2, Padding::kValid);
+    p.kernel = example_weights({2, 2, 2, 2});
+    p.bias = example_weights({2});
+    e.push_back({p, {{3, 3, 2}}, true, 18});
+  }
+  {
+    BatchNormParams p;
+    p.gamma = example_weights({2}, 1.0f);
+    p.beta = example_weights({2});
+    p.moving_mean = example_weights({2});
+    p.moving_variance = example_weights({2}, 1.0f);
+    e.push_back({p, {{3, 3, 2}}, true, 8});
+  }
+  {
+    LayerNormParams p;
+    p.keras_axes = {-1};
+    p.gamma = example_weights({4}, 1.0f);
+    p.beta = example_weights({4});
+    e.push_back({p, {{3, 4}}, true, 8});
+  }
+  e.push_back({ActivationParams{ActivationKind::kSigmoid}, {{6}}});
+  e.push_back({ReluParams{}, {{6}}});
+  e.push_back({EluParams{}, {{6}}});
+  e.push_back({ThresholdedReluParams{0.05}, {{6}}});
+  {
+    PReluParams p;
+    p.alpha = example_weights({6});
+    e.push_back({p, {{6}}, true, 6});
+  }
+  e.push_back({SoftmaxParams{}, {{6}}});
+  {
+    PoolParams p;
+    p.window = square_window(2, 2, Padding::kValid);
+    e.push_back({p, {{4, 4, 2}}});
+  }
+  e.push_back({GlobalPoolParams{PoolKind::kAverage}, {{4, 4, 2}}});
+  e.push_back({FlattenParams{}, {{2, 3}}, false, 0, false});
+  e.push_back({ReshapeParams{{3, 2}}, {{2, 3}}, false});
+  e.push_back({PermuteParams{{2, 1}}, {{2, 3}}, false});
+  e.push_back({RepeatVectorParams{3}, {{4}}, false});
+  e.push_back({IdentityParams{}, {{6}}, false, 0, false});
+  {
+    ZeroPaddingParams p;
+    p.top = p.bottom = p.left = p.right = 1;
+    e.push_back({p, {{3, 3, 2}}, false});
+  }
+  {
+    CroppingParams p;
+    p.top = p.left = 1;
+    e.push_back({p, {{4, 4, 2}}, false});
+  }
+  {
+    UpSamplingParams p;  // nearest: a copy
+    p.size_h = p.size_w = 2;
+    e.push_back({p, {{2, 2, 2}}, false});
+  }
+  e.push_back({MergeParams{MergeOp::kAdd}, {{6}, {6}}});
+  e.push_back({ConcatParams{}, {{2, 3}, {2, 2}}, false});
+  {
+    RecurrentParams p;
+    p.cell = RecurrentCell::kSimple;
+    p.units = 2;
+    RecurrentWeights w;
+    w.kernel = example_weights({3, 2});
+    w.recurrent_kernel = example_weights({2, 2});
+    w.bias = example_weights({2});
+    p.directions.push_back(w);
+    e.push_back({p, {{4, 3}}, true, 12});
+  }
+  {
+    ResizeParams p;  // bilinear: interpolates
+    p.out_h = p.out_w = 3;
+    p.interpolation = Interpolation::kBilinear;
+    e.push_back({p, {{2, 2, 2}}});
+  }
+  {
+    GatherParams p;
+    p.axis = 0;
+    p.indices = {2, 0, 1};
+    e.push_back({p, {{3, 2}}, false});
+  }
+  return e;
+}
+
+// The example as a graph: inputs in0, in1, ... feeding one node; shapes inferred.
+inline Graph layer_kind_graph(const LayerKindExample& x) {
+  Graph g;
+  g.source = std::string("example-") + layer_kind_name(x.params);
+  Node n;
+  n.name = "layer";
+  n.keras_class = layer_kind_name(x.params);
+  n.params = x.params;
+  for (size_t i = 0; i < x.inputs.size(); ++i) {
+    Value v;
+    v.name = "in" + std::to_string(i);
+    v.shape = x.inputs[i];
+    g.values.push_back(v);
+    g.inputs.push_back(static_cast<ValueId>(i));
+    g.input_names.push_back(v.name);
+    n.inputs.push_back(static_cast<ValueId>(i));
+  }
+  Value out;
+  out.name = "layer";
+  out.producer = 0;
+  g.values.push_back(out);
+  n.output = static_cast<ValueId>(g.values.size() - 1);
+  g.outputs.push_back(n.output);
+  g.output_names.push_back("layer");
+  g.nodes.push_back(std::move(n));
+  infer_shapes(g);
+  return g;
+}
+
+}  // namespace nnd::test
