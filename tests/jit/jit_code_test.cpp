@@ -186,17 +186,6 @@ TEST(JitCode, PerfMapNamesEveryKernel) {
   EXPECT_FALSE(std::filesystem::exists(map));
 }
 
-// Every IR kind compiles now (the last ones in core/jit/jit_lower_extra.cpp): what used to be the
-// "not compiled" example compiles, and jit_unsupported_layers() reports nothing.
-TEST(JitCode, UncompiledLayersNoneLeft) {
-  LayerNormParams ln;
-  ln.keras_axes = {-1};
-  Graph g = one_node(ln, {{4, 6}}, DType::kFloat32, "LayerNormalization");
-  EXPECT_NO_THROW(compile(g, Isa::kSse41));
-  EXPECT_TRUE(jit_unsupported_layers(g).empty());
-  EXPECT_TRUE(jit_unsupported_layers(kitchen_sink()).empty());
-}
-
 TEST(JitCode, ReentrantRunsFromSeveralThreadsAgree) {
   const Graph g = kitchen_sink();
   auto e = compile(g, host().best());
