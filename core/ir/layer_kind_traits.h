@@ -15,7 +15,9 @@
 // still exhaustive: a kind nobody listed has no overload.
 #pragma once
 
+#include <concepts>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 #include "core/ir/layers.h"
