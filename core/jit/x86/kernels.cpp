@@ -32,21 +32,10 @@ void add_residual(VecEmitter& ve, const std::vector<int64_t>& out_disp, int V, i
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
       const x86::Mem m = x86::ptr(kOb, kPix, 0, i32(out_disp[static_cast<size_t>(r)] + v * W * 4));
-      if ((v == V - 1 ? lanes_last : W) >= W) ve.load(tmp, m);
-      else ve.load_tail(tmp, m, lanes_last);
+      ve.load_lanes(tmp, m, v == V - 1 ? lanes_last : W);
       ve.add(r * V + v, r * V + v, tmp);
     }
   }
-}
-
-// Store register v to m, lanes [0, lanes).
-void store_lanes(VecEmitter& ve, const x86::Mem& m, int v, int lanes) {
-  if (lanes >= ve.width()) ve.store(m, v);
-  else ve.store_tail(m, v, lanes);
-}
-void load_lanes(VecEmitter& ve, int v, const x86::Mem& m, int lanes) {
-  if (lanes >= ve.width()) ve.load(v, m);
-  else ve.load_tail(v, m, lanes);
 }
 
 // Loops over batch, output rows and tiles of R output pixels; calls tile_row(r) with kIn/kOut at
@@ -206,7 +195,7 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
   emit_fused_act(ve, s.act, 0, R * V, xb);
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
-      store_lanes(ve, at(kOb, t.out[static_cast<size_t>(r)] + v * W * 4), acc(r, v), v == V - 1 ? lanes_last : W);
+      ve.store_lanes(at(kOb, t.out[static_cast<size_t>(r)] + v * W * 4), acc(r, v), v == V - 1 ? lanes_last : W);
     }
   }
 }
@@ -542,7 +531,7 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
         ve.fmadd_mem(acc(r, v), wreg + v, x);
         continue;
       }
-      load_lanes(ve, xr, x, lanes);
+      ve.load_lanes(xr, x, lanes);
       if (s.op == WindowOp::kDepthwise) ve.fmadd(acc(r, v), xr, wreg + v);
       else if (s.op == WindowOp::kMax) ve.max(acc(r, v), acc(r, v), xr);
       else ve.add(acc(r, v), acc(r, v), xr);
@@ -566,7 +555,7 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
   emit_fused_act(ve, s.act, 0, R * V, xr);
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
-      store_lanes(ve, at(kOb, r * ps_out + v * W * 4), acc(r, v), v == V - 1 ? lanes_last : W);
+      ve.store_lanes(at(kOb, r * ps_out + v * W * 4), acc(r, v), v == V - 1 ? lanes_last : W);
     }
   }
 }
@@ -902,7 +891,7 @@ void emit_pad(VecEmitter& ve, const PadSpec& s) {
     for (int64_t c = 0; c < s.c; ++c) {
       ve.broadcast(1, at(kIn, c * 4));
       for (int64_t j = 0; j < s.dm; j += W) {
-        store_lanes(ve, at(kOut, (c * s.dm + j) * 4), 1, static_cast<int>(std::min<int64_t>(W, s.dm - j)));
+        ve.store_lanes(at(kOut, (c * s.dm + j) * 4), 1, static_cast<int>(std::min<int64_t>(W, s.dm - j)));
       }
     }
     add_imm(a, kIn, s.c * 4);
@@ -937,13 +926,13 @@ void emit_unary(VecEmitter& ve, const UnarySpec& s) {
     a.bind(lp);
     for (int64_t j = 0; j < C; j += W) {
       const int lanes = static_cast<int>(std::min<int64_t>(W, C - j));
-      load_lanes(ve, 0, at(kIn, j * 4), lanes);
+      ve.load_lanes(0, at(kIn, j * 4), lanes);
       ve.load(1, at(kW, j * 4));
       ve.mul(0, 0, 1);
       ve.load(1, at(kBias, j * 4));
       ve.add(0, 0, 1);
       emit_unary_op(ve, s);
-      store_lanes(ve, at(kOut, j * 4), 0, lanes);
+      ve.store_lanes(at(kOut, j * 4), 0, lanes);
     }
     add_imm(a, kIn, C * 4);
     add_imm(a, kOut, C * 4);
@@ -1082,9 +1071,9 @@ void emit_position_scale(VecEmitter& ve, int64_t positions, int64_t channels, in
   ve.broadcast(1, x86::ptr(kWk));
   for (int64_t j = 0; j < channels; j += W) {
     const int lanes = static_cast<int>(std::min<int64_t>(W, channels - j));
-    load_lanes(ve, 0, at(kIn, j * 4), lanes);
+    ve.load_lanes(0, at(kIn, j * 4), lanes);
     ve.mul(0, 0, 1);
-    store_lanes(ve, at(kOut, j * 4), 0, lanes);
+    ve.store_lanes(at(kOut, j * 4), 0, lanes);
   }
   add_imm(a, kIn, channels * 4);
   add_imm(a, kOut, channels * 4);

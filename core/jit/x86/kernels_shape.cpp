@@ -15,19 +15,6 @@ namespace nnd::jit {
 using namespace regs;
 using asmjit::Label;
 
-namespace {
-
-void load_lanes(VecEmitter& ve, int v, const x86::Mem& m, int lanes) {
-  if (lanes >= ve.width()) ve.load(v, m);
-  else ve.load_tail(v, m, lanes);
-}
-void store_lanes(VecEmitter& ve, const x86::Mem& m, int v, int lanes) {
-  if (lanes >= ve.width()) ve.store(m, v);
-  else ve.store_tail(m, v, lanes);
-}
-
-}  // namespace
-
 void gather_from_map(const std::vector<int64_t>& map, int64_t in_count, GatherSpec& s, std::vector<float>& table) {
   const auto count = static_cast<int64_t>(map.size());
   s.in_count = in_count;
@@ -81,7 +68,7 @@ void emit_gather(VecEmitter& ve, const GatherSpec& s) {
   if (s.zero_fill) {
     ve.zero(0);
     a.mov(kCol, kOut);
-    chunks(ve, s.out_count, 4, [&](int64_t off, int lanes) { store_lanes(ve, at(kCol, off), 0, lanes); },
+    chunks(ve, s.out_count, 4, [&](int64_t off, int lanes) { ve.store_lanes(at(kCol, off), 0, lanes); },
            [&](int64_t b) { add_imm(a, kCol, b); });
   }
   if (s.runs > 0) {
@@ -102,15 +89,15 @@ void emit_gather(VecEmitter& ve, const GatherSpec& s) {
     chunks(
         ve, s.len, 4,
         [&](int64_t off, int lanes) {
-          load_lanes(ve, 0, at(src[0], off), lanes);
+          ve.load_lanes(0, at(src[0], off), lanes);
           if (T > 1) {
             ve.mul(0, 0, 4);
             for (int t = 1; t < T; ++t) {
-              load_lanes(ve, 1, at(src[t], off), lanes);
+              ve.load_lanes(1, at(src[t], off), lanes);
               ve.fmadd(0, 1, 4 + t);
             }
           }
-          store_lanes(ve, at(kCol, off), 0, lanes);
+          ve.store_lanes(at(kCol, off), 0, lanes);
         },
         [&](int64_t b) {
           for (int t = 0; t < T; ++t) add_imm(a, src[t], b);
@@ -141,8 +128,8 @@ void emit_param_elt(VecEmitter& ve, const ParamEltSpec& s) {
   chunks(
       ve, s.count, 4,
       [&](int64_t off, int lanes) {
-        load_lanes(ve, 0, at(kIn, off), lanes);
-        load_lanes(ve, 1, at(kWk, off), lanes);
+        ve.load_lanes(0, at(kIn, off), lanes);
+        ve.load_lanes(1, at(kWk, off), lanes);
         if (s.op == ParamOp::kPRelu) {
           ve.zero(2);
           ve.min(3, 0, 2);
@@ -151,10 +138,10 @@ void emit_param_elt(VecEmitter& ve, const ParamEltSpec& s) {
           ve.add(0, 0, 3);
         } else {
           ve.mul(0, 0, 1);
-          load_lanes(ve, 2, at(kPix, off), lanes);
+          ve.load_lanes(2, at(kPix, off), lanes);
           ve.add(0, 0, 2);
         }
-        store_lanes(ve, at(kOut, off), 0, lanes);
+        ve.store_lanes(at(kOut, off), 0, lanes);
       },
       [&](int64_t b) {
         add_imm(a, kIn, b);
@@ -170,7 +157,7 @@ void emit_param_elt(VecEmitter& ve, const ParamEltSpec& s) {
 
 namespace {
 
-// Horizontal sum of register v into all its lanes (via the stack area [rsp, rsp + 64)); t is free.
+// Horizontal sum of register v into all its lanes (via the vector scratch area, x86::ptr(x86::rsp)); t is free.
 void hsum(VecEmitter& ve, int v, int t) {
   const x86::Mem st = x86::ptr(x86::rsp);
   ve.store(st, v);
@@ -204,7 +191,7 @@ void emit_layernorm(VecEmitter& ve, const LayerNormSpec& s) {
   chunks(
       ve, M, 4,
       [&](int64_t off, int lanes) {
-        load_lanes(ve, 1, at(kRow, off), lanes);
+        ve.load_lanes(1, at(kRow, off), lanes);
         ve.add(0, 0, 1);
       },
       adv_in);
@@ -220,9 +207,9 @@ void emit_layernorm(VecEmitter& ve, const LayerNormSpec& s) {
         if (lanes < ve.width()) {
           ve.zero(3);
           ve.store(x86::ptr(x86::rsp), 3);
-          load_lanes(ve, 1, at(kRow, off), lanes);
+          ve.load_lanes(1, at(kRow, off), lanes);
           ve.sub(1, 1, 0);
-          store_lanes(ve, x86::ptr(x86::rsp), 1, lanes);
+          ve.store_lanes(x86::ptr(x86::rsp), 1, lanes);
           ve.load(1, x86::ptr(x86::rsp));
         } else {
           ve.load(1, at(kRow, off));
@@ -247,18 +234,18 @@ void emit_layernorm(VecEmitter& ve, const LayerNormSpec& s) {
   chunks(
       ve, M, 4,
       [&](int64_t off, int lanes) {
-        load_lanes(ve, 1, at(kRow, off), lanes);
+        ve.load_lanes(1, at(kRow, off), lanes);
         ve.sub(1, 1, 0);
         ve.mul(1, 1, 2);
         if (s.gamma_off >= 0) {
-          load_lanes(ve, 3, at(kWk, off), lanes);
+          ve.load_lanes(3, at(kWk, off), lanes);
           ve.mul(1, 1, 3);
         }
         if (s.beta_off >= 0) {
-          load_lanes(ve, 3, at(kPix, off), lanes);
+          ve.load_lanes(3, at(kPix, off), lanes);
           ve.add(1, 1, 3);
         }
-        store_lanes(ve, at(kCol, off), 1, lanes);
+        ve.store_lanes(at(kCol, off), 1, lanes);
       },
       [&](int64_t b) {
         add_imm(a, kRow, b);

@@ -17,17 +17,6 @@ using asmjit::Label;
 
 namespace {
 
-void load_lanes(VecEmitter& ve, int v, const x86::Mem& m, int lanes) {
-  if (lanes == ve.width()) ve.load(v, m);
-  else ve.load_tail(v, m, lanes);
-}
-
-void store_lanes(VecEmitter& ve, const x86::Mem& m, int v, int lanes) {
-  if (lanes == ve.width()) ve.store(m, v);
-  else ve.store_tail(m, v, lanes);
-}
-
-
 // The loops both transforms share. Per sample (kN counts down), per tile row (slot kOhCnt) and
 // per tile (slot kOwtCnt), `tile()` emits one tile's work; kCol points at the tile on the spatial
 // side (kRow at its row, reloaded per sample from `sample_slot`), `packed` at its [point][c]
@@ -77,8 +66,8 @@ void emit_winograd_input(VecEmitter& ve, const WinogradInSpec& s) {
   a.mov(slot(kInN), kIn);
   a.mov(kOut, x86::qword_ptr(kArgs, 8));
   const auto body = [&](int64_t off, int lanes) {
-    auto ld = [&](int v, int i, int j) { load_lanes(ve, v, at(kPix, off + i * row + j * px), lanes); };
-    auto st = [&](int point, int v) { store_lanes(ve, at(kOb, off + point * c * 4), v, lanes); };
+    auto ld = [&](int v, int i, int j) { ve.load_lanes(v, at(kPix, off + i * row + j * px), lanes); };
+    auto st = [&](int point, int v) { ve.store_lanes(at(kOb, off + point * c * 4), v, lanes); };
     // (t B) for one row i of t = B^T d, held in registers t[0..3]: points 4i .. 4i+3.
     auto columns = [&](int i, const std::array<int, 4>& t) {
       const int y = 10;
@@ -154,7 +143,7 @@ void emit_winograd_output(VecEmitter& ve, const WinogradOutSpec& s) {
   add_imm(a, kOut, s.out_place.offset_floats * 4);
   a.mov(slot(kOutN), kOut);
   const auto body = [&](int64_t off, int lanes) {
-    auto ld = [&](int v, int point) { load_lanes(ve, v, at(kPix, off + point * c * 4), lanes); };
+    auto ld = [&](int v, int point) { ve.load_lanes(v, at(kPix, off + point * c * 4), lanes); };
     // s0[j] = m0j + m1j + m2j (registers 0..3), s1[j] = m1j - m2j - m3j (4..7): the rows of A^T m.
     for (int j = 0; j < 4; ++j) {
       ld(8, j);
@@ -177,18 +166,18 @@ void emit_winograd_output(VecEmitter& ve, const WinogradOutSpec& s) {
     ve.sub(11, 11, 7);
     const std::array<int, 4> y{8, 9, 10, 11};
     if (s.has_bias) {
-      load_lanes(ve, 0, at(kBias, off), lanes);
+      ve.load_lanes(0, at(kBias, off), lanes);
       for (int r : y) ve.add(r, r, 0);
     }
     auto disp = [&](int k) { return off + (k / 2) * orow + (k % 2) * c * 4; };
     if (s.residual) {
       for (int k = 0; k < 4; ++k) {
-        load_lanes(ve, 1, x86::ptr(kOb, kWk, 0, i32(disp(k))), lanes);
+        ve.load_lanes(1, x86::ptr(kOb, kWk, 0, i32(disp(k))), lanes);
         ve.add(y[static_cast<size_t>(k)], y[static_cast<size_t>(k)], 1);
       }
     }
     emit_fused_act(ve, s.act, {8, 9, 10, 11}, 0);
-    for (int k = 0; k < 4; ++k) store_lanes(ve, at(kOb, disp(k)), y[static_cast<size_t>(k)], lanes);
+    for (int k = 0; k < 4; ++k) ve.store_lanes(at(kOb, disp(k)), y[static_cast<size_t>(k)], lanes);
   };
   TileWalk w;
   w.tiles_h = s.tiles_h;

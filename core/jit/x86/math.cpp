@@ -303,8 +303,7 @@ void emit_fast_softmax(VecEmitter& ve, int64_t rows_per_sample, int64_t len) {
   a.mov(kCol, kOut);
   ve.zero(9);
   chunks(ve, len, 2, [&](int64_t off, int lanes) {
-    if (lanes < W) ve.load_tail(0, at(kRow, off), lanes);
-    else ve.load(0, at(kRow, off));
+    ve.load_lanes(0, at(kRow, off), lanes);
     ve.sub(0, 0, 1);
     emit_exp(ve, 0, 0, kT);
     if (lanes < W) {
@@ -320,11 +319,9 @@ void emit_fast_softmax(VecEmitter& ve, int64_t rows_per_sample, int64_t len) {
   ve.div(9, 2, 9);
   a.mov(kCol, kOut);
   chunks(ve, len, 2, [&](int64_t off, int lanes) {
-    if (lanes < W) ve.load_tail(0, at(kCol, off), lanes);
-    else ve.load(0, at(kCol, off));
+    ve.load_lanes(0, at(kCol, off), lanes);
     ve.mul(0, 0, 9);
-    if (lanes < W) ve.store_tail(at(kCol, off), 0, lanes);
-    else ve.store(at(kCol, off), 0);
+    ve.store_lanes(at(kCol, off), 0, lanes);
   }, [&](int64_t b) { add_imm(a, kCol, b); });
   add_imm(a, kIn, len * 4);
   add_imm(a, kOut, len * 4);

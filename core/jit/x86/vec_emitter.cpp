@@ -1,8 +1,34 @@
 #include "core/jit/x86/vec_emitter.h"
 
 #include <cstring>
+#include <string>
+
+#include "core/util/error.h"
 
 namespace nnd::jit {
+
+namespace {
+
+void check_lanes(const VecEmitter& ve, int lanes, const char* what) {
+  if (lanes <= 0 || lanes > ve.width()) {
+    throw Error(std::string("JIT internal error: ") + what + " of " + std::to_string(lanes) + " lanes on a " +
+                std::to_string(ve.width()) + "-lane vector");
+  }
+}
+
+}  // namespace
+
+void VecEmitter::load_lanes(int v, const x86::Mem& m, int lanes) {
+  check_lanes(*this, lanes, "load_lanes");
+  if (lanes == width()) load(v, m);
+  else load_tail(v, m, lanes);
+}
+
+void VecEmitter::store_lanes(const x86::Mem& m, int v, int lanes) {
+  check_lanes(*this, lanes, "store_lanes");
+  if (lanes == width()) store(m, v);
+  else store_tail(m, v, lanes);
+}
 
 x86::Mem VecEmitter::const_u32_lanes(const std::array<uint32_t, 16>& lanes) {
   for (const Entry& e : pool_) {

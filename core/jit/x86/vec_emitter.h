@@ -54,6 +54,11 @@ class VecEmitter {
   virtual void broadcast(int v, const x86::Mem& m) = 0;     // one float to all lanes
   virtual void load_u8(int v, const x86::Mem& m) = 0;       // width() bytes -> floats
   virtual void load_u8_scalar(int v, const x86::Mem& m) = 0;  // one byte -> lane 0 (uses eax)
+  // Lanes [0, lanes) of a vector, 0 < lanes <= width(): a full load/store for width() lanes, a
+  // tail otherwise. Any other count is a generator bug (nnd::Error): the three copies these
+  // replaced treated lanes > width() as a full vector or passed it to the tail hook.
+  void load_lanes(int v, const x86::Mem& m, int lanes);
+  void store_lanes(const x86::Mem& m, int v, int lanes);
 
   // Arithmetic, d = a op b (any aliasing allowed).
   virtual void zero(int v) = 0;
