@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/jit/x86/kernel_regs_p.h"
+#include "core/jit/x86/stack_frame_p.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {
@@ -25,8 +25,6 @@ class ThrowingErrorHandler : public asmjit::ErrorHandler {
   asmjit::Error first = asmjit::kErrorOk;
   std::string text;
 };
-
-const x86::Gp kSaved[] = {x86::rbx, x86::rbp, x86::r12, x86::r13, x86::r14, x86::r15};
 
 // NND_PERF_MAP=1: append "<start> <size> <name>" per kernel to /tmp/perf-<pid>.map, the file
 // `perf report` reads to name samples in JIT code (per-layer profiles of nnd, nnrun, nnbench).
@@ -65,12 +63,12 @@ KernelFn KernelModule::compile(const std::string& name, const std::function<void
   }
   x86::Assembler a(&code);
   std::unique_ptr<VecEmitter> ve = make_vec_emitter(isa_, a);
-  for (const x86::Gp& r : kSaved) a.push(r);
-  a.sub(x86::rsp, regs::kStackBytes);
+  for (const x86::Gp& r : frame::kSavedGps) a.push(r);
+  a.sub(x86::rsp, frame::kStackBytes);
   body(*ve);
   ve->leave();
-  a.add(x86::rsp, regs::kStackBytes);
-  for (int i = 5; i >= 0; --i) a.pop(kSaved[i]);
+  a.add(x86::rsp, frame::kStackBytes);
+  for (int i = frame::kNumSavedGps - 1; i >= 0; --i) a.pop(frame::kSavedGps[i]);
   a.ret();
   const size_t code_size = a.offset();
   ve->emit_const_pool();

@@ -1,5 +1,6 @@
 // General-purpose register roles shared by the kernel generators (private). rax/eax belongs to the
-// VecEmitter hooks. The frame (KernelModule) saves rbx, rbp, r12-r15 and reserves kStackBytes.
+// VecEmitter hooks. The frame (KernelModule, x86/stack_frame_p.h) saves rbx, rbp, r12-r15 and
+// reserves kStackBytes for the named stack slots.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "core/jit/x86/stack_frame_p.h"
 #include "core/jit/x86/vec_emitter.h"
 #include "core/util/error.h"
 
@@ -27,15 +29,28 @@ inline const x86::Gp kRow = x86::r13;
 inline const x86::Gp kCol = x86::r14;
 inline const x86::Gp kWk = x86::r15;    // running weights pointer
 
-// Stack slots [rsp + k]
-inline constexpr int kInN = 0, kOutN = 8, kOhCnt = 16, kInRow = 24, kOutRow = 32, kOwtCnt = 40,
-                     kOcbCnt = 48, kWBase = 56, kBBase = 64;
+// Stack slots [rsp + k], laid out by the frame (x86/stack_frame_p.h).
+inline constexpr int kInN = frame::kKernelFrame.offset("in_n");
+inline constexpr int kOutN = frame::kKernelFrame.offset("out_n");
+inline constexpr int kOhCnt = frame::kKernelFrame.offset("oh_cnt");
+inline constexpr int kInRow = frame::kKernelFrame.offset("in_row");
+inline constexpr int kOutRow = frame::kKernelFrame.offset("out_row");
+inline constexpr int kOwtCnt = frame::kKernelFrame.offset("owt_cnt");
+inline constexpr int kOcbCnt = frame::kKernelFrame.offset("ocb_cnt");
+inline constexpr int kWBase = frame::kKernelFrame.offset("w_base");
+inline constexpr int kBBase = frame::kKernelFrame.offset("b_base");
 // kResDelta: fused residual (ConvSpec/WindowSpec::residual): in[1] - out, in bytes.
-inline constexpr int kResDelta = 72;
+inline constexpr int kResDelta = frame::kKernelFrame.offset("res_delta");
 // A grouped conv looping over its groups at run time (emit_conv): groups left, and the current
 // group's byte offsets into the input pixel, the output pixel and the weight blob.
-inline constexpr int kGrpCnt = 80, kGrpIn = 88, kGrpOut = 96, kGrpW = 104;
-inline constexpr int kStackBytes = 120;  // keeps rsp 16-byte aligned after the 6 saved registers
+inline constexpr int kGrpCnt = frame::kKernelFrame.offset("grp_cnt");
+inline constexpr int kGrpIn = frame::kKernelFrame.offset("grp_in");
+inline constexpr int kGrpOut = frame::kKernelFrame.offset("grp_out");
+inline constexpr int kGrpW = frame::kKernelFrame.offset("grp_w");
+inline constexpr int kStackBytes = frame::kStackBytes;
+
+// The 64-byte vector scratch area (frame::kVecScratch), `disp` bytes in.
+inline x86::Mem vec_scratch(int disp = 0) { return x86::ptr(x86::rsp, frame::kVecScratch + disp); }
 
 inline x86::Mem slot(int off) { return x86::qword_ptr(x86::rsp, off); }
 

@@ -157,13 +157,13 @@ void emit_param_elt(VecEmitter& ve, const ParamEltSpec& s) {
 
 namespace {
 
-// Horizontal sum of register v into all its lanes (via the vector scratch area, x86::ptr(x86::rsp)); t is free.
+// Horizontal sum of register v into all its lanes (via the vector scratch area, vec_scratch()); t is free.
 void hsum(VecEmitter& ve, int v, int t) {
-  const x86::Mem st = x86::ptr(x86::rsp);
+  const x86::Mem st = vec_scratch();
   ve.store(st, v);
   ve.load_scalar(v, st);
   for (int i = 1; i < ve.width(); ++i) {
-    ve.load_scalar(t, x86::ptr(x86::rsp, i * 4));
+    ve.load_scalar(t, vec_scratch(i * 4));
     ve.add(v, v, t);
   }
   ve.store_scalar(st, v);
@@ -173,7 +173,7 @@ void hsum(VecEmitter& ve, int v, int t) {
 }  // namespace
 
 void emit_layernorm(VecEmitter& ve, const LayerNormSpec& s) {
-  static_assert(kStackBytes >= 64, "layernorm uses 64 bytes of the kernel's stack area");
+  static_assert(kStackBytes >= frame::kVecScratchBytes, "layernorm uses the vector scratch area");
   x86::Assembler& a = ve.as();
   const int64_t M = s.block;
   a.mov(kIn, x86::qword_ptr(kArgs, 0));
@@ -206,11 +206,11 @@ void emit_layernorm(VecEmitter& ve, const LayerNormSpec& s) {
       [&](int64_t off, int lanes) {
         if (lanes < ve.width()) {
           ve.zero(3);
-          ve.store(x86::ptr(x86::rsp), 3);
+          ve.store(vec_scratch(), 3);
           ve.load_lanes(1, at(kRow, off), lanes);
           ve.sub(1, 1, 0);
-          ve.store_lanes(x86::ptr(x86::rsp), 1, lanes);
-          ve.load(1, x86::ptr(x86::rsp));
+          ve.store_lanes(vec_scratch(), 1, lanes);
+          ve.load(1, vec_scratch());
         } else {
           ve.load(1, at(kRow, off));
           ve.sub(1, 1, 0);

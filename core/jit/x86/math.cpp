@@ -74,13 +74,13 @@ void elu(VecEmitter& ve, int d, int x, float alpha, const int* t) {  // t[0..5]
   ve.add(d, t[5], t[4]);
 }
 
-// Horizontal max/sum of v into all lanes via [rsp, rsp + 64); t free.
+// Horizontal max/sum of v into all lanes via the vector scratch area (vec_scratch()); t free.
 void hreduce(VecEmitter& ve, int v, int t, bool is_max) {
-  const x86::Mem st = x86::ptr(x86::rsp);
+  const x86::Mem st = vec_scratch();
   ve.store(st, v);
   ve.load_scalar(v, st);
   for (int i = 1; i < ve.width(); ++i) {
-    ve.load_scalar(t, x86::ptr(x86::rsp, i * 4));
+    ve.load_scalar(t, vec_scratch(i * 4));
     if (is_max) ve.max(v, v, t);
     else ve.add(v, v, t);
   }
@@ -90,7 +90,7 @@ void hreduce(VecEmitter& ve, int v, int t, bool is_max) {
 
 // Register v's lanes [lanes, W) replaced by `fill` (via the stack); t free.
 void pad_lanes(VecEmitter& ve, int v, int lanes, float fill, int t) {
-  const x86::Mem st = x86::ptr(x86::rsp);
+  const x86::Mem st = vec_scratch();
   ve.load_const(t, fill);
   ve.store(st, t);
   ve.store_tail(st, v, lanes);
@@ -268,7 +268,7 @@ void emit_fast_unary(VecEmitter& ve, const FastUnarySpec& s) {
 }
 
 void emit_fast_softmax(VecEmitter& ve, int64_t rows_per_sample, int64_t len) {
-  static_assert(kStackBytes >= 64, "softmax uses 64 bytes of the kernel's stack area");
+  static_assert(kStackBytes >= frame::kVecScratchBytes, "softmax uses the vector scratch area");
   x86::Assembler& a = ve.as();
   const int W = ve.width();
   static const int kT[4] = {2, 3, 4, 5};
