@@ -1,0 +1,129 @@
+#include "core/jit/x86/vec_reg_pool.h"
+
+#include <utility>
+
+#include "core/util/error.h"
+
+namespace nnd::jit {
+
+VecReg& VecReg::operator=(VecReg&& o) noexcept {
+  if (this != &o) {
+    release();
+    pool_ = std::exchange(o.pool_, nullptr);
+    index_ = o.index_;
+  }
+  return *this;
+}
+
+void VecReg::release() {
+  if (pool_ != nullptr) pool_->give_back(index_);
+  pool_ = nullptr;
+}
+
+VecRegs& VecRegs::operator=(VecRegs&& o) noexcept {
+  if (this != &o) {
+    release();
+    pool_ = std::exchange(o.pool_, nullptr);
+    first_ = o.first_;
+    count_ = o.count_;
+  }
+  return *this;
+}
+
+int VecRegs::operator[](int i) const {
+  if (i < 0 || i >= count_) {
+    const std::string kernel = pool_ != nullptr ? pool_->kernel() : std::string("?");
+    throw Error("JIT internal error in " + kernel + ": register " + std::to_string(i) + " of a block of " +
+                std::to_string(count_));
+  }
+  return first_ + i;
+}
+
+void VecRegs::release() {
+  if (pool_ != nullptr) {
+    for (int i = 0; i < count_; ++i) pool_->give_back(first_ + i);
+  }
+  pool_ = nullptr;
+}
+
+VecRegPool::VecRegPool(const VecEmitter& ve, std::string kernel) : VecRegPool(ve.usable_regs(), std::move(kernel)) {}
+
+VecRegPool::VecRegPool(int usable, std::string kernel) : kernel_(std::move(kernel)), usable_(usable) {
+  if (usable_ < 0 || usable_ > kMaxRegs) fail("a pool of " + std::to_string(usable_) + " registers");
+}
+
+void VecRegPool::fail(const std::string& what) const {
+  throw Error("JIT internal error in " + kernel_ + ": " + what + " (" + std::to_string(usable_) +
+              " usable vector registers)");
+}
+
+std::string VecRegPool::held_by(int index) const {
+  return owner_[static_cast<size_t>(index)];
+}
+
+bool VecRegPool::is_free(int index) const {
+  return index >= 0 && index < usable_ && owner_[static_cast<size_t>(index)].empty();
+}
+
+int VecRegPool::free_count() const {
+  int n = 0;
+  for (int i = 0; i < usable_; ++i) n += is_free(i) ? 1 : 0;
+  return n;
+}
+
+void VecRegPool::claim(int index, std::string_view name) {
+  const std::string who = name.empty() ? std::string("(unnamed)") : std::string(name);
+  if (index < 0 || index >= usable_) {
+    fail("register " + std::to_string(index) + " for '" + who + "' is out of range" +
+         (index == usable_ ? " (it is the hooks' scratch register)" : ""));
+  }
+  if (!is_free(index)) {
+    fail("register " + std::to_string(index) + " for '" + who + "' is already held by '" + held_by(index) + "'");
+  }
+  owner_[static_cast<size_t>(index)] = who;
+}
+
+void VecRegPool::give_back(int index) {
+  if (index >= 0 && index < usable_) owner_[static_cast<size_t>(index)].clear();
+}
+
+VecReg VecRegPool::take(std::string_view name) {
+  for (int i = 0; i < usable_; ++i) {
+    if (is_free(i)) {
+      claim(i, name);
+      return VecReg(this, i);
+    }
+  }
+  fail("no free register for '" + std::string(name) + "'");
+}
+
+VecReg VecRegPool::take(int index, std::string_view name) {
+  claim(index, name);
+  return VecReg(this, index);
+}
+
+VecRegs VecRegPool::take_array(int count, std::string_view name) {
+  if (count < 0) fail("a block of " + std::to_string(count) + " registers for '" + std::string(name) + "'");
+  for (int first = 0; first + count <= usable_; ++first) {
+    bool all_free = true;
+    for (int i = first; i < first + count && all_free; ++i) all_free = is_free(i);
+    if (all_free) return take_array(first, count, name);
+  }
+  fail("no free block of " + std::to_string(count) + " registers for '" + std::string(name) + "' (" +
+       std::to_string(free_count()) + " free)");
+}
+
+VecRegs VecRegPool::take_array(int first, int count, std::string_view name) {
+  if (count < 0) fail("a block of " + std::to_string(count) + " registers for '" + std::string(name) + "'");
+  for (int i = 0; i < count; ++i) {
+    try {
+      claim(first + i, std::string(name) + "[" + std::to_string(i) + "]");
+    } catch (...) {
+      for (int j = 0; j < i; ++j) give_back(first + j);
+      throw;
+    }
+  }
+  return VecRegs(this, first, count);
+}
+
+}  // namespace nnd::jit
