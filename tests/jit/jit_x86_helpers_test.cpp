@@ -1,0 +1,278 @@
+// The x86 generators' checked helpers: the vector register pool, general-purpose register roles,
+// the stack frame layout, the counted loops and the lane load/store, each on its own and in tiny
+// kernels assembled with KernelModule and run.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/jit/cpu_features.h"
+#include "core/jit/kernel_module.h"
+#include "core/jit/x86/counted_loop_p.h"
+#include "core/jit/x86/gp_roles_p.h"
+#include "core/jit/x86/stack_frame_p.h"
+#include "core/jit/x86/vec_reg_pool.h"
+#include "core/util/error.h"
+
+namespace nnd::jit {
+namespace {
+
+using namespace regs;
+
+std::string thrown_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<Isa> machine_isas() {
+  const CpuFeatures f = detect_cpu_features();
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::kSse41, Isa::kAvx2, Isa::kAvx512}) {
+    if (f.has(isa)) isas.push_back(isa);
+  }
+  return isas;
+}
+
+// ---- vector register pool ----
+
+TEST(JitVecRegPool, TakesTheLowestFreeRegistersInOrder) {
+  VecRegPool pool(15, "test-kernel");
+  VecRegs acc = pool.take_array(6, "acc");
+  VecReg w = pool.take("w");
+  VecReg x = pool.take("x");
+  EXPECT_EQ(acc.first(), 0);
+  EXPECT_EQ(acc[5], 5);
+  EXPECT_EQ(acc.end(), 6);
+  EXPECT_EQ(w.index(), 6);
+  EXPECT_EQ(static_cast<int>(x), 7);
+  EXPECT_EQ(pool.free_count(), 15 - 8);
+}
+
+TEST(JitVecRegPool, GivesRegistersBackAtTheEndOfTheirScope) {
+  VecRegPool pool(15, "test-kernel");
+  VecReg a = pool.take("a");
+  {
+    VecRegs tile = pool.take_array(4, "tile");
+    EXPECT_EQ(tile.first(), 1);
+    EXPECT_FALSE(pool.is_free(4));
+  }
+  EXPECT_TRUE(pool.is_free(4));
+  VecReg b = pool.take("b");
+  EXPECT_EQ(b.index(), 1);
+  a.release();
+  EXPECT_EQ(pool.take("c").index(), 0);  // temporary: released again at once
+  EXPECT_TRUE(pool.is_free(0));
+  VecReg moved = std::move(b);
+  EXPECT_FALSE(pool.is_free(1));
+  moved.release();
+  EXPECT_TRUE(pool.is_free(1));
+}
+
+TEST(JitVecRegPool, TakingAHeldRegisterNamesBothHolders) {
+  VecRegPool pool(15, "f32-conv-test");
+  VecRegs acc = pool.take_array(4, "acc");
+  const std::string msg = thrown_message([&] { (void)pool.take(2, "bias"); });
+  EXPECT_NE(msg.find("f32-conv-test"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'bias'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'acc[2]'"), std::string::npos) << msg;
+  // A failed block leaves nothing half-taken.
+  EXPECT_FALSE(thrown_message([&] { (void)pool.take_array(3, 3, "w"); }).empty());
+  EXPECT_TRUE(pool.is_free(4));
+  EXPECT_TRUE(pool.is_free(5));
+}
+
+TEST(JitVecRegPool, TakingMoreThanTheUsableRegistersFails) {
+  VecRegPool pool(15, "f32-big-tile");
+  VecRegs acc = pool.take_array(14, "acc");
+  VecReg last = pool.take("x");
+  EXPECT_EQ(last.index(), 14);
+  const std::string msg = thrown_message([&] { (void)pool.take("one-too-many"); });
+  EXPECT_NE(msg.find("f32-big-tile"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("one-too-many"), std::string::npos) << msg;
+  EXPECT_FALSE(thrown_message([&] { (void)pool.take_array(20, "acc2"); }).empty());
+  // The hooks' scratch register (index usable()) is never handed out.
+  const std::string scratch = thrown_message([&] { (void)pool.take(15, "s"); });
+  EXPECT_NE(scratch.find("scratch"), std::string::npos) << scratch;
+  EXPECT_FALSE(thrown_message([&] { (void)acc[14]; }).empty());
+}
+
+TEST(JitVecRegPool, UsesTheEmittersRegisterCount) {
+  for (Isa isa : machine_isas()) {
+    KernelModule m(isa, false, "");
+    m.compile("pool", [&](VecEmitter& ve) {
+      VecRegPool pool(ve, "pool");
+      EXPECT_EQ(pool.usable(), ve.usable_regs());
+      VecRegs all = pool.take_array(ve.usable_regs(), "all");
+      EXPECT_EQ(all.end(), ve.scratch());
+      EXPECT_FALSE(thrown_message([&] { (void)pool.take("more"); }).empty());
+    });
+  }
+}
+
+// ---- general-purpose register roles ----
+
+TEST(JitGpRoles, AcceptsDistinctRoles) {
+  GpRoles r("gather");
+  EXPECT_EQ(r.role("in", kIn).id(), kIn.id());
+  EXPECT_EQ(r.role("out", kOut).id(), kOut.id());
+  r.clobbered_by("chunks", kChunksCounter);
+  EXPECT_EQ(r.role("runs", kCi).id(), kCi.id());
+}
+
+TEST(JitGpRoles, RejectsSharedRegistersRaxRspAndClobberedRoles) {
+  {
+    GpRoles r("f32-gather");
+    (void)r.role("in", kIn);
+    const std::string msg = thrown_message([&] { (void)r.role("src", kIn); });
+    EXPECT_NE(msg.find("f32-gather"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("rsi"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'in'"), std::string::npos) << msg;
+  }
+  {
+    GpRoles r("k");
+    EXPECT_NE(thrown_message([&] { (void)r.role("tmp", x86::rax); }).find("scratch"), std::string::npos);
+    EXPECT_FALSE(thrown_message([&] { (void)r.role("sp", x86::rsp); }).empty());
+  }
+  {
+    GpRoles r("k");
+    (void)r.role("kernel row counter", kKh);
+    const std::string msg = thrown_message([&] { r.clobbered_by("chunks", kChunksCounter); });
+    EXPECT_NE(msg.find("chunks"), std::string::npos) << msg;
+    GpRoles r2("k");
+    r2.clobbered_by("chunks", kChunksCounter);
+    EXPECT_FALSE(thrown_message([&] { (void)r2.role("row", kKh); }).empty());
+  }
+}
+
+// ---- stack frame ----
+
+TEST(JitStackFrame, SlotsKeepTheirOffsetsAndTheFrameItsAlignment) {
+  // The offsets the generators used before the layout computed them: the generated code depends
+  // on them only through the golden hashes, so pin them here too.
+  EXPECT_EQ(kInN, 0);
+  EXPECT_EQ(kOutN, 8);
+  EXPECT_EQ(kOhCnt, 16);
+  EXPECT_EQ(kOwtCnt, 40);
+  EXPECT_EQ(kBBase, 64);
+  EXPECT_EQ(kResDelta, 72);
+  EXPECT_EQ(kGrpW, 104);
+  EXPECT_EQ(frame::kKernelFrame.used(), 112);
+  EXPECT_EQ(kStackBytes, 120);
+  EXPECT_EQ((8 + 8 * frame::kNumSavedGps + kStackBytes) % 16, 0);
+}
+
+TEST(JitStackFrame, LayoutRoundsSlotsAndFrame) {
+  constexpr frame::Layout<3> l(std::array<frame::SlotDecl, 3>{{{"a", 4}, {"v", 64}, {"b", 8}}});
+  static_assert(l.offset("a") == 0 && l.offset("v") == 8 && l.offset("b") == 72);
+  static_assert(l.used() == 80 && l.bytes("v") == 64);
+  EXPECT_EQ(l.size(), 88);  // 8 + 48 + 88 = 144
+  constexpr frame::Layout<1> one(std::array<frame::SlotDecl, 1>{{{"x", 8}}});
+  EXPECT_EQ(one.size(), 8);
+}
+
+// Every slot is writable and readable at its offset: a kernel stores a distinct value in each and
+// sums them back.
+TEST(JitStackFrame, EverySlotHoldsItsOwnValue) {
+  KernelModule m(Isa::kSse41, false, "");
+  KernelFn fn = m.compile("slots", [&](VecEmitter& ve) {
+    x86::Assembler& a = ve.as();
+    for (size_t i = 0; i < frame::kKernelFrame.count(); ++i) {
+      a.mov(slot(frame::kKernelFrame.offset_at(i)), static_cast<int>(i + 1));
+    }
+    a.xor_(x86::eax, x86::eax);
+    for (size_t i = 0; i < frame::kKernelFrame.count(); ++i) a.add(x86::rax, slot(frame::kKernelFrame.offset_at(i)));
+    a.mov(kOut, x86::qword_ptr(kArgs, 8));
+    a.mov(x86::qword_ptr(kOut), x86::rax);
+  });
+  int64_t out[2] = {0, 0};
+  KernelArgs args{nullptr, reinterpret_cast<float*>(out), nullptr, 1, nullptr};
+  fn(&args);
+  const auto n = static_cast<int64_t>(frame::kKernelFrame.count());
+  EXPECT_EQ(out[0], n * (n + 1) / 2);
+}
+
+// ---- counted loops ----
+
+// out[0] = sum over loops of the iterations they ran, each counted into rax by a distinct weight.
+TEST(JitCountedLoop, RunsTheRequestedNumberOfIterations) {
+  KernelModule m(Isa::kSse41, false, "");
+  KernelFn fn = m.compile("loops", [&](VecEmitter& ve) {
+    x86::Assembler& a = ve.as();
+    a.xor_(x86::eax, x86::eax);
+    counted_loop(a, kCi, 7, [&] { a.add(x86::rax, 1); });                  // 7
+    counted_loop(a, slot(kOhCnt), 3, [&] {                                  // 3 x 5 x 10 = 150
+      counted_loop(a, kKh, 5, [&] { a.add(x86::rax, 10); });
+    });
+    a.mov(kN, x86::qword_ptr(kArgs, 24));
+    count_down_loop(a, kN, [&] { a.add(x86::rax, 1000); });                // batch x 1000
+    int advances = 0;
+    repeat_loop(a, kKw, 1, [&] { a.add(x86::rax, 100000); }, [&] { ++advances; });  // once, no advance
+    EXPECT_EQ(advances, 0);
+    repeat_loop(a, kKw, 4, [&] { a.add(x86::rax, 1000000); }, [&] { ++advances; });  // 4
+    EXPECT_EQ(advances, 1);  // emitted once, inside the loop
+    a.mov(kOut, x86::qword_ptr(kArgs, 8));
+    a.mov(x86::qword_ptr(kOut), x86::rax);
+  });
+  int64_t out[2] = {0, 0};
+  KernelArgs args{nullptr, reinterpret_cast<float*>(out), nullptr, 6, nullptr};
+  fn(&args);
+  EXPECT_EQ(out[0], 7 + 150 + 6000 + 100000 + 4000000);
+}
+
+TEST(JitCountedLoop, AZeroTripLoopIsAGeneratorError) {
+  KernelModule m(Isa::kSse41, false, "");
+  EXPECT_THROW(m.compile("zero", [&](VecEmitter& ve) { counted_loop(ve.as(), kCi, 0, [] {}); }), Error);
+}
+
+// ---- lane load/store ----
+
+TEST(JitLanes, MovesExactlyTheRequestedLanes) {
+  for (Isa isa : machine_isas()) {
+    KernelModule m(isa, false, "");
+    int width = 0;
+    std::vector<KernelFn> fns;
+    m.compile("width", [&](VecEmitter& ve) { width = ve.width(); });
+    for (int lanes = 1; lanes <= width; ++lanes) {
+      fns.push_back(m.compile("lanes", [&](VecEmitter& ve) {
+        x86::Assembler& a = ve.as();
+        a.mov(kIn, x86::qword_ptr(kArgs, 0));
+        a.mov(kIn, x86::qword_ptr(kIn, 0));
+        a.mov(kOut, x86::qword_ptr(kArgs, 8));
+        ve.load_lanes(0, x86::ptr(kIn), lanes);
+        ve.store_lanes(x86::ptr(kOut), 0, lanes);
+      }));
+    }
+    std::vector<float> in(static_cast<size_t>(width)), out(static_cast<size_t>(width));
+    for (int i = 0; i < width; ++i) in[static_cast<size_t>(i)] = static_cast<float>(i + 1);
+    const void* ins[1] = {in.data()};
+    for (int lanes = 1; lanes <= width; ++lanes) {
+      std::fill(out.begin(), out.end(), -1.0f);
+      KernelArgs args{ins, out.data(), nullptr, 1, nullptr};
+      fns[static_cast<size_t>(lanes - 1)](&args);
+      for (int i = 0; i < width; ++i) {
+        EXPECT_EQ(out[static_cast<size_t>(i)], i < lanes ? in[static_cast<size_t>(i)] : -1.0f)
+            << isa_id(isa) << " lanes " << lanes << " lane " << i;
+      }
+    }
+  }
+}
+
+TEST(JitLanes, CountsOutsideOneToWidthAreGeneratorErrors) {
+  for (Isa isa : machine_isas()) {
+    KernelModule m(isa, false, "");
+    for (int bad : {0, -1, 1000}) {
+      EXPECT_THROW(m.compile("bad", [&](VecEmitter& ve) { ve.load_lanes(0, x86::ptr(kIn), bad); }), Error);
+      EXPECT_THROW(m.compile("bad", [&](VecEmitter& ve) { ve.store_lanes(x86::ptr(kOut), 0, bad); }), Error);
+    }
+    EXPECT_THROW(m.compile("wide", [&](VecEmitter& ve) { ve.load_lanes(0, x86::ptr(kIn), ve.width() + 1); }), Error);
+  }
+}
+
+}  // namespace
+}  // namespace nnd::jit
