@@ -7,13 +7,15 @@
 #include <limits>
 #include <string>
 
+#include "core/jit/x86/counted_loop_p.h"
+#include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/kernel_regs_p.h"
+#include "core/jit/x86/vec_reg_pool.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {
 
 using namespace regs;
-using asmjit::Label;
 
 void gather_from_map(const std::vector<int64_t>& map, int64_t in_count, GatherSpec& s, std::vector<float>& table) {
   const auto count = static_cast<int64_t>(map.size());
@@ -54,105 +56,114 @@ void gather_from_map(const std::vector<int64_t>& map, int64_t in_count, GatherSp
 
 void emit_gather(VecEmitter& ve, const GatherSpec& s) {
   x86::Assembler& a = ve.as();
-  const int W = ve.width();
   const int T = s.taps;
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
-  a.mov(kIn, x86::qword_ptr(kIn, 0));
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
-  a.mov(kW, x86::qword_ptr(kArgs, 16));
-  add_imm(a, kW, s.table_off * 4);
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
-  const x86::Gp src[4] = {kRow, kPix, kOb, kBias};
-  Label ln = a.newLabel();
-  a.bind(ln);
-  if (s.zero_fill) {
-    ve.zero(0);
-    a.mov(kCol, kOut);
-    chunks(ve, s.out_count, 4, [&](int64_t off, int lanes) { ve.store_lanes(at(kCol, off), 0, lanes); },
-           [&](int64_t b) { add_imm(a, kCol, b); });
-  }
-  if (s.runs > 0) {
-    const int64_t entry = run_entries(T) * 4;
-    Label lr = a.newLabel();
-    a.mov(kWk, kW);
-    a.mov(kCi, i32(s.runs));
-    a.bind(lr);
-    for (int t = 0; t < T; ++t) {
-      a.movsxd(src[t], x86::dword_ptr(kWk, t * 4));
-      a.lea(src[t], x86::ptr(kIn, src[t], 2));
+  GpRoles g("f32-gather");
+  const x86::Gp args = g.role("args", kArgs), in = g.role("sample input", kIn), out = g.role("sample output", kOut);
+  const x86::Gp table = g.role("run table", kW), batch = g.role("samples left", kN);
+  const x86::Gp entry = g.role("run entry", kWk), runs = g.role("runs left", kCi), dst = g.role("run output", kCol);
+  const x86::Gp src[4] = {g.role("tap 0 input", kRow), g.role("tap 1 input", kPix), g.role("tap 2 input", kOb),
+                          g.role("tap 3 input", kBias)};
+  g.clobbered_by("chunks", kChunksCounter);
+  VecRegPool pool(ve, "f32-gather");
+  const VecReg sum = pool.take("sum");
+  const VecReg x = pool.take("tap input");
+  // Registers 2 and 3 stay free: the tap weights sat at 4.. when the registers were numbered by hand.
+  const VecRegs weight = pool.take_array(4, T, "tap weight");
+  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(in, 0));
+  a.mov(out, x86::qword_ptr(args, 8));
+  a.mov(table, x86::qword_ptr(args, 16));
+  add_imm(a, table, s.table_off * 4);
+  a.mov(batch, x86::qword_ptr(args, 24));
+  count_down_loop(a, batch, [&] {
+    if (s.zero_fill) {
+      ve.zero(sum);
+      a.mov(dst, out);
+      chunks(ve, s.out_count, 4, [&](int64_t off, int lanes) { ve.store_lanes(at(dst, off), sum, lanes); },
+             [&](int64_t b) { add_imm(a, dst, b); });
     }
-    a.movsxd(kCol, x86::dword_ptr(kWk, T * 4));
-    a.lea(kCol, x86::ptr(kOut, kCol, 2));
-    if (T > 1) {
-      for (int t = 0; t < T; ++t) ve.broadcast(4 + t, x86::dword_ptr(kWk, (T + 1 + t) * 4));
+    if (s.runs > 0) {
+      const int64_t entry_bytes = run_entries(T) * 4;
+      a.mov(entry, table);
+      counted_loop(a, runs, s.runs, [&] {
+        for (int t = 0; t < T; ++t) {
+          a.movsxd(src[t], x86::dword_ptr(entry, t * 4));
+          a.lea(src[t], x86::ptr(in, src[t], 2));
+        }
+        a.movsxd(dst, x86::dword_ptr(entry, T * 4));
+        a.lea(dst, x86::ptr(out, dst, 2));
+        if (T > 1) {
+          for (int t = 0; t < T; ++t) ve.broadcast(weight[t], x86::dword_ptr(entry, (T + 1 + t) * 4));
+        }
+        chunks(
+            ve, s.len, 4,
+            [&](int64_t off, int lanes) {
+              ve.load_lanes(sum, at(src[0], off), lanes);
+              if (T > 1) {
+                ve.mul(sum, sum, weight[0]);
+                for (int t = 1; t < T; ++t) {
+                  ve.load_lanes(x, at(src[t], off), lanes);
+                  ve.fmadd(sum, x, weight[t]);
+                }
+              }
+              ve.store_lanes(at(dst, off), sum, lanes);
+            },
+            [&](int64_t b) {
+              for (int t = 0; t < T; ++t) add_imm(a, src[t], b);
+              add_imm(a, dst, b);
+            });
+        a.add(entry, i32(entry_bytes));
+      });
     }
-    chunks(
-        ve, s.len, 4,
-        [&](int64_t off, int lanes) {
-          ve.load_lanes(0, at(src[0], off), lanes);
-          if (T > 1) {
-            ve.mul(0, 0, 4);
-            for (int t = 1; t < T; ++t) {
-              ve.load_lanes(1, at(src[t], off), lanes);
-              ve.fmadd(0, 1, 4 + t);
-            }
-          }
-          ve.store_lanes(at(kCol, off), 0, lanes);
-        },
-        [&](int64_t b) {
-          for (int t = 0; t < T; ++t) add_imm(a, src[t], b);
-          add_imm(a, kCol, b);
-        });
-    a.add(kWk, i32(entry));
-    a.dec(kCi);
-    a.jnz(lr);
-  }
-  add_imm(a, kIn, s.in_count * 4);
-  add_imm(a, kOut, s.out_count * 4);
-  a.dec(kN);
-  a.jnz(ln);
-  (void)W;
+    add_imm(a, in, s.in_count * 4);
+    add_imm(a, out, s.out_count * 4);
+  });
 }
 
 void emit_param_elt(VecEmitter& ve, const ParamEltSpec& s) {
   x86::Assembler& a = ve.as();
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
-  a.mov(kIn, x86::qword_ptr(kIn, 0));
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
-  a.mov(kW, x86::qword_ptr(kArgs, 16));
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
-  Label ln = a.newLabel();
-  a.bind(ln);
-  a.lea(kWk, at(kW, s.a_off * 4));
-  a.lea(kPix, at(kW, s.b_off * 4));
-  chunks(
-      ve, s.count, 4,
-      [&](int64_t off, int lanes) {
-        ve.load_lanes(0, at(kIn, off), lanes);
-        ve.load_lanes(1, at(kWk, off), lanes);
-        if (s.op == ParamOp::kPRelu) {
-          ve.zero(2);
-          ve.min(3, 0, 2);
-          ve.max(0, 0, 2);
-          ve.mul(3, 3, 1);
-          ve.add(0, 0, 3);
-        } else {
-          ve.mul(0, 0, 1);
-          ve.load_lanes(2, at(kPix, off), lanes);
-          ve.add(0, 0, 2);
-        }
-        ve.store_lanes(at(kOut, off), 0, lanes);
-      },
-      [&](int64_t b) {
-        add_imm(a, kIn, b);
-        add_imm(a, kOut, b);
-        add_imm(a, kWk, b);
-        add_imm(a, kPix, b);
-      });
-  add_imm(a, kIn, s.count * 4);
-  add_imm(a, kOut, s.count * 4);
-  a.dec(kN);
-  a.jnz(ln);
+  GpRoles g("f32-param-elt");
+  const x86::Gp args = g.role("args", kArgs), in = g.role("input", kIn), out = g.role("output", kOut);
+  const x86::Gp weights = g.role("weights", kW), batch = g.role("samples left", kN);
+  const x86::Gp pa = g.role("a parameters", kWk), pb = g.role("b parameters", kPix);
+  g.clobbered_by("chunks", kChunksCounter);
+  VecRegPool pool(ve, "f32-param-elt");
+  const VecReg x = pool.take("x"), pav = pool.take("a"), t = pool.take("t"), neg = pool.take("negative part");
+  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(in, 0));
+  a.mov(out, x86::qword_ptr(args, 8));
+  a.mov(weights, x86::qword_ptr(args, 16));
+  a.mov(batch, x86::qword_ptr(args, 24));
+  count_down_loop(a, batch, [&] {
+    a.lea(pa, at(weights, s.a_off * 4));
+    a.lea(pb, at(weights, s.b_off * 4));
+    chunks(
+        ve, s.count, 4,
+        [&](int64_t off, int lanes) {
+          ve.load_lanes(x, at(in, off), lanes);
+          ve.load_lanes(pav, at(pa, off), lanes);
+          if (s.op == ParamOp::kPRelu) {
+            ve.zero(t);
+            ve.min(neg, x, t);
+            ve.max(x, x, t);
+            ve.mul(neg, neg, pav);
+            ve.add(x, x, neg);
+          } else {
+            ve.mul(x, x, pav);
+            ve.load_lanes(t, at(pb, off), lanes);
+            ve.add(x, x, t);
+          }
+          ve.store_lanes(at(out, off), x, lanes);
+        },
+        [&](int64_t b) {
+          add_imm(a, in, b);
+          add_imm(a, out, b);
+          add_imm(a, pa, b);
+          add_imm(a, pb, b);
+        });
+    add_imm(a, in, s.count * 4);
+    add_imm(a, out, s.count * 4);
+  });
 }
 
 namespace {
@@ -176,87 +187,94 @@ void emit_layernorm(VecEmitter& ve, const LayerNormSpec& s) {
   static_assert(kStackBytes >= frame::kVecScratchBytes, "layernorm uses the vector scratch area");
   x86::Assembler& a = ve.as();
   const int64_t M = s.block;
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
-  a.mov(kIn, x86::qword_ptr(kIn, 0));
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
-  a.mov(kW, x86::qword_ptr(kArgs, 16));
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
-  a.imul(kN, kN, i32(s.groups));
-  Label ln = a.newLabel();
-  a.bind(ln);
-  auto adv_in = [&](int64_t b) { add_imm(a, kRow, b); };
-  // Pass 1: mean -> register 0 (all lanes).
-  a.mov(kRow, kIn);
-  ve.zero(0);
-  chunks(
-      ve, M, 4,
-      [&](int64_t off, int lanes) {
-        ve.load_lanes(1, at(kRow, off), lanes);
-        ve.add(0, 0, 1);
-      },
-      adv_in);
-  hsum(ve, 0, 1);
-  ve.load_const(1, static_cast<float>(M));
-  ve.div(0, 0, 1);
-  // Pass 2: variance -> 1 / sqrt(var + eps) in register 2.
-  a.mov(kRow, kIn);
-  ve.zero(2);
-  chunks(
-      ve, M, 4,
-      [&](int64_t off, int lanes) {
-        if (lanes < ve.width()) {
-          ve.zero(3);
-          ve.store(vec_scratch(), 3);
-          ve.load_lanes(1, at(kRow, off), lanes);
-          ve.sub(1, 1, 0);
-          ve.store_lanes(vec_scratch(), 1, lanes);
-          ve.load(1, vec_scratch());
-        } else {
-          ve.load(1, at(kRow, off));
-          ve.sub(1, 1, 0);
-        }
-        ve.fmadd(2, 1, 1);
-      },
-      adv_in);
-  hsum(ve, 2, 1);
-  ve.load_const(1, static_cast<float>(M));
-  ve.div(2, 2, 1);
-  ve.load_const(1, s.epsilon);
-  ve.add(2, 2, 1);
-  ve.sqrt(2, 2);
-  ve.load_const(1, 1.0f);
-  ve.div(2, 1, 2);
-  // Pass 3: normalise, scale, shift.
-  a.mov(kRow, kIn);
-  a.mov(kCol, kOut);
-  a.lea(kWk, at(kW, std::max<int64_t>(s.gamma_off, 0) * 4));
-  a.lea(kPix, at(kW, std::max<int64_t>(s.beta_off, 0) * 4));
-  chunks(
-      ve, M, 4,
-      [&](int64_t off, int lanes) {
-        ve.load_lanes(1, at(kRow, off), lanes);
-        ve.sub(1, 1, 0);
-        ve.mul(1, 1, 2);
-        if (s.gamma_off >= 0) {
-          ve.load_lanes(3, at(kWk, off), lanes);
-          ve.mul(1, 1, 3);
-        }
-        if (s.beta_off >= 0) {
-          ve.load_lanes(3, at(kPix, off), lanes);
-          ve.add(1, 1, 3);
-        }
-        ve.store_lanes(at(kCol, off), 1, lanes);
-      },
-      [&](int64_t b) {
-        add_imm(a, kRow, b);
-        add_imm(a, kCol, b);
-        add_imm(a, kWk, b);
-        add_imm(a, kPix, b);
-      });
-  add_imm(a, kIn, M * 4);
-  add_imm(a, kOut, M * 4);
-  a.dec(kN);
-  a.jnz(ln);
+  GpRoles g("f32-layernorm");
+  const x86::Gp args = g.role("args", kArgs), in = g.role("group input", kIn), out = g.role("group output", kOut);
+  const x86::Gp weights = g.role("weights", kW), groups = g.role("groups left", kN);
+  const x86::Gp src = g.role("input", kRow), dst = g.role("output", kCol);
+  const x86::Gp gamma = g.role("gamma", kWk), beta = g.role("beta", kPix);
+  g.clobbered_by("chunks", kChunksCounter);
+  VecRegPool pool(ve, "f32-layernorm");
+  const VecReg mean = pool.take("mean"), x = pool.take("x"), inv_std = pool.take("1/std"), t = pool.take("t");
+  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(in, 0));
+  a.mov(out, x86::qword_ptr(args, 8));
+  a.mov(weights, x86::qword_ptr(args, 16));
+  a.mov(groups, x86::qword_ptr(args, 24));
+  a.imul(groups, groups, i32(s.groups));
+  count_down_loop(a, groups, [&] {
+    auto adv_in = [&](int64_t b) { add_imm(a, src, b); };
+    // Pass 1: the mean, in all lanes.
+    a.mov(src, in);
+    ve.zero(mean);
+    chunks(
+        ve, M, 4,
+        [&](int64_t off, int lanes) {
+          ve.load_lanes(x, at(src, off), lanes);
+          ve.add(mean, mean, x);
+        },
+        adv_in);
+    hsum(ve, mean, x);
+    ve.load_const(x, static_cast<float>(M));
+    ve.div(mean, mean, x);
+    // Pass 2: the variance -> 1 / sqrt(var + eps). A tail's unused lanes must add nothing: the
+    // centred values go through the zeroed scratch area.
+    a.mov(src, in);
+    ve.zero(inv_std);
+    chunks(
+        ve, M, 4,
+        [&](int64_t off, int lanes) {
+          if (lanes < ve.width()) {
+            ve.zero(t);
+            ve.store(vec_scratch(), t);
+            ve.load_lanes(x, at(src, off), lanes);
+            ve.sub(x, x, mean);
+            ve.store_lanes(vec_scratch(), x, lanes);
+            ve.load(x, vec_scratch());
+          } else {
+            ve.load(x, at(src, off));
+            ve.sub(x, x, mean);
+          }
+          ve.fmadd(inv_std, x, x);
+        },
+        adv_in);
+    hsum(ve, inv_std, x);
+    ve.load_const(x, static_cast<float>(M));
+    ve.div(inv_std, inv_std, x);
+    ve.load_const(x, s.epsilon);
+    ve.add(inv_std, inv_std, x);
+    ve.sqrt(inv_std, inv_std);
+    ve.load_const(x, 1.0f);
+    ve.div(inv_std, x, inv_std);
+    // Pass 3: normalise, scale, shift.
+    a.mov(src, in);
+    a.mov(dst, out);
+    a.lea(gamma, at(weights, std::max<int64_t>(s.gamma_off, 0) * 4));
+    a.lea(beta, at(weights, std::max<int64_t>(s.beta_off, 0) * 4));
+    chunks(
+        ve, M, 4,
+        [&](int64_t off, int lanes) {
+          ve.load_lanes(x, at(src, off), lanes);
+          ve.sub(x, x, mean);
+          ve.mul(x, x, inv_std);
+          if (s.gamma_off >= 0) {
+            ve.load_lanes(t, at(gamma, off), lanes);
+            ve.mul(x, x, t);
+          }
+          if (s.beta_off >= 0) {
+            ve.load_lanes(t, at(beta, off), lanes);
+            ve.add(x, x, t);
+          }
+          ve.store_lanes(at(dst, off), x, lanes);
+        },
+        [&](int64_t b) {
+          add_imm(a, src, b);
+          add_imm(a, dst, b);
+          add_imm(a, gamma, b);
+          add_imm(a, beta, b);
+        });
+    add_imm(a, in, M * 4);
+    add_imm(a, out, M * 4);
+  });
 }
 
 }  // namespace nnd::jit
