@@ -6,14 +6,16 @@
 #include <array>
 #include <functional>
 
+#include "core/jit/x86/counted_loop_p.h"
+#include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/kernel_epilogue_p.h"
 #include "core/jit/x86/kernel_regs_p.h"
+#include "core/jit/x86/vec_reg_pool.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {
 
 using namespace regs;
-using asmjit::Label;
 
 namespace {
 
@@ -31,28 +33,33 @@ struct TileWalk {
   int64_t packed_step = 0;  // bytes per tile on the packed side
 };
 
+// The registers walk_tiles() and the chunk loop inside a tile hold, declared by both transforms.
+void declare_walk_roles(GpRoles& g) {
+  (void)g.role("args", kArgs);
+  (void)g.role("samples left", kN);
+  (void)g.role("tile row (spatial side)", kRow);
+  (void)g.role("tile (spatial side)", kCol);
+  (void)g.role("chunk input", kPix);
+  (void)g.role("chunk output", kOb);
+  g.clobbered_by("chunks", kChunksCounter);
+}
+
 void walk_tiles(VecEmitter& ve, const TileWalk& w, const std::function<void()>& tile) {
   x86::Assembler& a = ve.as();
   a.mov(kN, x86::qword_ptr(kArgs, 24));
-  Label ln = a.newLabel(), lty = a.newLabel(), ltx = a.newLabel();
-  a.bind(ln);
-  a.mov(kRow, slot(w.sample_slot));
-  a.mov(slot(kOhCnt), i32(w.tiles_h));
-  a.bind(lty);
-  a.mov(kCol, kRow);
-  a.mov(slot(kOwtCnt), i32(w.tiles_w));
-  a.bind(ltx);
-  tile();
-  add_imm(a, kCol, w.col_step);
-  add_imm(a, w.packed, w.packed_step);
-  a.dec(slot(kOwtCnt));
-  a.jnz(ltx);
-  add_imm(a, kRow, w.row_step);
-  a.dec(slot(kOhCnt));
-  a.jnz(lty);
-  add_slot(a, w.sample_slot, w.sample_step);
-  a.dec(kN);
-  a.jnz(ln);
+  count_down_loop(a, kN, [&] {
+    a.mov(kRow, slot(w.sample_slot));
+    counted_loop(a, slot(kOhCnt), w.tiles_h, [&] {
+      a.mov(kCol, kRow);
+      counted_loop(a, slot(kOwtCnt), w.tiles_w, [&] {
+        tile();
+        add_imm(a, kCol, w.col_step);
+        add_imm(a, w.packed, w.packed_step);
+      });
+      add_imm(a, kRow, w.row_step);
+    });
+    add_slot(a, w.sample_slot, w.sample_step);
+  });
 }
 
 }  // namespace
@@ -61,48 +68,56 @@ void emit_winograd_input(VecEmitter& ve, const WinogradInSpec& s) {
   x86::Assembler& a = ve.as();
   const int64_t c = s.c, in_w = 2 * s.tiles_w + 2, in_h = 2 * s.tiles_h + 2;
   const int64_t px = c * 4, row = in_w * px;
+  GpRoles g("f32-wino-in");
+  declare_walk_roles(g);
+  (void)g.role("input", kIn);
+  (void)g.role("transformed tiles", kOut);
+  VecRegPool pool(ve, "f32-wino-in");
   a.mov(kIn, x86::qword_ptr(kArgs, 0));
   a.mov(kIn, x86::qword_ptr(kIn, 0));
   a.mov(slot(kInN), kIn);
   a.mov(kOut, x86::qword_ptr(kArgs, 8));
   const auto body = [&](int64_t off, int lanes) {
+    // Rows of t = B^T d (t holds rows 0, 1 and 3 in turn, t2 row 2), two input vectors, one result.
+    const VecRegs t = pool.take_array(4, "row of B^T d"), t2 = pool.take_array(4, "row 2 of B^T d");
+    const VecRegs d = pool.take_array(2, "input");
+    const VecReg y = pool.take("point");
     auto ld = [&](int v, int i, int j) { ve.load_lanes(v, at(kPix, off + i * row + j * px), lanes); };
     auto st = [&](int point, int v) { ve.store_lanes(at(kOb, off + point * c * 4), v, lanes); };
-    // (t B) for one row i of t = B^T d, held in registers t[0..3]: points 4i .. 4i+3.
-    auto columns = [&](int i, const std::array<int, 4>& t) {
-      const int y = 10;
-      ve.sub(y, t[0], t[2]);
+    // (t B) for one row i of t = B^T d, held in registers r[0..3]: points 4i .. 4i+3.
+    auto columns = [&](int i, const VecRegs& r) {
+      ve.sub(y, r[0], r[2]);
       st(4 * i + 0, y);
-      ve.add(y, t[1], t[2]);
+      ve.add(y, r[1], r[2]);
       st(4 * i + 1, y);
-      ve.sub(y, t[2], t[1]);
+      ve.sub(y, r[2], r[1]);
       st(4 * i + 2, y);
-      ve.sub(y, t[1], t[3]);
+      ve.sub(y, r[1], r[3]);
       st(4 * i + 3, y);
     };
     // Row 0 of B^T d: d0 - d2.
     for (int j = 0; j < 4; ++j) {
-      ld(8, 0, j);
-      ld(9, 2, j);
-      ve.sub(j, 8, 9);
+      ld(d[0], 0, j);
+      ld(d[1], 2, j);
+      ve.sub(t[j], d[0], d[1]);
     }
-    columns(0, {0, 1, 2, 3});
+    columns(0, t);
     // Rows 1 and 2 read the same input rows: d1 + d2 and d2 - d1.
     for (int j = 0; j < 4; ++j) {
-      ld(8, 1, j);
-      ld(9, 2, j);
-      ve.add(j, 8, 9);
-      ve.sub(4 + j, 9, 8);
+      ld(d[0], 1, j);
+      ld(d[1], 2, j);
+      ve.add(t[j], d[0], d[1]);
+      ve.sub(t2[j], d[1], d[0]);
     }
-    columns(1, {0, 1, 2, 3});
-    columns(2, {4, 5, 6, 7});
+    columns(1, t);
+    columns(2, t2);
     // Row 3: d1 - d3.
     for (int j = 0; j < 4; ++j) {
-      ld(8, 1, j);
-      ld(9, 3, j);
-      ve.sub(j, 8, 9);
+      ld(d[0], 1, j);
+      ld(d[1], 3, j);
+      ve.sub(t[j], d[0], d[1]);
     }
-    columns(3, {0, 1, 2, 3});
+    columns(3, t);
   };
   TileWalk w;
   w.tiles_h = s.tiles_h;
@@ -127,6 +142,16 @@ void emit_winograd_output(VecEmitter& ve, const WinogradOutSpec& s) {
   if (s.residual && !s.out_place.dense()) throw Error("JIT internal error: f32-wino-out: a residual with a bordered output");
   x86::Assembler& a = ve.as();
   const int64_t c = s.c, out_h = 2 * s.tiles_h, out_w = 2 * s.tiles_w;
+  GpRoles g("f32-wino-out");
+  declare_walk_roles(g);
+  (void)g.role("transformed tiles", kIn);
+  (void)g.role("output", kOut);
+  if (s.residual) (void)g.role("residual delta", kWk);
+  if (s.has_bias) {
+    (void)g.role("weights", kW);
+    (void)g.role("bias", kBias);
+  }
+  VecRegPool pool(ve, "f32-wino-out");
   const int64_t orow = (s.out_place.row_floats ? s.out_place.row_floats : out_w * c) * 4;
   const int64_t osample = (s.out_place.sample_floats ? s.out_place.sample_floats : out_h * out_w * c) * 4;
   if (s.residual) {
@@ -144,40 +169,47 @@ void emit_winograd_output(VecEmitter& ve, const WinogradOutSpec& s) {
   a.mov(slot(kOutN), kOut);
   const auto body = [&](int64_t off, int lanes) {
     auto ld = [&](int v, int point) { ve.load_lanes(v, at(kPix, off + point * c * 4), lanes); };
-    // s0[j] = m0j + m1j + m2j (registers 0..3), s1[j] = m1j - m2j - m3j (4..7): the rows of A^T m.
+    VecRegs s0 = pool.take_array(4, "s0"), s1 = pool.take_array(4, "s1");
+    VecRegs m = pool.take_array(4, "m");
+    // s0[j] = m0j + m1j + m2j, s1[j] = m1j - m2j - m3j: the rows of A^T m.
     for (int j = 0; j < 4; ++j) {
-      ld(8, j);
-      ld(9, 4 + j);
-      ld(10, 8 + j);
-      ld(11, 12 + j);
-      ve.add(j, 8, 9);
-      ve.add(j, j, 10);
-      ve.sub(4 + j, 9, 10);
-      ve.sub(4 + j, 4 + j, 11);
+      ld(m[0], j);
+      ld(m[1], 4 + j);
+      ld(m[2], 8 + j);
+      ld(m[3], 12 + j);
+      ve.add(s0[j], m[0], m[1]);
+      ve.add(s0[j], s0[j], m[2]);
+      ve.sub(s1[j], m[1], m[2]);
+      ve.sub(s1[j], s1[j], m[3]);
     }
-    // (A^T m) A: the 2 x 2 outputs y00 (8), y01 (9), y10 (10), y11 (11).
-    ve.add(8, 0, 1);
-    ve.add(8, 8, 2);
-    ve.sub(9, 1, 2);
-    ve.sub(9, 9, 3);
-    ve.add(10, 4, 5);
-    ve.add(10, 10, 6);
-    ve.sub(11, 5, 6);
-    ve.sub(11, 11, 7);
-    const std::array<int, 4> y{8, 9, 10, 11};
+    // (A^T m) A: the 2 x 2 outputs y00, y01, y10, y11, in m's registers.
+    m.release();
+    const VecRegs y = pool.take_array(4, "y");
+    ve.add(y[0], s0[0], s0[1]);
+    ve.add(y[0], y[0], s0[2]);
+    ve.sub(y[1], s0[1], s0[2]);
+    ve.sub(y[1], y[1], s0[3]);
+    ve.add(y[2], s1[0], s1[1]);
+    ve.add(y[2], y[2], s1[2]);
+    ve.sub(y[3], s1[1], s1[2]);
+    ve.sub(y[3], y[3], s1[3]);
+    s0.release();
+    s1.release();
+    const VecReg bias = pool.take("bias"), res = pool.take("residual");
     if (s.has_bias) {
-      ve.load_lanes(0, at(kBias, off), lanes);
-      for (int r : y) ve.add(r, r, 0);
+      ve.load_lanes(bias, at(kBias, off), lanes);
+      for (int k = 0; k < 4; ++k) ve.add(y[k], y[k], bias);
     }
     auto disp = [&](int k) { return off + (k / 2) * orow + (k % 2) * c * 4; };
     if (s.residual) {
       for (int k = 0; k < 4; ++k) {
-        ve.load_lanes(1, x86::ptr(kOb, kWk, 0, i32(disp(k))), lanes);
-        ve.add(y[static_cast<size_t>(k)], y[static_cast<size_t>(k)], 1);
+        ve.load_lanes(res, x86::ptr(kOb, kWk, 0, i32(disp(k))), lanes);
+        ve.add(y[k], y[k], res);
       }
     }
-    emit_fused_act(ve, s.act, {8, 9, 10, 11}, 0);
-    for (int k = 0; k < 4; ++k) ve.store_lanes(at(kOb, disp(k)), y[static_cast<size_t>(k)], lanes);
+    const int act_tmp = bias;  // the bias has been added
+    emit_fused_act(ve, s.act, y.first(), y.size(), act_tmp);
+    for (int k = 0; k < 4; ++k) ve.store_lanes(at(kOb, disp(k)), y[k], lanes);
   };
   TileWalk w;
   w.tiles_h = s.tiles_h;
