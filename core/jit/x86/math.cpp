@@ -9,7 +9,10 @@
 #include <string>
 #include <utility>
 
+#include "core/jit/x86/counted_loop_p.h"
+#include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/kernel_regs_p.h"
+#include "core/jit/x86/vec_reg_pool.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {
@@ -236,34 +239,40 @@ void emit_activation_fast(VecEmitter& ve, ActivationKind k, float alpha, int d, 
 void emit_fast_unary(VecEmitter& ve, const FastUnarySpec& s) {
   x86::Assembler& a = ve.as();
   const int W = ve.width();
-  static const int kT[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
-  a.mov(kIn, x86::qword_ptr(kIn, 0));
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
-  a.imul(kN, kN, i32(s.count));
-  Label lv = a.newLabel(), ltail = a.newLabel(), ls = a.newLabel(), ldone = a.newLabel();
+  GpRoles g("f32-fast-unary");
+  const x86::Gp args = g.role("args", kArgs), in = g.role("input", kIn), out = g.role("output", kOut);
+  const x86::Gp left = g.role("elements left", kN);
+  VecRegPool pool(ve, "f32-fast-unary");
+  const VecReg x = pool.take("x");
+  const VecRegs temps = pool.take_array(8, "activation temporaries");
+  int t[8];
+  for (int i = 0; i < 8; ++i) t[i] = temps[i];
+  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(in, 0));
+  a.mov(out, x86::qword_ptr(args, 8));
+  a.mov(left, x86::qword_ptr(args, 24));
+  a.imul(left, left, i32(s.count));
+  Label lv = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
   a.bind(lv);
-  a.cmp(kN, W);
+  a.cmp(left, W);
   a.jb(ltail);
-  ve.load(0, x86::ptr(kIn));
-  emit_activation_fast(ve, s.act, s.alpha, 0, 0, kT);
-  ve.store(x86::ptr(kOut), 0);
-  a.add(kIn, W * 4);
-  a.add(kOut, W * 4);
-  a.sub(kN, W);
+  ve.load(x, x86::ptr(in));
+  emit_activation_fast(ve, s.act, s.alpha, x, x, t);
+  ve.store(x86::ptr(out), x);
+  a.add(in, W * 4);
+  a.add(out, W * 4);
+  a.sub(left, W);
   a.jmp(lv);
   a.bind(ltail);
-  a.test(kN, kN);
+  a.test(left, left);
   a.jz(ldone);
-  a.bind(ls);
-  ve.load_scalar(0, x86::ptr(kIn));
-  emit_activation_fast(ve, s.act, s.alpha, 0, 0, kT);
-  ve.store_scalar(x86::ptr(kOut), 0);
-  a.add(kIn, 4);
-  a.add(kOut, 4);
-  a.dec(kN);
-  a.jnz(ls);
+  count_down_loop(a, left, [&] {
+    ve.load_scalar(x, x86::ptr(in));
+    emit_activation_fast(ve, s.act, s.alpha, x, x, t);
+    ve.store_scalar(x86::ptr(out), x);
+    a.add(in, 4);
+    a.add(out, 4);
+  });
   a.bind(ldone);
 }
 
@@ -271,62 +280,69 @@ void emit_fast_softmax(VecEmitter& ve, int64_t rows_per_sample, int64_t len) {
   static_assert(kStackBytes >= frame::kVecScratchBytes, "softmax uses the vector scratch area");
   x86::Assembler& a = ve.as();
   const int W = ve.width();
-  static const int kT[4] = {2, 3, 4, 5};
   const float ninf = -std::numeric_limits<float>::infinity();
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
-  a.mov(kIn, x86::qword_ptr(kIn, 0));
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
-  a.imul(kN, kN, i32(rows_per_sample));
+  GpRoles g("f32-fast-softmax");
+  const x86::Gp args = g.role("args", kArgs), in = g.role("row input", kIn), out = g.role("row output", kOut);
+  const x86::Gp rows = g.role("rows left", kN), src = g.role("input", kRow), dst = g.role("output", kCol);
+  g.clobbered_by("chunks", kChunksCounter);
+  VecRegPool pool(ve, "f32-fast-softmax");
+  const VecReg x = pool.take("x"), mx = pool.take("row maximum");
+  // emit_exp's temporaries; the first two double as a load and a padding temporary.
+  const VecRegs temps = pool.take_array(4, "exp temporaries");
+  const int t[4] = {temps[0], temps[1], temps[2], temps[3]};
+  const VecReg sum = pool.take(9, "row sum");  // 9 (6..8 free) is where the hand numbering put it
+  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(in, 0));
+  a.mov(out, x86::qword_ptr(args, 8));
+  a.mov(rows, x86::qword_ptr(args, 24));
+  a.imul(rows, rows, i32(rows_per_sample));
   auto adv = [&](int64_t b) {
-    add_imm(a, kRow, b);
-    add_imm(a, kCol, b);
+    add_imm(a, src, b);
+    add_imm(a, dst, b);
   };
-  Label ln = a.newLabel();
-  a.bind(ln);
-  // Row maximum -> register 1.
-  a.mov(kRow, kIn);
-  a.mov(kCol, kOut);
-  ve.load_const(1, ninf);
-  chunks(ve, len, 2, [&](int64_t off, int lanes) {
-    if (lanes < W) {
-      ve.load_tail(2, at(kRow, off), lanes);
-      pad_lanes(ve, 2, lanes, ninf, 3);
-    } else {
-      ve.load(2, at(kRow, off));
-    }
-    ve.max(1, 1, 2);
-  }, adv);
-  hreduce(ve, 1, 2, true);
-  // exp(x - max) -> output, sum -> register 9.
-  a.mov(kRow, kIn);
-  a.mov(kCol, kOut);
-  ve.zero(9);
-  chunks(ve, len, 2, [&](int64_t off, int lanes) {
-    ve.load_lanes(0, at(kRow, off), lanes);
-    ve.sub(0, 0, 1);
-    emit_exp(ve, 0, 0, kT);
-    if (lanes < W) {
-      ve.store_tail(at(kCol, off), 0, lanes);
-      pad_lanes(ve, 0, lanes, 0.0f, 3);
-    } else {
-      ve.store(at(kCol, off), 0);
-    }
-    ve.add(9, 9, 0);
-  }, adv);
-  hreduce(ve, 9, 2, false);
-  ve.load_const(2, 1.0f);
-  ve.div(9, 2, 9);
-  a.mov(kCol, kOut);
-  chunks(ve, len, 2, [&](int64_t off, int lanes) {
-    ve.load_lanes(0, at(kCol, off), lanes);
-    ve.mul(0, 0, 9);
-    ve.store_lanes(at(kCol, off), 0, lanes);
-  }, [&](int64_t b) { add_imm(a, kCol, b); });
-  add_imm(a, kIn, len * 4);
-  add_imm(a, kOut, len * 4);
-  a.dec(kN);
-  a.jnz(ln);
+  count_down_loop(a, rows, [&] {
+    // Row maximum, in all lanes.
+    a.mov(src, in);
+    a.mov(dst, out);
+    ve.load_const(mx, ninf);
+    chunks(ve, len, 2, [&](int64_t off, int lanes) {
+      if (lanes < W) {
+        ve.load_tail(t[0], at(src, off), lanes);
+        pad_lanes(ve, t[0], lanes, ninf, t[1]);
+      } else {
+        ve.load(t[0], at(src, off));
+      }
+      ve.max(mx, mx, t[0]);
+    }, adv);
+    hreduce(ve, mx, t[0], true);
+    // exp(x - max) -> output, and their sum.
+    a.mov(src, in);
+    a.mov(dst, out);
+    ve.zero(sum);
+    chunks(ve, len, 2, [&](int64_t off, int lanes) {
+      ve.load_lanes(x, at(src, off), lanes);
+      ve.sub(x, x, mx);
+      emit_exp(ve, x, x, t);
+      if (lanes < W) {
+        ve.store_tail(at(dst, off), x, lanes);
+        pad_lanes(ve, x, lanes, 0.0f, t[1]);
+      } else {
+        ve.store(at(dst, off), x);
+      }
+      ve.add(sum, sum, x);
+    }, adv);
+    hreduce(ve, sum, t[0], false);
+    ve.load_const(t[0], 1.0f);
+    ve.div(sum, t[0], sum);
+    a.mov(dst, out);
+    chunks(ve, len, 2, [&](int64_t off, int lanes) {
+      ve.load_lanes(x, at(dst, off), lanes);
+      ve.mul(x, x, sum);
+      ve.store_lanes(at(dst, off), x, lanes);
+    }, [&](int64_t b) { add_imm(a, dst, b); });
+    add_imm(a, in, len * 4);
+    add_imm(a, out, len * 4);
+  });
 }
 
 }  // namespace nnd::jit
