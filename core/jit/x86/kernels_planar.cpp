@@ -8,15 +8,17 @@
 #include <array>
 #include <string>
 
+#include "core/jit/x86/counted_loop_p.h"
+#include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/kernel_epilogue_p.h"
 #include "core/jit/x86/kernel_regs_p.h"
+#include "core/jit/x86/vec_reg_pool.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {
 
 using namespace regs;
-using asmjit::Label;
 using x86::xmm;
 
 namespace {
@@ -33,13 +35,10 @@ void zero_span(VecEmitter& ve, const x86::Gp& base, int64_t disp, int64_t count,
   const int64_t full = count / 4, tail = count % 4;
   if (full > 8) {
     a.lea(kCol, at(base, disp));
-    Label l = a.newLabel();
-    a.mov(kKw, i32(full));
-    a.bind(l);
-    ve.store(x86::ptr(kCol), zero);
-    a.add(kCol, 16);
-    a.dec(kKw);
-    a.jnz(l);
+    counted_loop(a, kKw, full, [&] {
+      ve.store(x86::ptr(kCol), zero);
+      a.add(kCol, 16);
+    });
     if (tail > 0) ve.store_tail(x86::ptr(kCol), zero, static_cast<int>(tail));
     return;
   }
@@ -55,9 +54,12 @@ void gather4(x86::Assembler& a, int v, const x86::Gp& p, int64_t disp, int64_t s
 
 // One row of one plane: `count` floats at [kOut + dst_disp] from [kIn + src_disp], `stride` bytes
 // apart in the source (contiguous when 4). Groups of 8 loop (kPix/kCol pointers, kKw counter).
-void copy_strided(VecEmitter& ve, int64_t dst_disp, int64_t src_disp, int64_t count, int64_t stride) {
+// Two vector registers from `pool`, for the two groups of 4 (their insertps chains overlap).
+void copy_strided(VecEmitter& ve, VecRegPool& pool, int64_t dst_disp, int64_t src_disp, int64_t count,
+                  int64_t stride) {
   x86::Assembler& a = ve.as();
   if (count <= 0) return;
+  const VecReg g0 = pool.take("group 0"), g1 = pool.take("group 1");
   auto group = [&](int v, const x86::Gp& s, int64_t sd, const x86::Gp& d, int64_t dd) {
     if (stride == 4) ve.load(v, at(s, sd));
     else gather4(a, v, s, sd, stride);
@@ -68,21 +70,18 @@ void copy_strided(VecEmitter& ve, int64_t dst_disp, int64_t src_disp, int64_t co
   if (eights > 1) {
     a.lea(kPix, at(kIn, src_disp));
     a.lea(kCol, at(kOut, dst_disp));
-    Label l = a.newLabel();
-    a.mov(kKw, i32(eights));
-    a.bind(l);
-    group(0, kPix, 0, kCol, 0);  // two registers: the insertps chains of both groups overlap
-    group(2, kPix, 4 * stride, kCol, 16);
-    add_imm(a, kPix, 8 * stride);
-    a.add(kCol, 32);
-    a.dec(kKw);
-    a.jnz(l);
+    counted_loop(a, kKw, eights, [&] {
+      group(g0, kPix, 0, kCol, 0);
+      group(g1, kPix, 4 * stride, kCol, 16);
+      add_imm(a, kPix, 8 * stride);
+      a.add(kCol, 32);
+    });
     done = eights * 8;
   }
-  for (; done + 4 <= count; done += 4) group(done % 8 == 0 ? 0 : 2, kIn, src_disp + done * stride, kOut, dst_disp + done * 4);
+  for (; done + 4 <= count; done += 4) group(done % 8 == 0 ? g0 : g1, kIn, src_disp + done * stride, kOut, dst_disp + done * 4);
   for (; done < count; ++done) {
-    ve.load_scalar(0, at(kIn, src_disp + done * stride));
-    ve.store_scalar(at(kOut, dst_disp + done * 4), 0);
+    ve.load_scalar(g0, at(kIn, src_disp + done * stride));
+    ve.store_scalar(at(kOut, dst_disp + done * 4), g0);
   }
 }
 
@@ -116,8 +115,11 @@ void planar_tile(VecEmitter& ve, const PlanarConvSpec& s, size_t chunk, int64_t 
   add_imm(a, kW, s.chunk_weight_off[chunk] * 4);
   const PlanarLayout& L = s.in;
   const int64_t pf4 = L.plane_floats() * 4, sw = L.phases;
-  auto acc = [&](int g, int c) { return g * k + c; };
-  auto xr = [&](int g) { return gt * k + g; };
+  VecRegPool pool(ve, "f32-conv-planar");
+  const VecRegs accs = pool.take_array(gt * k, "acc");
+  VecRegs inputs = pool.take_array(gt, "input");
+  auto acc = [&](int g, int c) { return accs[g * k + c]; };
+  auto xr = [&](int g) { return inputs[g]; };
   for (int c = 0; c < k; ++c) {
     if (s.has_bias) ve.load(acc(0, c), at(kBias, c * 16));
     else ve.zero(acc(0, c));
@@ -125,37 +127,30 @@ void planar_tile(VecEmitter& ve, const PlanarConvSpec& s, size_t chunk, int64_t 
   }
   a.mov(kWk, kW);
   a.mov(kRow, kIn);
-  Label lci = a.newLabel(), lky = a.newLabel();
-  if (L.c > 1) {
-    a.mov(kCi, i32(L.c));
-    a.bind(lci);
-  }
-  a.mov(kCol, kRow);
-  if (s.kh > 1) {
-    a.mov(kKh, i32(s.kh));
-    a.bind(lky);
-  }
-  for (int64_t kx = 0; kx < s.kw; ++kx) {
-    const int64_t phase = (kx * s.dw) % sw, col = (kx * s.dw) / sw;
-    for (int g = 0; g < gt; ++g) ve.load(xr(g), at(kCol, phase * pf4 + (col + 4 * g) * 4));
-    for (int c = 0; c < k; ++c) {
-      for (int g = 0; g < gt; ++g) ve.fmadd_mem(acc(g, c), xr(g), at(kWk, (kx * k + c) * 16));
-    }
-  }
-  add_imm(a, kWk, s.kw * k * 16);
-  if (s.kh > 1) {
-    add_imm(a, kCol, s.dh * L.plane_w * 4);
-    a.dec(kKh);
-    a.jnz(lky);
-  }
-  if (L.c > 1) {
-    add_imm(a, kRow, sw * pf4);
-    a.dec(kCi);
-    a.jnz(lci);
-  }
+  // Input channels (planes) outer, kernel rows inner; the kernel row's kw taps unrolled.
+  repeat_loop(
+      a, kCi, L.c,
+      [&] {
+        a.mov(kCol, kRow);
+        repeat_loop(
+            a, kKh, s.kh,
+            [&] {
+              for (int64_t kx = 0; kx < s.kw; ++kx) {
+                const int64_t phase = (kx * s.dw) % sw, col = (kx * s.dw) / sw;
+                for (int g = 0; g < gt; ++g) ve.load(xr(g), at(kCol, phase * pf4 + (col + 4 * g) * 4));
+                for (int c = 0; c < k; ++c) {
+                  for (int g = 0; g < gt; ++g) ve.fmadd_mem(acc(g, c), xr(g), at(kWk, (kx * k + c) * 16));
+                }
+              }
+              add_imm(a, kWk, s.kw * k * 16);
+            },
+            [&] { add_imm(a, kCol, s.dh * L.plane_w * 4); });
+      },
+      [&] { add_imm(a, kRow, sw * pf4); });
   // Epilogue per 4 x 4 block: transpose into pixel vectors, residual, activation, store.
   if (s.residual) a.mov(kPix, slot(kResDelta));
-  const int t0 = gt * k, t1 = gt * k + 1;  // the input registers are free now
+  inputs.release();  // the transpose temporaries take the input registers
+  const VecReg t0 = pool.take("transpose t0"), t1 = pool.take("transpose t1");
   for (int g = 0; g < gt; ++g) {
     const int pixels = static_cast<int>(std::min<int64_t>(4, valid - 4 * g));
     for (int j = 0; j < k / 4; ++j) {
@@ -165,7 +160,7 @@ void planar_tile(VecEmitter& ve, const PlanarConvSpec& s, size_t chunk, int64_t 
       if (s.residual) {
         for (int p = 0; p < pixels; ++p) ve.add_mem(live[static_cast<size_t>(p)], x86::ptr(kOut, kPix, 0, i32(disp(p))));
       }
-      emit_fused_act(ve, s.act, live, acc(g, 4 * j));
+      emit_fused_act(ve, s.act, live, acc(g, 4 * j));  // transpose4 leaves r[0] free
       for (int p = 0; p < pixels; ++p) ve.store(at(kOut, disp(p)), live[static_cast<size_t>(p)]);
     }
   }
@@ -225,8 +220,17 @@ void emit_planar_pack(VecEmitter& ve, const PlanarPackSpec& s) {
   const int64_t top = std::min(s.top, L.plane_h);
   const int64_t rows_in = std::clamp<int64_t>(L.plane_h - top, 0, s.in_h);
   const int64_t bottom = L.plane_h - top - rows_in;
-  const int kZero = 1;
-  ve.zero(kZero);
+  GpRoles roles("f32-planar-pack");
+  (void)roles.role("args", kArgs);
+  (void)roles.role("row input", kIn);
+  (void)roles.role("row output", kOut);
+  (void)roles.role("samples left", kN);
+  roles.clobbered_by("zero_span/copy_strided", kCol);
+  roles.clobbered_by("zero_span/copy_strided", kKw);
+  roles.clobbered_by("copy_strided", kPix);
+  VecRegPool pool(ve, "f32-planar-pack");
+  const VecReg zero = pool.take(1, "zero");  // copy_strided's groups take 0 and 2, as numbered by hand
+  ve.zero(zero);
   a.mov(kIn, x86::qword_ptr(kArgs, 0));
   a.mov(kIn, x86::qword_ptr(kIn, 0));
   add_imm(a, kIn, s.src_offset * 4);
@@ -234,37 +238,34 @@ void emit_planar_pack(VecEmitter& ve, const PlanarPackSpec& s) {
   a.mov(kOut, x86::qword_ptr(kArgs, 8));
   a.mov(slot(kOutN), kOut);
   a.mov(kN, x86::qword_ptr(kArgs, 24));
-  Label ln = a.newLabel();
-  a.bind(ln);
-  a.mov(kIn, slot(kInN));
-  a.mov(kOut, slot(kOutN));
-  for (int64_t plane = 0; plane < L.c * sw; ++plane) zero_span(ve, kOut, plane * pf4, top * pw, kZero);
-  add_imm(a, kOut, top * pw * 4);
-  if (rows_in > 0) {
-    Label lrow = a.newLabel();
-    a.mov(slot(kOhCnt), i32(rows_in));
-    a.bind(lrow);
-    for (int64_t c = 0; c < L.c; ++c) {
-      for (int64_t p = 0; p < sw; ++p) {
-        // Columns q of this plane: zeros while q*sw + p < left, the input while it lasts, zeros after.
-        const int64_t disp = (c * sw + p) * pf4;
-        const int64_t q_end = std::clamp<int64_t>(s.in_w + s.left - p > 0 ? ceil_div(s.in_w + s.left - p, sw) : 0, 0, pw);
-        const int64_t q_begin = std::min(s.left > p ? ceil_div(s.left - p, sw) : 0, q_end);
-        zero_span(ve, kOut, disp, q_begin, kZero);
-        copy_strided(ve, disp + q_begin * 4, ((q_begin * sw + p - s.left) * L.c + c) * 4, q_end - q_begin, sw * L.c * 4);
-        zero_span(ve, kOut, disp + q_end * 4, pw - q_end, kZero);
-      }
+  count_down_loop(a, kN, [&] {
+    a.mov(kIn, slot(kInN));
+    a.mov(kOut, slot(kOutN));
+    for (int64_t plane = 0; plane < L.c * sw; ++plane) zero_span(ve, kOut, plane * pf4, top * pw, zero);
+    add_imm(a, kOut, top * pw * 4);
+    if (rows_in > 0) {
+      counted_loop(a, slot(kOhCnt), rows_in, [&] {
+        for (int64_t c = 0; c < L.c; ++c) {
+          for (int64_t p = 0; p < sw; ++p) {
+            // Columns q of this plane: zeros while q*sw + p < left, the input while it lasts, zeros after.
+            const int64_t disp = (c * sw + p) * pf4;
+            const int64_t q_end =
+                std::clamp<int64_t>(s.in_w + s.left - p > 0 ? ceil_div(s.in_w + s.left - p, sw) : 0, 0, pw);
+            const int64_t q_begin = std::min(s.left > p ? ceil_div(s.left - p, sw) : 0, q_end);
+            zero_span(ve, kOut, disp, q_begin, zero);
+            copy_strided(ve, pool, disp + q_begin * 4, ((q_begin * sw + p - s.left) * L.c + c) * 4, q_end - q_begin,
+                         sw * L.c * 4);
+            zero_span(ve, kOut, disp + q_end * 4, pw - q_end, zero);
+          }
+        }
+        add_imm(a, kIn, s.src_row_floats * 4);
+        add_imm(a, kOut, pw * 4);
+      });
     }
-    add_imm(a, kIn, s.src_row_floats * 4);
-    add_imm(a, kOut, pw * 4);
-    a.dec(slot(kOhCnt));
-    a.jnz(lrow);
-  }
-  for (int64_t plane = 0; plane < L.c * sw; ++plane) zero_span(ve, kOut, plane * pf4, bottom * pw, kZero);
-  add_slot(a, kInN, s.src_sample_floats * 4);
-  add_slot(a, kOutN, L.sample_floats() * 4);
-  a.dec(kN);
-  a.jnz(ln);
+    for (int64_t plane = 0; plane < L.c * sw; ++plane) zero_span(ve, kOut, plane * pf4, bottom * pw, zero);
+    add_slot(a, kInN, s.src_sample_floats * 4);
+    add_slot(a, kOutN, L.sample_floats() * 4);
+  });
 }
 
 void emit_planar_conv(VecEmitter& ve, const PlanarConvSpec& s) {
@@ -274,6 +275,19 @@ void emit_planar_conv(VecEmitter& ve, const PlanarConvSpec& s) {
     throw Error("JIT internal error: f32-conv-planar without a blocking plan");
   }
   x86::Assembler& a = ve.as();
+  GpRoles roles("f32-conv-planar");
+  (void)roles.role("args", kArgs);
+  (void)roles.role("tile input", kIn);
+  (void)roles.role("tile output", kOut);
+  (void)roles.role("samples left", kN);
+  (void)roles.role("chunk weights", kW);
+  (void)roles.role("chunk bias", kBias);
+  (void)roles.role("running weights", kWk);
+  (void)roles.role("plane row", kRow);
+  (void)roles.role("kernel row input", kCol);
+  (void)roles.role("input channels left", kCi);
+  (void)roles.role("kernel rows left", kKh);
+  (void)roles.role("residual delta", kPix);
   const int64_t out_row = (s.out_place.row_floats ? s.out_place.row_floats : s.out_w * s.cout) * 4;
   const int64_t out_sample = (s.out_place.sample_floats ? s.out_place.sample_floats : s.out_h * s.out_w * s.cout) * 4;
   if (s.residual) load_residual_delta(ve);
@@ -286,51 +300,41 @@ void emit_planar_conv(VecEmitter& ve, const PlanarConvSpec& s) {
   add_imm(a, kOut, s.out_place.offset_floats * 4);
   a.mov(slot(kOutN), kOut);
   a.mov(kN, x86::qword_ptr(kArgs, 24));
-  Label ln = a.newLabel(), loh = a.newLabel();
-  a.bind(ln);
-  a.mov(x86::rax, slot(kInN));
-  a.mov(slot(kInRow), x86::rax);
-  a.mov(x86::rax, slot(kOutN));
-  a.mov(slot(kOutRow), x86::rax);
-  a.mov(slot(kOhCnt), i32(s.out_h));
-  a.bind(loh);
-  // Tiles outer, chunks inner: every chunk reads a tile's few input columns while they are in L1.
-  // (Chunks outer re-reads a whole row of planes per chunk, 37 KiB for bop's stem: the same speed
-  // on this machine's 48 KiB L1D, but more than the Atom's 24 KiB.)
-  const int64_t tile_px = 4 * int64_t{s.groups};
-  const int64_t full = s.out_w / tile_px, rem = s.out_w % tile_px;
-  auto all_chunks = [&](int gt, int64_t valid) {
-    int64_t c0 = 0;
-    for (size_t ch = 0; ch < s.chunks.size(); ++ch) {
-      planar_tile(ve, s, ch, c0, gt, valid);
-      c0 += s.chunks[ch];
-    }
-  };
-  a.mov(kIn, slot(kInRow));
-  a.mov(kOut, slot(kOutRow));
-  if (full > 0) {
-    Label lt = a.newLabel();
-    if (full > 1) {
-      a.mov(slot(kOwtCnt), i32(full));
-      a.bind(lt);
-    }
-    all_chunks(s.groups, tile_px);
-    add_imm(a, kIn, tile_px * 4);
-    add_imm(a, kOut, tile_px * s.cout * 4);
-    if (full > 1) {
-      a.dec(slot(kOwtCnt));
-      a.jnz(lt);
-    }
-  }
-  if (rem > 0) all_chunks(static_cast<int>(ceil_div(rem, 4)), rem);
-  add_slot(a, kInRow, s.sh * s.in.plane_w * 4);
-  add_slot(a, kOutRow, out_row);
-  a.dec(slot(kOhCnt));
-  a.jnz(loh);
-  add_slot(a, kInN, s.in.sample_floats() * 4);
-  add_slot(a, kOutN, out_sample);
-  a.dec(kN);
-  a.jnz(ln);
+  count_down_loop(a, kN, [&] {
+    a.mov(x86::rax, slot(kInN));
+    a.mov(slot(kInRow), x86::rax);
+    a.mov(x86::rax, slot(kOutN));
+    a.mov(slot(kOutRow), x86::rax);
+    counted_loop(a, slot(kOhCnt), s.out_h, [&] {
+      // Tiles outer, chunks inner: every chunk reads a tile's few input columns while they are in L1.
+      // (Chunks outer re-reads a whole row of planes per chunk, 37 KiB for bop's stem: the same speed
+      // on this machine's 48 KiB L1D, but more than the Atom's 24 KiB.)
+      const int64_t tile_px = 4 * int64_t{s.groups};
+      const int64_t full = s.out_w / tile_px, rem = s.out_w % tile_px;
+      auto all_chunks = [&](int gt, int64_t valid) {
+        int64_t c0 = 0;
+        for (size_t ch = 0; ch < s.chunks.size(); ++ch) {
+          planar_tile(ve, s, ch, c0, gt, valid);
+          c0 += s.chunks[ch];
+        }
+      };
+      a.mov(kIn, slot(kInRow));
+      a.mov(kOut, slot(kOutRow));
+      // The pointers advance after a single tile too (the remainder tile follows it).
+      const auto full_tile = [&] {
+        all_chunks(s.groups, tile_px);
+        add_imm(a, kIn, tile_px * 4);
+        add_imm(a, kOut, tile_px * s.cout * 4);
+      };
+      if (full > 1) counted_loop(a, slot(kOwtCnt), full, full_tile);
+      else if (full == 1) full_tile();
+      if (rem > 0) all_chunks(static_cast<int>(ceil_div(rem, 4)), rem);
+      add_slot(a, kInRow, s.sh * s.in.plane_w * 4);
+      add_slot(a, kOutRow, out_row);
+    });
+    add_slot(a, kInN, s.in.sample_floats() * 4);
+    add_slot(a, kOutN, out_sample);
+  });
 }
 
 }  // namespace nnd::jit
