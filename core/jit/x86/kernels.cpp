@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "core/jit/conv_tiling.h"
+#include "core/jit/x86/counted_loop_p.h"
+#include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/kernel_epilogue_p.h"
 #include "core/jit/x86/kernel_regs_p.h"
+#include "core/jit/x86/vec_reg_pool.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
 
@@ -55,36 +58,29 @@ void spatial_loops(VecEmitter& ve, const SpatialGeometry& g, int R, const std::f
   add_imm(a, kOut, g.out_offset);
   a.mov(slot(kOutN), kOut);
   a.mov(kN, x86::qword_ptr(kArgs, 24));
-  Label ln = a.newLabel(), loh = a.newLabel();
-  a.bind(ln);
-  a.mov(x86::rax, slot(kInN));
-  a.mov(slot(kInRow), x86::rax);
-  a.mov(x86::rax, slot(kOutN));
-  a.mov(slot(kOutRow), x86::rax);
-  a.mov(slot(kOhCnt), i32(g.out_h));
-  a.bind(loh);
-  a.mov(kIn, slot(kInRow));
-  a.mov(kOut, slot(kOutRow));
-  const int64_t full = g.out_w / R, rem = g.out_w % R;
-  if (full > 0) {
-    Label low = a.newLabel();
-    a.mov(slot(kOwtCnt), i32(full));
-    a.bind(low);
-    tile_row(R);
-    add_imm(a, kIn, R * g.in_pix_step);
-    add_imm(a, kOut, R * g.out_pix_step);
-    a.dec(slot(kOwtCnt));
-    a.jnz(low);
-  }
-  if (rem > 0) tile_row(static_cast<int>(rem));
-  add_slot(a, kInRow, g.in_row_step);
-  add_slot(a, kOutRow, g.out_row_step);
-  a.dec(slot(kOhCnt));
-  a.jnz(loh);
-  add_slot(a, kInN, g.in_sample);
-  add_slot(a, kOutN, g.out_sample);
-  a.dec(kN);
-  a.jnz(ln);
+  count_down_loop(a, kN, [&] {
+    a.mov(x86::rax, slot(kInN));
+    a.mov(slot(kInRow), x86::rax);
+    a.mov(x86::rax, slot(kOutN));
+    a.mov(slot(kOutRow), x86::rax);
+    counted_loop(a, slot(kOhCnt), g.out_h, [&] {
+      a.mov(kIn, slot(kInRow));
+      a.mov(kOut, slot(kOutRow));
+      const int64_t full = g.out_w / R, rem = g.out_w % R;
+      if (full > 0) {
+        counted_loop(a, slot(kOwtCnt), full, [&] {
+          tile_row(R);
+          add_imm(a, kIn, R * g.in_pix_step);
+          add_imm(a, kOut, R * g.out_pix_step);
+        });
+      }
+      if (rem > 0) tile_row(static_cast<int>(rem));
+      add_slot(a, kInRow, g.in_row_step);
+      add_slot(a, kOutRow, g.out_row_step);
+    });
+    add_slot(a, kInN, g.in_sample);
+    add_slot(a, kOutN, g.out_sample);
+  });
 }
 
 // GEMM rows: batch * rows_per_sample contiguous rows, tiles of R then one remainder tile.
@@ -148,9 +144,10 @@ TileLayout strided_layout(int R, int64_t ps_in, int64_t ps_out) {
   return l;
 }
 
-void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, int wreg, int xb);
-void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, int xb);
-void conv_row_taps_cached(VecEmitter& ve, const ConvSpec& s, const TileLayout& t);
+void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int wreg, int xb);
+void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int xb);
+void conv_row_taps_cached(VecEmitter& ve, VecRegPool& pool, const ConvSpec& s, const TileLayout& t,
+                          const VecRegs& accs);
 
 // The kernel row's weights in registers and broadcasts cached (conv_row_taps_cached): chosen by
 // conv_caches_broadcasts() (core/jit/kernel_config.h).
@@ -162,8 +159,9 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
   x86::Assembler& a = ve.as();
   const int W = ve.width();
   const int R = static_cast<int>(t.in.size());
-  auto acc = [&](int r, int v) { return r * V + v; };
-  const int wreg = R * V, xb = R * V + s.blocking.weight_regs();
+  VecRegPool pool(ve, "f32-conv");
+  const VecRegs accs = pool.take_array(R * V, "acc");
+  auto acc = [&](int r, int v) { return accs[r * V + v]; };
   for (int v = 0; v < V; ++v) {
     if (s.has_bias) ve.load(acc(0, v), at(kBias, v * W * 4));
     else ve.zero(acc(0, v));
@@ -171,28 +169,30 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
   }
   a.mov(kWk, kW);
   a.mov(kRow, kIn);
-  Label lkh = a.newLabel();
-  if (s.kh > 1) {
-    a.mov(kKh, i32(s.kh));
-    a.bind(lkh);
-  }
-  // Shared broadcasts only for kernels up to 5 wide: ball-penalty, field-boundary and referee (3x3,
-  // 5x5) gained 2-6%, bop's 7-wide stride-2 stem measured 2% slower (interleaving the address order
-  // to separate each accumulator's products did not change that).
-  if (s.blocking.stream_weights && s.kw > 1 && s.kw <= 5) {
-    conv_row_taps_shared(ve, s, t, V, xb);
-  } else if (cached_taps(ve, s)) {
-    conv_row_taps_cached(ve, s, t);
-  } else {
-    conv_taps(ve, s, t, V, wreg, xb);
-  }
-  if (s.kh > 1) {
-    add_imm(a, kRow, s.dh * s.in_w * s.in_c * 4);
-    a.dec(kKh);
-    a.jnz(lkh);
-  }
-  if (s.residual) add_residual(ve, t.out, V, lanes_last, xb);
-  emit_fused_act(ve, s.act, 0, R * V, xb);
+  repeat_loop(
+      a, kKh, s.kh,
+      [&] {
+        // Shared broadcasts only for kernels up to 5 wide: ball-penalty, field-boundary and referee
+        // (3x3, 5x5) gained 2-6%, bop's 7-wide stride-2 stem measured 2% slower (interleaving the
+        // address order to separate each accumulator's products did not change that).
+        if (s.blocking.stream_weights && s.kw > 1 && s.kw <= 5) {
+          const VecReg xb = pool.take("broadcast");
+          conv_row_taps_shared(ve, s, t, accs, V, xb);
+        } else if (cached_taps(ve, s)) {
+          conv_row_taps_cached(ve, pool, s, t, accs);
+        } else {
+          // A full block's weight vectors (vmax), also when this block has fewer.
+          const VecRegs w = pool.take_array(s.blocking.weight_regs(), "weights");
+          const VecReg xb = pool.take("broadcast");
+          conv_taps(ve, s, t, accs, V, accs.end(), xb);
+        }
+      },
+      [&] { add_imm(a, kRow, s.dh * s.in_w * s.in_c * 4); });
+  // The epilogue's temporary is the register after a full block's weights (where the broadcast
+  // register was in the loop), not the lowest free one.
+  const VecReg tmp = pool.take(accs.end() + s.blocking.weight_regs(), "epilogue temporary");
+  if (s.residual) add_residual(ve, t.out, V, lanes_last, tmp);
+  emit_fused_act(ve, s.act, accs.first(), accs.size(), tmp);
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
       ve.store_lanes(at(kOb, t.out[static_cast<size_t>(r)] + v * W * 4), acc(r, v), v == V - 1 ? lanes_last : W);
@@ -203,57 +203,49 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
 // One kernel row (kh fixed, kRow at its first input pixel) of a tile: the kw loop, and inside it
 // the channel loop unrolled by 4; per channel the V weight vectors (registers, or streamed) and
 // one broadcast per tile position. Leaves kWk at the next kernel row's weights.
-void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, int wreg, int xb) {
+void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int wreg, int xb) {
   x86::Assembler& a = ve.as();
-  Label lkw = a.newLabel();
   const int W = ve.width();
   const int R = static_cast<int>(t.in.size());
-  auto acc = [&](int r, int v) { return r * V + v; };
+  auto acc = [&](int r, int v) { return accs[r * V + v]; };
   a.mov(kCol, kRow);
-  if (s.kw > 1) {
-    a.mov(kKw, i32(s.kw));
-    a.bind(lkw);
-  }
-  a.mov(kPix, kCol);
-  const int U = 4;
-  const int64_t full = s.cin_g / U, rem = s.cin_g % U, wstep = int64_t{V} * W * 4;
-  const bool stream = s.blocking.stream_weights;
-  auto body = [&](int u) {
-    if (!stream) {
-      for (int v = 0; v < V; ++v) ve.load(wreg + v, at(kWk, u * wstep + v * W * 4));
-    }
-    for (int r = 0; r < R; ++r) {
-      const x86::Mem x = at(kPix, u * 4 + t.in[static_cast<size_t>(r)]);
-      if (stream) {
-        ve.broadcast(xb, x);
-        for (int v = 0; v < V; ++v) ve.fmadd_mem(acc(r, v), xb, at(kWk, u * wstep + v * W * 4));
-        continue;
-      }
-      if (V == 1) {
-        ve.fmadd_bcast(acc(r, 0), wreg, x, xb);  // one input, one FMA: broadcast in the FMA where the ISA can
-        continue;
-      }
-      ve.broadcast(xb, x);
-      for (int v = 0; v < V; ++v) ve.fmadd(acc(r, v), xb, wreg + v);
-    }
-  };
-  if (full > 0) {
-    Label lci = a.newLabel();
-    a.mov(kCi, i32(full));
-    a.bind(lci);
-    for (int u = 0; u < U; ++u) body(u);
-    a.add(kPix, U * 4);
-    add_imm(a, kWk, U * wstep);
-    a.dec(kCi);
-    a.jnz(lci);
-  }
-  for (int u = 0; u < rem; ++u) body(u);
-  add_imm(a, kWk, rem * wstep);
-  if (s.kw > 1) {
-    add_imm(a, kCol, s.dw * s.in_c * 4);
-    a.dec(kKw);
-    a.jnz(lkw);
-  }
+  repeat_loop(
+      a, kKw, s.kw,
+      [&] {
+        a.mov(kPix, kCol);
+        const int U = 4;
+        const int64_t full = s.cin_g / U, rem = s.cin_g % U, wstep = int64_t{V} * W * 4;
+        const bool stream = s.blocking.stream_weights;
+        auto body = [&](int u) {
+          if (!stream) {
+            for (int v = 0; v < V; ++v) ve.load(wreg + v, at(kWk, u * wstep + v * W * 4));
+          }
+          for (int r = 0; r < R; ++r) {
+            const x86::Mem x = at(kPix, u * 4 + t.in[static_cast<size_t>(r)]);
+            if (stream) {
+              ve.broadcast(xb, x);
+              for (int v = 0; v < V; ++v) ve.fmadd_mem(acc(r, v), xb, at(kWk, u * wstep + v * W * 4));
+              continue;
+            }
+            if (V == 1) {
+              ve.fmadd_bcast(acc(r, 0), wreg, x, xb);  // one input, one FMA: broadcast in the FMA where the ISA can
+              continue;
+            }
+            ve.broadcast(xb, x);
+            for (int v = 0; v < V; ++v) ve.fmadd(acc(r, v), xb, wreg + v);
+          }
+        };
+        if (full > 0) {
+          counted_loop(a, kCi, full, [&] {
+            for (int u = 0; u < U; ++u) body(u);
+            a.add(kPix, U * 4);
+            add_imm(a, kWk, U * wstep);
+          });
+        }
+        for (int u = 0; u < rem; ++u) body(u);
+        add_imm(a, kWk, rem * wstep);
+      },
+      [&] { add_imm(a, kCol, s.dw * s.in_c * 4); });
 }
 
 // The channel loop of a kernel row whose kw taps are unrolled in `per_channel` (one input channel,
@@ -263,20 +255,11 @@ void unrolled_taps_channel_loop(VecEmitter& ve, const ConvSpec& s, int64_t wstep
                                 const std::function<void()>& per_channel) {
   x86::Assembler& a = ve.as();
   a.mov(kPix, kRow);
-  Label lci = a.newLabel();
-  if (s.cin_g > 1) {
-    a.mov(kCi, i32(s.cin_g));
-    a.bind(lci);
-  }
-  per_channel();
-  if (s.cin_g > 1) {
+  repeat_loop(a, kCi, s.cin_g, per_channel, [&] {
     a.add(kPix, 4);
     add_imm(a, kWk, wstep);
-    a.dec(kCi);
-    a.jnz(lci);
-  } else {
-    add_imm(a, kWk, wstep);
-  }
+  });
+  if (s.cin_g == 1) add_imm(a, kWk, wstep);  // the loop's weight step, for the one channel
   add_imm(a, kWk, (s.kw - 1) * s.cin_g * wstep);
 }
 
@@ -285,7 +268,7 @@ void unrolled_taps_channel_loop(VecEmitter& ve, const ConvSpec& s, int64_t wstep
 // address is broadcast once and feeds every (position, tap) pair that reads it. Referee's 5x5
 // stride-2 stem with 7 positions: 17 broadcasts per channel instead of 35. Same register use as
 // conv_taps; leaves kWk at the next kernel row's weights.
-void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, int xb) {
+void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int xb) {
   const int W = ve.width();
   const int R = static_cast<int>(t.in.size());
   const int64_t wstep = int64_t{V} * W * 4, tap_step = s.cin_g * wstep;
@@ -298,7 +281,7 @@ void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t
     for (const auto& [disp, pairs] : readers) {
       ve.broadcast(xb, at(kPix, disp));
       for (const auto& [r, kx] : pairs) {
-        for (int v = 0; v < V; ++v) ve.fmadd_mem(r * V + v, xb, at(kWk, kx * tap_step + v * W * 4));
+        for (int v = 0; v < V; ++v) ve.fmadd_mem(accs[r * V + v], xb, at(kWk, kx * tap_step + v * W * 4));
       }
     }
   });
@@ -315,15 +298,12 @@ void conv_blocks(VecEmitter& ve, const ConvSpec& s, const TileLayout& t) {
   a.mov(kW, slot(kWBase));
   a.mov(kBias, slot(kBBase));
   if (nb > 1) {
-    Label l = a.newLabel();
-    a.mov(slot(kOcbCnt), i32(nb - 1));
-    a.bind(l);
-    conv_tile(ve, s, t, vmax, W);
-    add_imm(a, kOb, cw * 4);
-    add_imm(a, kW, s.kh * s.kw * s.cin_g * cw * 4);
-    add_imm(a, kBias, cw * 4);
-    a.dec(slot(kOcbCnt));
-    a.jnz(l);
+    counted_loop(a, slot(kOcbCnt), nb - 1, [&] {
+      conv_tile(ve, s, t, vmax, W);
+      add_imm(a, kOb, cw * 4);
+      add_imm(a, kW, s.kh * s.kw * s.cin_g * cw * 4);
+      add_imm(a, kBias, cw * 4);
+    });
   }
   conv_tile(ve, s, t, vl, lanes_last);
 }
@@ -356,11 +336,13 @@ ConvTileProblem tile_problem(const VecEmitter& ve, const ConvSpec& s) {
 // address is usually loaded once per channel instead of once per product, and every accumulator
 // gets one product per tile-width of FMAs (no latency chain). bop's 7x7/2 stem with 11 positions:
 // 27 broadcasts and 7 weight loads per 77 FMAs, where conv_taps loads a broadcast per FMA.
-void conv_row_taps_cached(VecEmitter& ve, const ConvSpec& s, const TileLayout& t) {
+void conv_row_taps_cached(VecEmitter& ve, VecRegPool& pool, const ConvSpec& s, const TileLayout& t,
+                          const VecRegs& accs) {
   const int R = static_cast<int>(t.in.size());
-  const int first_w = R, first_cache = R + static_cast<int>(s.kw);
-  const int ncache = ve.usable_regs() - first_cache;
+  const VecRegs weights = pool.take_array(static_cast<int>(s.kw), "kernel row weights");
+  const int ncache = pool.free_count();
   if (ncache < 1) throw Error("JIT internal error: no register left for cached broadcasts");
+  const VecRegs cache = pool.take_array(ncache, "broadcast cache");
   const int64_t wstep = int64_t{ve.width()} * 4, tap_step = s.cin_g * wstep;
   std::vector<int> order;  // taps, phase-major
   for (int64_t ph = 0; ph < s.sw; ++ph) {
@@ -369,7 +351,7 @@ void conv_row_taps_cached(VecEmitter& ve, const ConvSpec& s, const TileLayout& t
     }
   }
   unrolled_taps_channel_loop(ve, s, wstep, [&] {
-    for (int kx = 0; kx < s.kw; ++kx) ve.load(first_w + kx, at(kWk, kx * tap_step));
+    for (int kx = 0; kx < s.kw; ++kx) ve.load(weights[kx], at(kWk, kx * tap_step));
     std::vector<int64_t> held(static_cast<size_t>(ncache), 0), used(static_cast<size_t>(ncache), -1);
     int64_t clock = 0;
     for (int kx : order) {
@@ -385,10 +367,10 @@ void conv_row_taps_cached(VecEmitter& ve, const ConvSpec& s, const TileLayout& t
             if (used[static_cast<size_t>(i)] < used[static_cast<size_t>(c)]) c = i;
           }
           held[static_cast<size_t>(c)] = disp;
-          ve.broadcast(first_cache + c, at(kPix, disp));
+          ve.broadcast(cache[c], at(kPix, disp));
         }
         used[static_cast<size_t>(c)] = clock++;
-        ve.fmadd(r, first_w + kx, first_cache + c);
+        ve.fmadd(accs[r], weights[kx], cache[c]);
       }
     }
   });
@@ -402,36 +384,27 @@ void conv_nest(VecEmitter& ve, const ConvSpec& s, const ConvTileProblem& p, cons
   a.mov(slot(kInRow), x86::rax);
   a.mov(x86::rax, slot(kOutN));
   a.mov(slot(kOutRow), x86::rax);
-  a.mov(slot(kOhCnt), i32(p.out_h / t.rows));
-  Label loh = a.newLabel();
-  a.bind(loh);
-  a.mov(kIn, slot(kInRow));
-  a.mov(kOut, slot(kOutRow));
-  const int64_t full = p.out_w / t.cols, rem = p.out_w % t.cols;
-  const TileLayout tile = tile_layout(t, p);
-  if (full == 1) {
-    conv_blocks(ve, s, tile);
-  } else if (full > 1) {
-    Label low = a.newLabel();
-    a.mov(slot(kOwtCnt), i32(full));
-    a.bind(low);
-    conv_blocks(ve, s, tile);
-    add_imm(a, kIn, t.cols * p.in_col);
-    add_imm(a, kOut, t.cols * p.out_col);
-    a.dec(slot(kOwtCnt));
-    a.jnz(low);
-  }
-  if (rem > 0) {
-    if (full == 1) {
-      add_imm(a, kIn, t.cols * p.in_col);
-      add_imm(a, kOut, t.cols * p.out_col);
+  counted_loop(a, slot(kOhCnt), p.out_h / t.rows, [&] {
+    a.mov(kIn, slot(kInRow));
+    a.mov(kOut, slot(kOutRow));
+    const int64_t full = p.out_w / t.cols, rem = p.out_w % t.cols;
+    const TileLayout tile = tile_layout(t, p);
+    if (full >= 1) {
+      repeat_loop(a, slot(kOwtCnt), full, [&] { conv_blocks(ve, s, tile); }, [&] {
+        add_imm(a, kIn, t.cols * p.in_col);
+        add_imm(a, kOut, t.cols * p.out_col);
+      });
     }
-    conv_blocks(ve, s, tile_layout(ConvTile{t.samples, t.rows, static_cast<int>(rem)}, p));
-  }
-  add_slot(a, kInRow, t.rows * p.in_row);
-  add_slot(a, kOutRow, t.rows * p.out_row);
-  a.dec(slot(kOhCnt));
-  a.jnz(loh);
+    if (rem > 0) {
+      if (full == 1) {  // repeat_loop does not advance after a single tile
+        add_imm(a, kIn, t.cols * p.in_col);
+        add_imm(a, kOut, t.cols * p.out_col);
+      }
+      conv_blocks(ve, s, tile_layout(ConvTile{t.samples, t.rows, static_cast<int>(rem)}, p));
+    }
+    add_slot(a, kInRow, t.rows * p.in_row);
+    add_slot(a, kOutRow, t.rows * p.out_row);
+  });
 }
 
 // Spatial conv of one group: groups of plan.batched.samples samples through the batched nest
@@ -471,13 +444,11 @@ void conv_spatial(VecEmitter& ve, const ConvSpec& s, int64_t g) {
     a.test(kN, kN);
     a.jz(ldone);
   }
-  Label lone = a.newLabel();
-  a.bind(lone);
-  conv_nest(ve, s, p, plan.single);
-  add_slot(a, kInN, p.in_sample);
-  add_slot(a, kOutN, p.out_sample);
-  a.dec(kN);
-  a.jnz(lone);
+  count_down_loop(a, kN, [&] {
+    conv_nest(ve, s, p, plan.single);
+    add_slot(a, kInN, p.in_sample);
+    add_slot(a, kOutN, p.out_sample);
+  });
   a.bind(ldone);
 }
 
@@ -495,8 +466,12 @@ void set_weight_slots(VecEmitter& ve, int64_t w_off, int64_t b_off) {
 void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_last) {
   x86::Assembler& a = ve.as();
   const int W = ve.width();
-  auto acc = [&](int r, int v) { return r * V + v; };
-  const int wreg = R * V, xr = s.op == WindowOp::kDepthwise ? R * V + V : R * V;
+  VecRegPool pool(ve, "f32-window");
+  const VecRegs accs = pool.take_array(R * V, "acc");
+  const VecRegs weights = pool.take_array(s.op == WindowOp::kDepthwise ? V : 0, "weights");
+  const VecReg xr = pool.take("input");
+  const int wreg = weights.first();
+  auto acc = [&](int r, int v) { return accs[r * V + v]; };
   const int64_t ps_in = s.sw * s.c * 4, ps_out = s.c * 4;
   for (int v = 0; v < V; ++v) {
     if (s.op == WindowOp::kMax) ve.load_const(acc(0, v), -std::numeric_limits<float>::infinity());
@@ -506,53 +481,42 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
   }
   a.mov(kWk, kW);
   a.mov(kRow, kCi);
-  Label lkh = a.newLabel(), lkw = a.newLabel();
-  if (s.kh > 1) {
-    a.mov(kKh, i32(s.kh));
-    a.bind(lkh);
-  }
-  a.mov(kCol, kRow);
-  if (s.kw > 1) {
-    a.mov(kKw, i32(s.kw));
-    a.bind(lkw);
-  }
-  if (s.op == WindowOp::kDepthwise) {
-    for (int v = 0; v < V; ++v) ve.load(wreg + v, at(kWk, v * W * 4));
-    add_imm(a, kWk, int64_t{V} * W * 4);
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int v = 0; v < V; ++v) {
-      const x86::Mem x = at(kCol, r * ps_in + v * W * 4);
-      const int lanes = v == V - 1 ? lanes_last : W;
-      if (s.op == WindowOp::kDepthwise && lanes == W && ve.fmadd_needs_copy()) {
-        // The input is read once per product anyway: loading it into the product's temporary
-        // saves SSE the register copy (bop's depthwise layers: 258 -> 175 us). With FMA the
-        // separate load measured as fast or faster, so those ISAs keep it.
-        ve.fmadd_mem(acc(r, v), wreg + v, x);
-        continue;
-      }
-      ve.load_lanes(xr, x, lanes);
-      if (s.op == WindowOp::kDepthwise) ve.fmadd(acc(r, v), xr, wreg + v);
-      else if (s.op == WindowOp::kMax) ve.max(acc(r, v), acc(r, v), xr);
-      else ve.add(acc(r, v), acc(r, v), xr);
+  const auto tap = [&] {
+    if (s.op == WindowOp::kDepthwise) {
+      for (int v = 0; v < V; ++v) ve.load(wreg + v, at(kWk, v * W * 4));
+      add_imm(a, kWk, int64_t{V} * W * 4);
     }
-  }
-  if (s.kw > 1) {
-    add_imm(a, kCol, s.dw * s.c * 4);
-    a.dec(kKw);
-    a.jnz(lkw);
-  }
-  if (s.kh > 1) {
-    add_imm(a, kRow, s.dh * s.in_w * s.c * 4);
-    a.dec(kKh);
-    a.jnz(lkh);
-  }
+    for (int r = 0; r < R; ++r) {
+      for (int v = 0; v < V; ++v) {
+        const x86::Mem x = at(kCol, r * ps_in + v * W * 4);
+        const int lanes = v == V - 1 ? lanes_last : W;
+        if (s.op == WindowOp::kDepthwise && lanes == W && ve.fmadd_needs_copy()) {
+          // The input is read once per product anyway: loading it into the product's temporary
+          // saves SSE the register copy (bop's depthwise layers: 258 -> 175 us). With FMA the
+          // separate load measured as fast or faster, so those ISAs keep it.
+          ve.fmadd_mem(acc(r, v), wreg + v, x);
+          continue;
+        }
+        ve.load_lanes(xr, x, lanes);
+        if (s.op == WindowOp::kDepthwise) ve.fmadd(acc(r, v), xr, wreg + v);
+        else if (s.op == WindowOp::kMax) ve.max(acc(r, v), acc(r, v), xr);
+        else ve.add(acc(r, v), acc(r, v), xr);
+      }
+    }
+  };
+  repeat_loop(
+      a, kKh, s.kh,
+      [&] {
+        a.mov(kCol, kRow);
+        repeat_loop(a, kKw, s.kw, tap, [&] { add_imm(a, kCol, s.dw * s.c * 4); });
+      },
+      [&] { add_imm(a, kRow, s.dh * s.in_w * s.c * 4); });
   if (s.op == WindowOp::kSum && s.scale != 1.0f) {
     ve.load_const(xr, s.scale);
-    for (int i = 0; i < R * V; ++i) ve.mul(i, i, xr);
+    for (int i = 0; i < R * V; ++i) ve.mul(accs[i], accs[i], xr);
   }
   if (s.residual) add_residual(ve, strided_layout(R, ps_in, ps_out).out, V, lanes_last, xr);
-  emit_fused_act(ve, s.act, 0, R * V, xr);
+  emit_fused_act(ve, s.act, accs.first(), accs.size(), xr);
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
       ve.store_lanes(at(kOb, r * ps_out + v * W * 4), acc(r, v), v == V - 1 ? lanes_last : W);
@@ -572,16 +536,13 @@ void window_blocks(VecEmitter& ve, const WindowSpec& s, int R) {
   a.mov(kW, slot(kWBase));
   a.mov(kBias, slot(kBBase));
   if (nb > 1) {
-    Label l = a.newLabel();
-    a.mov(slot(kOcbCnt), i32(nb - 1));
-    a.bind(l);
-    window_tile(ve, s, R, vmax, W);
-    add_imm(a, kOb, cw * 4);
-    add_imm(a, kCi, cw * 4);
-    add_imm(a, kW, s.kh * s.kw * cw * 4);
-    add_imm(a, kBias, cw * 4);
-    a.dec(slot(kOcbCnt));
-    a.jnz(l);
+    counted_loop(a, slot(kOcbCnt), nb - 1, [&] {
+      window_tile(ve, s, R, vmax, W);
+      add_imm(a, kOb, cw * 4);
+      add_imm(a, kCi, cw * 4);
+      add_imm(a, kW, s.kh * s.kw * cw * 4);
+      add_imm(a, kBias, cw * 4);
+    });
   }
   window_tile(ve, s, R, vl, lanes_last);
 }
@@ -594,13 +555,10 @@ void emit_fill(VecEmitter& ve, const x86::Gp& p, int64_t count, int v) {
   const int W = ve.width();
   const int64_t full = count / W, tail = count % W;
   if (full > 4) {
-    Label l = a.newLabel();
-    a.mov(kKh, i32(full));
-    a.bind(l);
-    ve.store(x86::ptr(p), v);
-    a.add(p, W * 4);
-    a.dec(kKh);
-    a.jnz(l);
+    counted_loop(a, kKh, full, [&] {
+      ve.store(x86::ptr(p), v);
+      a.add(p, W * 4);
+    });
   } else {
     for (int64_t i = 0; i < full; ++i) ve.store(at(p, i * W * 4), v);
     add_imm(a, p, full * W * 4);
@@ -617,15 +575,12 @@ void emit_copy(VecEmitter& ve, const x86::Gp& dst, const x86::Gp& src, int64_t c
   const int W = ve.width();
   const int64_t full = count / W, tail = count % W;
   if (full > 4) {
-    Label l = a.newLabel();
-    a.mov(kKh, i32(full));
-    a.bind(l);
-    ve.load(v, x86::ptr(src));
-    ve.store(x86::ptr(dst), v);
-    a.add(src, W * 4);
-    a.add(dst, W * 4);
-    a.dec(kKh);
-    a.jnz(l);
+    counted_loop(a, kKh, full, [&] {
+      ve.load(v, x86::ptr(src));
+      ve.store(x86::ptr(dst), v);
+      a.add(src, W * 4);
+      a.add(dst, W * 4);
+    });
   } else {
     for (int64_t i = 0; i < full; ++i) {
       ve.load(v, at(src, i * W * 4));
@@ -804,18 +759,16 @@ void emit_conv(VecEmitter& ve, const ConvSpec& s) {
     a.mov(slot(kGrpIn), 0);
     a.mov(slot(kGrpOut), 0);
     a.mov(slot(kGrpW), 0);
-    Label lg = a.newLabel();
-    a.bind(lg);
-    set_weight_slots(ve, s.group_weight_off[0], s.group_bias_off[0]);
-    a.mov(x86::rax, slot(kGrpW));
-    a.add(slot(kWBase), x86::rax);
-    a.add(slot(kBBase), x86::rax);
-    conv_spatial(ve, s, -1);
-    a.add(slot(kGrpIn), i32(s.cin_g * 4));
-    a.add(slot(kGrpOut), i32(s.cout_g * 4));
-    a.add(slot(kGrpW), i32(stride * 4));
-    a.dec(slot(kGrpCnt));
-    a.jnz(lg);
+    count_down_loop(a, slot(kGrpCnt), [&] {
+      set_weight_slots(ve, s.group_weight_off[0], s.group_bias_off[0]);
+      a.mov(x86::rax, slot(kGrpW));
+      a.add(slot(kWBase), x86::rax);
+      a.add(slot(kBBase), x86::rax);
+      conv_spatial(ve, s, -1);
+      a.add(slot(kGrpIn), i32(s.cin_g * 4));
+      a.add(slot(kGrpOut), i32(s.cout_g * 4));
+      a.add(slot(kGrpW), i32(stride * 4));
+    });
     return;
   }
   for (int64_t g = 0; g < s.groups; ++g) {
