@@ -461,6 +461,27 @@ void set_weight_slots(VecEmitter& ve, int64_t w_off, int64_t b_off) {
   a.mov(slot(kWBase), kW);
 }
 
+// The general-purpose registers of the spatial loops, the block loops and the tile code of the
+// convolution (window = false) and window (depthwise, pooling) kernels: every register but rax and
+// rsp. kPix points into the input channels inside a tile and holds the residual delta in its
+// epilogue (add_residual), both in the same role: the tile's scratch pointer.
+void declare_spatial_roles(GpRoles& g, bool window) {
+  (void)g.role("args", kArgs);
+  (void)g.role("tile input", kIn);
+  (void)g.role("tile output", kOut);
+  (void)g.role("samples / GEMM rows left", kN);
+  (void)g.role("block weights", kW);
+  (void)g.role("block bias", kBias);
+  (void)g.role("block output", kOb);
+  (void)g.role(window ? "block input" : "input channels left", kCi);
+  (void)g.role("running weights", kWk);
+  (void)g.role("kernel row input", kRow);
+  (void)g.role("kernel column input", kCol);
+  (void)g.role("kernel rows left", kKh);
+  (void)g.role("kernel columns left", kKw);
+  (void)g.role("channel input / residual delta", kPix);
+}
+
 // ---- window ops (depthwise conv, pooling) --------------------------------------------------
 
 void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_last) {
@@ -597,78 +618,78 @@ void emit_copy(VecEmitter& ve, const x86::Gp& dst, const x86::Gp& src, int64_t c
   }
 }
 
-// Element-wise activation on register 0 (registers 1, 2 free).
-void emit_unary_op(VecEmitter& ve, const UnarySpec& s) {
+// Element-wise activation on register x; t and u are free.
+void emit_unary_op(VecEmitter& ve, const UnarySpec& s, int x, int t, int u) {
   using K = ActivationKind;
   if (s.relu_layer) {
-    ve.mov(2, 0);
-    ve.zero(1);
-    ve.max(0, 0, 1);
+    ve.mov(u, x);
+    ve.zero(t);
+    ve.max(x, x, t);
     if (s.negative_slope != 0.0f) {
-      ve.min(2, 2, 1);
-      ve.load_const(1, s.negative_slope);
-      ve.mul(2, 2, 1);
-      ve.add(0, 0, 2);
+      ve.min(u, u, t);
+      ve.load_const(t, s.negative_slope);
+      ve.mul(u, u, t);
+      ve.add(x, x, u);
     }
     if (s.has_max) {
-      ve.load_const(1, s.max_value);
-      ve.min(0, 0, 1);
+      ve.load_const(t, s.max_value);
+      ve.min(x, x, t);
     }
     return;
   }
   auto hard_sigmoid_k3 = [&] {
-    ve.load_const(1, 3.0f);
-    ve.add(0, 0, 1);
-    ve.zero(1);
-    ve.max(0, 0, 1);
-    ve.load_const(1, 6.0f);
-    ve.min(0, 0, 1);
-    ve.div(0, 0, 1);
+    ve.load_const(t, 3.0f);
+    ve.add(x, x, t);
+    ve.zero(t);
+    ve.max(x, x, t);
+    ve.load_const(t, 6.0f);
+    ve.min(x, x, t);
+    ve.div(x, x, t);
   };
   switch (s.act) {
     case K::kLinear: break;
     case K::kRelu:
     case K::kRelu6:
-      emit_fused_act(ve, s.act, 0, 1, 1);
+      emit_fused_act(ve, s.act, x, 1, t);
       break;
     case K::kLeakyRelu:
-      ve.load_const(1, 0.2f);
-      ve.mul(1, 0, 1);
-      ve.max(0, 0, 1);
+      ve.load_const(t, 0.2f);
+      ve.mul(t, x, t);
+      ve.max(x, x, t);
       break;
     case K::kHardSigmoidK2:
-      ve.load_const(1, 0.2f);
-      ve.mul(0, 0, 1);
-      ve.load_const(1, 0.5f);
-      ve.add(0, 0, 1);
-      ve.zero(1);
-      ve.max(0, 0, 1);
-      ve.load_const(1, 1.0f);
-      ve.min(0, 0, 1);
+      ve.load_const(t, 0.2f);
+      ve.mul(x, x, t);
+      ve.load_const(t, 0.5f);
+      ve.add(x, x, t);
+      ve.zero(t);
+      ve.max(x, x, t);
+      ve.load_const(t, 1.0f);
+      ve.min(x, x, t);
       break;
     case K::kHardSigmoidK3: hard_sigmoid_k3(); break;
     case K::kHardSwish:
-      ve.mov(2, 0);
+      ve.mov(u, x);
       hard_sigmoid_k3();
-      ve.mul(0, 0, 2);
+      ve.mul(x, x, u);
       break;
     case K::kSoftsign:
-      ve.zero(1);
-      ve.sub(1, 1, 0);
-      ve.max(1, 1, 0);
-      ve.load_const(2, 1.0f);
-      ve.add(1, 1, 2);
-      ve.div(0, 0, 1);
+      ve.zero(t);
+      ve.sub(t, t, x);
+      ve.max(t, t, x);
+      ve.load_const(u, 1.0f);
+      ve.add(t, t, u);
+      ve.div(x, x, t);
       break;
     case K::kReciprocal:
-      ve.load_const(1, 1.0f);
-      ve.div(0, 1, 0);
+      ve.load_const(t, 1.0f);
+      ve.div(x, t, x);
       break;
-    case K::kSqrt: ve.sqrt(0, 0); break;
+    case K::kSqrt: ve.sqrt(x, x); break;
     case K::kAbs:
-      ve.zero(1);
-      ve.sub(1, 1, 0);
-      ve.max(0, 0, 1);  // max(x, -x)
+      ve.zero(t);
+      ve.sub(t, t, x);
+      ve.max(x, x, t);  // max(x, -x)
       break;
     default:
       throw Error(std::string("JIT: activation '") + activation_name(s.act) + "' is not vectorised");
@@ -745,6 +766,8 @@ bool uniform_groups(const ConvSpec& s) {
 }
 
 void emit_conv(VecEmitter& ve, const ConvSpec& s) {
+  GpRoles roles(s.rows_mode ? "f32-gemm" : "f32-conv");
+  declare_spatial_roles(roles, false);
   const int R = s.blocking.rows;
   // The residual is read at the output's displacements, so both must share one layout.
   if (s.residual && !s.out_place.dense()) throw Error("JIT internal error: a fused residual with a bordered output");
@@ -805,6 +828,8 @@ void pack_depthwise_weights(WindowSpec& s, int width, const std::vector<float>& 
 }
 
 void emit_window(VecEmitter& ve, const WindowSpec& s) {
+  GpRoles roles("f32-window");
+  declare_spatial_roles(roles, true);
   if (s.residual && !s.out_place.dense()) throw Error("JIT internal error: a fused residual with a bordered output");
   if (s.residual) load_residual_delta(ve);
   set_weight_slots(ve, s.weight_off, s.bias_off);
@@ -821,106 +846,110 @@ void emit_pad(VecEmitter& ve, const PadSpec& s) {
   x86::Assembler& a = ve.as();
   const int W = ve.width();
   const int64_t cd = s.c * s.dm, wp = s.w + s.left + s.right;
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
-  a.mov(kIn, x86::qword_ptr(kIn, 0));
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
-  if (s.value == 0.0f) ve.zero(0);
-  else ve.load_const(0, s.value);
-  Label ln = a.newLabel(), lh = a.newLabel();
-  a.bind(ln);
-  emit_fill(ve, kOut, s.top * wp * cd, 0);
-  a.mov(slot(kOhCnt), i32(s.h));
-  a.bind(lh);
-  emit_fill(ve, kOut, s.left * cd, 0);
-  if (s.border_only) {
-    add_imm(a, kOut, s.w * s.c * 4);  // the producer's interior row
-  } else if (s.dm == 1) {
-    emit_copy(ve, kOut, kIn, s.w * s.c, 1);
-  } else {
-    Label lw = a.newLabel();
-    a.mov(kCi, i32(s.w));
-    a.bind(lw);
-    for (int64_t c = 0; c < s.c; ++c) {
-      ve.broadcast(1, at(kIn, c * 4));
-      for (int64_t j = 0; j < s.dm; j += W) {
-        ve.store_lanes(at(kOut, (c * s.dm + j) * 4), 1, static_cast<int>(std::min<int64_t>(W, s.dm - j)));
+  GpRoles g("f32-pad");
+  const x86::Gp args = g.role("args", kArgs), in = g.role("input", kIn), out = g.role("output", kOut);
+  const x86::Gp samples = g.role("samples left", kN), cols = g.role("columns left (depth multiplier)", kCi);
+  g.clobbered_by("emit_fill/emit_copy", kKh);
+  VecRegPool pool(ve, "f32-pad");
+  const VecReg fill = pool.take("fill value"), x = pool.take("input");
+  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(in, 0));
+  a.mov(out, x86::qword_ptr(args, 8));
+  a.mov(samples, x86::qword_ptr(args, 24));
+  if (s.value == 0.0f) ve.zero(fill);
+  else ve.load_const(fill, s.value);
+  count_down_loop(a, samples, [&] {
+    emit_fill(ve, out, s.top * wp * cd, fill);
+    counted_loop(a, slot(kOhCnt), s.h, [&] {
+      emit_fill(ve, out, s.left * cd, fill);
+      if (s.border_only) {
+        add_imm(a, out, s.w * s.c * 4);  // the producer's interior row
+      } else if (s.dm == 1) {
+        emit_copy(ve, out, in, s.w * s.c, x);
+      } else {
+        counted_loop(a, cols, s.w, [&] {
+          for (int64_t c = 0; c < s.c; ++c) {
+            ve.broadcast(x, at(in, c * 4));
+            for (int64_t j = 0; j < s.dm; j += W) {
+              ve.store_lanes(at(out, (c * s.dm + j) * 4), x, static_cast<int>(std::min<int64_t>(W, s.dm - j)));
+            }
+          }
+          add_imm(a, in, s.c * 4);
+          add_imm(a, out, cd * 4);
+        });
       }
-    }
-    add_imm(a, kIn, s.c * 4);
-    add_imm(a, kOut, cd * 4);
-    a.dec(kCi);
-    a.jnz(lw);
-  }
-  emit_fill(ve, kOut, s.right * cd, 0);
-  a.dec(slot(kOhCnt));
-  a.jnz(lh);
-  emit_fill(ve, kOut, s.bottom * wp * cd, 0);
-  a.dec(kN);
-  a.jnz(ln);
+      emit_fill(ve, out, s.right * cd, fill);
+    });
+    emit_fill(ve, out, s.bottom * wp * cd, fill);
+  });
 }
 
 void emit_unary(VecEmitter& ve, const UnarySpec& s) {
   x86::Assembler& a = ve.as();
   const int W = ve.width();
   const int64_t esize = s.u8 ? 1 : 4;
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
-  a.mov(kIn, x86::qword_ptr(kIn, 0));
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  GpRoles g(s.channels > 0 ? "f32-affine" : "f32-unary");
+  const x86::Gp args = g.role("args", kArgs), in = g.role("input", kIn), out = g.role("output", kOut);
+  const x86::Gp left = g.role("positions / elements left", kN);
+  VecRegPool pool(ve, s.channels > 0 ? "f32-affine" : "f32-unary");
+  const VecReg x = pool.take("x"), t = pool.take("t"), u = pool.take("u");
+  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(in, 0));
+  a.mov(out, x86::qword_ptr(args, 8));
+  a.mov(left, x86::qword_ptr(args, 24));
   if (s.channels > 0) {
     // Per-channel affine then activation; one position (C floats) per iteration.
+    const x86::Gp scale = g.role("scale", kW), shift = g.role("shift", kBias);
     const int64_t C = s.channels, positions = s.count / C;
-    a.mov(kW, x86::qword_ptr(kArgs, 16));
-    a.lea(kBias, at(kW, s.shift_off * 4));
-    add_imm(a, kW, s.scale_off * 4);
-    a.imul(kN, kN, i32(positions));
-    Label lp = a.newLabel();
-    a.bind(lp);
-    for (int64_t j = 0; j < C; j += W) {
-      const int lanes = static_cast<int>(std::min<int64_t>(W, C - j));
-      ve.load_lanes(0, at(kIn, j * 4), lanes);
-      ve.load(1, at(kW, j * 4));
-      ve.mul(0, 0, 1);
-      ve.load(1, at(kBias, j * 4));
-      ve.add(0, 0, 1);
-      emit_unary_op(ve, s);
-      ve.store_lanes(at(kOut, j * 4), 0, lanes);
-    }
-    add_imm(a, kIn, C * 4);
-    add_imm(a, kOut, C * 4);
-    a.dec(kN);
-    a.jnz(lp);
+    a.mov(scale, x86::qword_ptr(args, 16));
+    a.lea(shift, at(scale, s.shift_off * 4));
+    add_imm(a, scale, s.scale_off * 4);
+    a.imul(left, left, i32(positions));
+    count_down_loop(a, left, [&] {
+      for (int64_t j = 0; j < C; j += W) {
+        const int lanes = static_cast<int>(std::min<int64_t>(W, C - j));
+        ve.load_lanes(x, at(in, j * 4), lanes);
+        ve.load(t, at(scale, j * 4));
+        ve.mul(x, x, t);
+        ve.load(t, at(shift, j * 4));
+        ve.add(x, x, t);
+        emit_unary_op(ve, s, x, t, u);
+        ve.store_lanes(at(out, j * 4), x, lanes);
+      }
+      add_imm(a, in, C * 4);
+      add_imm(a, out, C * 4);
+    });
     return;
   }
-  if (s.count != 1) a.imul(kN, kN, i32(s.count));
-  Label lv = a.newLabel(), ltail = a.newLabel(), ls = a.newLabel(), ldone = a.newLabel();
+  if (s.count != 1) a.imul(left, left, i32(s.count));
+  Label lv = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
   a.bind(lv);
-  a.cmp(kN, W);
+  a.cmp(left, W);
   a.jb(ltail);
-  if (s.u8) ve.load_u8(0, x86::ptr(kIn));
-  else ve.load(0, x86::ptr(kIn));
-  emit_unary_op(ve, s);
-  ve.store(x86::ptr(kOut), 0);
-  a.add(kIn, i32(W * esize));
-  a.add(kOut, W * 4);
-  a.sub(kN, W);
+  if (s.u8) ve.load_u8(x, x86::ptr(in));
+  else ve.load(x, x86::ptr(in));
+  emit_unary_op(ve, s, x, t, u);
+  ve.store(x86::ptr(out), x);
+  a.add(in, i32(W * esize));
+  a.add(out, W * 4);
+  a.sub(left, W);
   a.jmp(lv);
   a.bind(ltail);
-  a.test(kN, kN);
+  a.test(left, left);
   a.jz(ldone);
-  a.bind(ls);
-  if (s.u8) ve.load_u8_scalar(0, x86::ptr(kIn));
-  else ve.load_scalar(0, x86::ptr(kIn));
-  emit_unary_op(ve, s);
-  ve.store_scalar(x86::ptr(kOut), 0);
-  a.add(kIn, i32(esize));
-  a.add(kOut, 4);
-  a.dec(kN);
-  a.jnz(ls);
+  count_down_loop(a, left, [&] {
+    if (s.u8) ve.load_u8_scalar(x, x86::ptr(in));  // eax: the hooks' scratch, no role
+    else ve.load_scalar(x, x86::ptr(in));
+    emit_unary_op(ve, s, x, t, u);
+    ve.store_scalar(x86::ptr(out), x);
+    a.add(in, i32(esize));
+    a.add(out, 4);
+  });
   a.bind(ldone);
 }
 
+// A call into C++ under the System V ABI, the kernel's last action: the argument registers
+// (rdi, rsi, rdx, rcx) and rax are loaded here whatever roles they had, so no roles are declared.
 void emit_helper_call(VecEmitter& ve, int helper_index, int64_t count, int64_t params_off) {
   x86::Assembler& a = ve.as();
   ve.leave();  // no dirty upper vector state across the call
@@ -939,102 +968,116 @@ void emit_helper_call(VecEmitter& ve, int helper_index, int64_t count, int64_t p
 void emit_merge(VecEmitter& ve, BinOp op, int inputs, int64_t count, float post_div) {
   x86::Assembler& a = ve.as();
   const int W = ve.width();
-  a.mov(kW, x86::qword_ptr(kArgs, 0));
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
-  a.imul(kN, kN, i32(count));
-  a.xor_(kPix, kPix);
+  GpRoles g("f32-merge");
+  const x86::Gp args = g.role("args", kArgs), table = g.role("input table", kW), out = g.role("output", kOut);
+  const x86::Gp left = g.role("elements left", kN), off = g.role("byte offset", kPix), src = g.role("input", kRow);
+  VecRegPool pool(ve, "f32-merge");
+  const VecReg acc = pool.take("acc"), x = pool.take("operand");
+  a.mov(table, x86::qword_ptr(args, 0));
+  a.mov(out, x86::qword_ptr(args, 8));
+  a.mov(left, x86::qword_ptr(args, 24));
+  a.imul(left, left, i32(count));
+  a.xor_(off, off);
   auto body = [&](bool scalar) {
     for (int i = 0; i < inputs; ++i) {
-      a.mov(kRow, x86::qword_ptr(kW, i * 8));
-      const x86::Mem m = x86::ptr(kRow, kPix);
-      const int d = i == 0 ? 0 : 1;
+      a.mov(src, x86::qword_ptr(table, i * 8));
+      const x86::Mem m = x86::ptr(src, off);
+      const int d = i == 0 ? acc : x;
       if (scalar) ve.load_scalar(d, m);
       else ve.load(d, m);
       if (i == 0) continue;
       switch (op) {
-        case BinOp::kAdd: ve.add(0, 0, 1); break;
-        case BinOp::kSub: ve.sub(0, 0, 1); break;
-        case BinOp::kMul: ve.mul(0, 0, 1); break;
-        case BinOp::kMax: ve.max(0, 0, 1); break;
-        case BinOp::kMin: ve.min(0, 0, 1); break;
+        case BinOp::kAdd: ve.add(acc, acc, x); break;
+        case BinOp::kSub: ve.sub(acc, acc, x); break;
+        case BinOp::kMul: ve.mul(acc, acc, x); break;
+        case BinOp::kMax: ve.max(acc, acc, x); break;
+        case BinOp::kMin: ve.min(acc, acc, x); break;
       }
     }
     if (post_div != 1.0f) {
-      ve.load_const(1, post_div);
-      ve.div(0, 0, 1);
+      ve.load_const(x, post_div);
+      ve.div(acc, acc, x);
     }
-    const x86::Mem o = x86::ptr(kOut, kPix);
-    if (scalar) ve.store_scalar(o, 0);
-    else ve.store(o, 0);
+    const x86::Mem o = x86::ptr(out, off);
+    if (scalar) ve.store_scalar(o, acc);
+    else ve.store(o, acc);
   };
-  Label lv = a.newLabel(), ltail = a.newLabel(), ls = a.newLabel(), ldone = a.newLabel();
+  Label lv = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
   a.bind(lv);
-  a.cmp(kN, W);
+  a.cmp(left, W);
   a.jb(ltail);
   body(false);
-  a.add(kPix, W * 4);
-  a.sub(kN, W);
+  a.add(off, W * 4);
+  a.sub(left, W);
   a.jmp(lv);
   a.bind(ltail);
-  a.test(kN, kN);
+  a.test(left, left);
   a.jz(ldone);
-  a.bind(ls);
-  body(true);
-  a.add(kPix, 4);
-  a.dec(kN);
-  a.jnz(ls);
+  count_down_loop(a, left, [&] {
+    body(true);
+    a.add(off, 4);
+  });
   a.bind(ldone);
 }
 
 void emit_concat(VecEmitter& ve, int64_t outer, const std::vector<int64_t>& inner) {
   x86::Assembler& a = ve.as();
-  a.mov(kW, x86::qword_ptr(kArgs, 0));
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
-  a.imul(kN, kN, i32(outer));
-  a.xor_(kCi, kCi);
+  GpRoles g("f32-concat");
+  const x86::Gp args = g.role("args", kArgs), table = g.role("input table", kW), out = g.role("output", kOut);
+  const x86::Gp count = g.role("outer count", kN), i_outer = g.role("outer index", kCi);
+  const x86::Gp src = g.role("input", kRow), off = g.role("input offset", kCol);
+  g.clobbered_by("emit_copy", kKh);
+  VecRegPool pool(ve, "f32-concat");
+  const VecReg x = pool.take("x");
+  a.mov(table, x86::qword_ptr(args, 0));
+  a.mov(out, x86::qword_ptr(args, 8));
+  a.mov(count, x86::qword_ptr(args, 24));
+  a.imul(count, count, i32(outer));
+  a.xor_(i_outer, i_outer);
+  // Counts up: the index scales each input's offset.
   Label l = a.newLabel();
   a.bind(l);
   for (size_t i = 0; i < inner.size(); ++i) {
-    a.mov(kRow, x86::qword_ptr(kW, static_cast<int32_t>(i * 8)));
-    a.imul(kCol, kCi, i32(inner[i] * 4));
-    a.add(kRow, kCol);
-    emit_copy(ve, kOut, kRow, inner[i], 0);
+    a.mov(src, x86::qword_ptr(table, static_cast<int32_t>(i * 8)));
+    a.imul(off, i_outer, i32(inner[i] * 4));
+    a.add(src, off);
+    emit_copy(ve, out, src, inner[i], x);
   }
-  a.inc(kCi);
-  a.cmp(kCi, kN);
+  a.inc(i_outer);
+  a.cmp(i_outer, count);
   a.jb(l);
 }
 
 void emit_position_scale(VecEmitter& ve, int64_t positions, int64_t channels, int64_t map_off) {
   x86::Assembler& a = ve.as();
   const int W = ve.width();
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
-  a.mov(kIn, x86::qword_ptr(kIn, 0));
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
-  a.mov(kW, x86::qword_ptr(kArgs, 16));
-  add_imm(a, kW, map_off * 4);
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
-  Label ln = a.newLabel(), lp = a.newLabel();
-  a.bind(ln);
-  a.mov(kWk, kW);
-  a.mov(kCi, i32(positions));
-  a.bind(lp);
-  ve.broadcast(1, x86::ptr(kWk));
-  for (int64_t j = 0; j < channels; j += W) {
-    const int lanes = static_cast<int>(std::min<int64_t>(W, channels - j));
-    ve.load_lanes(0, at(kIn, j * 4), lanes);
-    ve.mul(0, 0, 1);
-    ve.store_lanes(at(kOut, j * 4), 0, lanes);
-  }
-  add_imm(a, kIn, channels * 4);
-  add_imm(a, kOut, channels * 4);
-  a.add(kWk, 4);
-  a.dec(kCi);
-  a.jnz(lp);
-  a.dec(kN);
-  a.jnz(ln);
+  GpRoles g("f32-position-scale");
+  const x86::Gp args = g.role("args", kArgs), in = g.role("input", kIn), out = g.role("output", kOut);
+  const x86::Gp map = g.role("scale map", kW), samples = g.role("samples left", kN);
+  const x86::Gp scale = g.role("position's scale", kWk), left = g.role("positions left", kCi);
+  VecRegPool pool(ve, "f32-position-scale");
+  const VecReg x = pool.take("x"), k = pool.take("scale");
+  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(in, 0));
+  a.mov(out, x86::qword_ptr(args, 8));
+  a.mov(map, x86::qword_ptr(args, 16));
+  add_imm(a, map, map_off * 4);
+  a.mov(samples, x86::qword_ptr(args, 24));
+  count_down_loop(a, samples, [&] {
+    a.mov(scale, map);
+    counted_loop(a, left, positions, [&] {
+      ve.broadcast(k, x86::ptr(scale));
+      for (int64_t j = 0; j < channels; j += W) {
+        const int lanes = static_cast<int>(std::min<int64_t>(W, channels - j));
+        ve.load_lanes(x, at(in, j * 4), lanes);
+        ve.mul(x, x, k);
+        ve.store_lanes(at(out, j * 4), x, lanes);
+      }
+      add_imm(a, in, channels * 4);
+      add_imm(a, out, channels * 4);
+      a.add(scale, 4);
+    });
+  });
 }
 
 }  // namespace nnd::jit
