@@ -1,6 +1,6 @@
-// Counted run-time loops for the kernel generators (private): the `mov counter, n; L: body;
-// dec counter; jnz L` shape written once. The counter is a general-purpose register or a stack
-// slot (x86/stack_frame_p.h).
+// Run-time loops for the kernel generators (private): the `mov counter, n; L: body; dec counter;
+// jnz L` shape written once, the vector-then-scalar element loop, and chunks() over a span of
+// floats. A counter is a general-purpose register or a stack slot (x86/stack_frame_p.h).
 #pragma once
 
 #include <cstdint>
@@ -72,6 +72,50 @@ inline void repeat_loop(x86::Assembler& a, const x86::Gp& counter, int64_t n, co
 inline void repeat_loop(x86::Assembler& a, const x86::Mem& counter, int64_t n, const std::function<void()>& body,
                         const std::function<void()>& advance) {
   loop_detail::repeated(a, counter, n, body, advance);
+}
+
+// While `counter` >= step: vector(), counter -= step; then scalar() `counter` times (none when 0).
+// vector() and scalar() advance their pointers themselves.
+inline void vector_then_scalar_loop(x86::Assembler& a, const x86::Gp& counter, int step,
+                                    const std::function<void()>& vector, const std::function<void()>& scalar) {
+  asmjit::Label lv = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
+  a.bind(lv);
+  a.cmp(counter, step);
+  a.jb(ltail);
+  vector();
+  a.sub(counter, step);
+  a.jmp(lv);
+  a.bind(ltail);
+  a.test(counter, counter);
+  a.jz(ldone);
+  count_down_loop(a, counter, scalar);
+  a.bind(ldone);
+}
+
+// Walks `count` floats in vector chunks: body(byte offset, lanes) against pointers the caller
+// advances in `advance(bytes)`. Up to 8 full vectors are emitted straight; longer spans loop
+// (kChunksCounter = kKh is the counter, x86/gp_roles_p.h) over `unroll` vectors per iteration,
+// and the pointers are restored after.
+inline void chunks(VecEmitter& ve, int64_t count, int unroll, const std::function<void(int64_t, int)>& body,
+                   const std::function<void(int64_t)>& advance) {
+  x86::Assembler& a = ve.as();
+  const int W = ve.width();
+  const int64_t full = count / W;
+  const int tail = static_cast<int>(count % W);
+  if (full > 8) {
+    const int64_t loops = full / unroll;
+    counted_loop(a, kKh, loops, [&] {
+      for (int64_t u = 0; u < unroll; ++u) body(u * W * 4, W);
+      advance(unroll * W * 4);
+    });
+    const int64_t rest = full - loops * unroll;
+    for (int64_t u = 0; u < rest; ++u) body(u * W * 4, W);
+    if (tail > 0) body(rest * W * 4, tail);
+    advance(-(loops * unroll * W * 4));
+    return;
+  }
+  for (int64_t i = 0; i < full; ++i) body(i * W * 4, W);
+  if (tail > 0) body(full * W * 4, tail);
 }
 
 }  // namespace nnd::jit::regs

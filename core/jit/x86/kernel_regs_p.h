@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <string>
 
@@ -75,35 +74,6 @@ inline void add_imm(x86::Assembler& a, const x86::Gp& r, int64_t v) {
 // slot += v (nothing emitted for 0), checked.
 inline void add_slot(x86::Assembler& a, int off, int64_t v) {
   if (v != 0) a.add(slot(off), i32(v));
-}
-
-// Walks `count` floats in vector chunks: body(byte offset, lanes) against pointers the caller
-// advances in `advance(bytes)`. Up to 8 full vectors are emitted straight; longer spans loop
-// (kKh is the counter) over `unroll` vectors per iteration, and the pointers are restored after.
-inline void chunks(VecEmitter& ve, int64_t count, int unroll,
-                   const std::function<void(int64_t, int)>& body,
-                   const std::function<void(int64_t)>& advance) {
-  x86::Assembler& a = ve.as();
-  const int W = ve.width();
-  const int64_t full = count / W;
-  const int tail = static_cast<int>(count % W);
-  if (full > 8) {
-    const int64_t loops = full / unroll;
-    asmjit::Label l = a.newLabel();
-    a.mov(kKh, i32(loops));
-    a.bind(l);
-    for (int64_t u = 0; u < unroll; ++u) body(u * W * 4, W);
-    advance(unroll * W * 4);
-    a.dec(kKh);
-    a.jnz(l);
-    const int64_t rest = full - loops * unroll;
-    for (int64_t u = 0; u < rest; ++u) body(u * W * 4, W);
-    if (tail > 0) body(rest * W * 4, tail);
-    advance(-(loops * unroll * W * 4));
-    return;
-  }
-  for (int64_t i = 0; i < full; ++i) body(i * W * 4, W);
-  if (tail > 0) body(full * W * 4, tail);
 }
 
 }  // namespace nnd::jit::regs

@@ -922,30 +922,24 @@ void emit_unary(VecEmitter& ve, const UnarySpec& s) {
     return;
   }
   if (s.count != 1) a.imul(left, left, i32(s.count));
-  Label lv = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
-  a.bind(lv);
-  a.cmp(left, W);
-  a.jb(ltail);
-  if (s.u8) ve.load_u8(x, x86::ptr(in));
-  else ve.load(x, x86::ptr(in));
-  emit_unary_op(ve, s, x, t, u);
-  ve.store(x86::ptr(out), x);
-  a.add(in, i32(W * esize));
-  a.add(out, W * 4);
-  a.sub(left, W);
-  a.jmp(lv);
-  a.bind(ltail);
-  a.test(left, left);
-  a.jz(ldone);
-  count_down_loop(a, left, [&] {
-    if (s.u8) ve.load_u8_scalar(x, x86::ptr(in));  // eax: the hooks' scratch, no role
-    else ve.load_scalar(x, x86::ptr(in));
-    emit_unary_op(ve, s, x, t, u);
-    ve.store_scalar(x86::ptr(out), x);
-    a.add(in, i32(esize));
-    a.add(out, 4);
-  });
-  a.bind(ldone);
+  vector_then_scalar_loop(
+      a, left, W,
+      [&] {
+        if (s.u8) ve.load_u8(x, x86::ptr(in));
+        else ve.load(x, x86::ptr(in));
+        emit_unary_op(ve, s, x, t, u);
+        ve.store(x86::ptr(out), x);
+        a.add(in, i32(W * esize));
+        a.add(out, W * 4);
+      },
+      [&] {
+        if (s.u8) ve.load_u8_scalar(x, x86::ptr(in));  // eax: the hooks' scratch, no role
+        else ve.load_scalar(x, x86::ptr(in));
+        emit_unary_op(ve, s, x, t, u);
+        ve.store_scalar(x86::ptr(out), x);
+        a.add(in, i32(esize));
+        a.add(out, 4);
+      });
 }
 
 // A call into C++ under the System V ABI, the kernel's last action: the argument registers
@@ -1002,22 +996,16 @@ void emit_merge(VecEmitter& ve, BinOp op, int inputs, int64_t count, float post_
     if (scalar) ve.store_scalar(o, acc);
     else ve.store(o, acc);
   };
-  Label lv = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
-  a.bind(lv);
-  a.cmp(left, W);
-  a.jb(ltail);
-  body(false);
-  a.add(off, W * 4);
-  a.sub(left, W);
-  a.jmp(lv);
-  a.bind(ltail);
-  a.test(left, left);
-  a.jz(ldone);
-  count_down_loop(a, left, [&] {
-    body(true);
-    a.add(off, 4);
-  });
-  a.bind(ldone);
+  vector_then_scalar_loop(
+      a, left, W,
+      [&] {
+        body(false);
+        a.add(off, W * 4);
+      },
+      [&] {
+        body(true);
+        a.add(off, 4);
+      });
 }
 
 void emit_concat(VecEmitter& ve, int64_t outer, const std::vector<int64_t>& inner) {

@@ -18,7 +18,6 @@
 namespace nnd::jit {
 
 using namespace regs;
-using asmjit::Label;
 
 namespace {
 
@@ -252,28 +251,22 @@ void emit_fast_unary(VecEmitter& ve, const FastUnarySpec& s) {
   a.mov(out, x86::qword_ptr(args, 8));
   a.mov(left, x86::qword_ptr(args, 24));
   a.imul(left, left, i32(s.count));
-  Label lv = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
-  a.bind(lv);
-  a.cmp(left, W);
-  a.jb(ltail);
-  ve.load(x, x86::ptr(in));
-  emit_activation_fast(ve, s.act, s.alpha, x, x, t);
-  ve.store(x86::ptr(out), x);
-  a.add(in, W * 4);
-  a.add(out, W * 4);
-  a.sub(left, W);
-  a.jmp(lv);
-  a.bind(ltail);
-  a.test(left, left);
-  a.jz(ldone);
-  count_down_loop(a, left, [&] {
-    ve.load_scalar(x, x86::ptr(in));
-    emit_activation_fast(ve, s.act, s.alpha, x, x, t);
-    ve.store_scalar(x86::ptr(out), x);
-    a.add(in, 4);
-    a.add(out, 4);
-  });
-  a.bind(ldone);
+  vector_then_scalar_loop(
+      a, left, W,
+      [&] {
+        ve.load(x, x86::ptr(in));
+        emit_activation_fast(ve, s.act, s.alpha, x, x, t);
+        ve.store(x86::ptr(out), x);
+        a.add(in, W * 4);
+        a.add(out, W * 4);
+      },
+      [&] {
+        ve.load_scalar(x, x86::ptr(in));
+        emit_activation_fast(ve, s.act, s.alpha, x, x, t);
+        ve.store_scalar(x86::ptr(out), x);
+        a.add(in, 4);
+        a.add(out, 4);
+      });
 }
 
 void emit_fast_softmax(VecEmitter& ve, int64_t rows_per_sample, int64_t len) {
