@@ -225,6 +225,54 @@ TEST(JitCountedLoop, RunsTheRequestedNumberOfIterations) {
   EXPECT_EQ(out[0], 7 + 150 + 6000 + 100000 + 4000000);
 }
 
+// Whole steps through vector(), the rest one at a time through scalar(), none for a count of 0.
+TEST(JitCountedLoop, VectorThenScalarSplitsTheCount) {
+  KernelModule m(Isa::kSse41, false, "");
+  KernelFn fn = m.compile("vs", [&](VecEmitter& ve) {
+    x86::Assembler& a = ve.as();
+    a.xor_(x86::eax, x86::eax);
+    a.mov(kN, x86::qword_ptr(kArgs, 24));
+    vector_then_scalar_loop(a, kN, 4, [&] { a.add(x86::rax, 1000); }, [&] { a.add(x86::rax, 1); });
+    a.mov(kOut, x86::qword_ptr(kArgs, 8));
+    a.mov(x86::qword_ptr(kOut), x86::rax);
+  });
+  for (int64_t n : {0, 1, 3, 4, 5, 11, 12}) {
+    int64_t out[2] = {-1, 0};
+    KernelArgs args{nullptr, reinterpret_cast<float*>(out), nullptr, n, nullptr};
+    fn(&args);
+    EXPECT_EQ(out[0], n / 4 * 1000 + n % 4) << n;
+  }
+}
+
+// chunks(): every float of the span exactly once, in vector-sized pieces, straight or looped.
+TEST(JitCountedLoop, ChunksCoverTheSpanOnce) {
+  for (int64_t count : {1, 3, 4, 7, 32, 35, 36, 37, 100, 203}) {
+    for (int unroll : {1, 2, 4}) {
+      KernelModule m(Isa::kSse41, false, "");
+      KernelFn fn = m.compile("chunks", [&](VecEmitter& ve) {
+        x86::Assembler& a = ve.as();
+        a.mov(kOut, x86::qword_ptr(kArgs, 8));
+        ve.load_const(0, 1.0f);
+        chunks(ve, count, unroll, [&](int64_t off, int lanes) {
+          ve.load_lanes(1, at(kOut, off), lanes);
+          ve.add(1, 1, 0);
+          ve.store_lanes(at(kOut, off), 1, lanes);
+        }, [&](int64_t b) { add_imm(a, kOut, b); });
+        a.mov(x86::rax, x86::qword_ptr(kArgs, 8));
+        a.sub(kOut, x86::rax);  // the pointer is restored: 0
+        a.mov(x86::qword_ptr(x86::rax, static_cast<int32_t>(count * 4 + 8)), kOut);
+      });
+      std::vector<float> buf(static_cast<size_t>(count + 8), 0.0f);
+      KernelArgs args{nullptr, buf.data(), nullptr, 1, nullptr};
+      fn(&args);
+      for (int64_t i = 0; i < count; ++i) ASSERT_EQ(buf[static_cast<size_t>(i)], 1.0f) << count << " " << i;
+      int64_t restored = -1;
+      std::memcpy(&restored, &buf[static_cast<size_t>(count + 2)], 8);
+      EXPECT_EQ(restored, 0) << count;
+    }
+  }
+}
+
 TEST(JitCountedLoop, AZeroTripLoopIsAGeneratorError) {
   KernelModule m(Isa::kSse41, false, "");
   EXPECT_THROW(m.compile("zero", [&](VecEmitter& ve) { counted_loop(ve.as(), kCi, 0, [] {}); }), Error);
