@@ -3,6 +3,7 @@
 // floats. A counter is a general-purpose register or a stack slot (x86/stack_frame_p.h).
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -12,10 +13,20 @@
 
 namespace nnd::jit::regs {
 
-namespace loop_detail {
-
+// The counter: a general-purpose register or a stack slot. The bodies are template parameters,
+// not std::function: a closure capturing a generator's locals is larger than std::function's
+// inline buffer, and these loops are emitted for every tile while a model loads.
 template <typename Counter>
-void count_down(x86::Assembler& a, const Counter& counter, const std::function<void()>& body) {
+concept LoopCounter = std::same_as<Counter, x86::Gp> || std::same_as<Counter, x86::Mem>;
+
+// body() runs n >= 1 times: mov counter, n; L: body(); dec counter; jnz L. body() advances its
+// pointers itself and must leave `counter` as it found it.
+template <LoopCounter Counter, typename Body>
+void counted_loop(x86::Assembler& a, const Counter& counter, int64_t n, Body&& body);
+
+// The same loop with the counter already set (at least 1), e.g. the batch size from KernelArgs.
+template <LoopCounter Counter, typename Body>
+void count_down_loop(x86::Assembler& a, const Counter& counter, Body&& body) {
   asmjit::Label l = a.newLabel();
   a.bind(l);
   body();
@@ -23,61 +34,32 @@ void count_down(x86::Assembler& a, const Counter& counter, const std::function<v
   a.jnz(l);
 }
 
-template <typename Counter>
-void counted(x86::Assembler& a, const Counter& counter, int64_t n, const std::function<void()>& body) {
+template <LoopCounter Counter, typename Body>
+void counted_loop(x86::Assembler& a, const Counter& counter, int64_t n, Body&& body) {
   // dec/jnz from 0 would run 2^64 times: a zero-trip loop is the caller's to skip.
   if (n < 1) throw Error("JIT internal error: a counted loop of " + std::to_string(n) + " iterations");
   a.mov(counter, i32(n));
-  count_down(a, counter, body);
+  count_down_loop(a, counter, body);
 }
 
-template <typename Counter>
-void repeated(x86::Assembler& a, const Counter& counter, int64_t n, const std::function<void()>& body,
-              const std::function<void()>& advance) {
+// body() n >= 1 times, then advance() between iterations; n == 1 emits body() once with no loop
+// and no advance() (the kernel-row and kernel-column loops of a 1-high or 1-wide kernel).
+template <LoopCounter Counter, typename Body, typename Advance>
+void repeat_loop(x86::Assembler& a, const Counter& counter, int64_t n, Body&& body, Advance&& advance) {
   if (n == 1) {
     body();
     return;
   }
-  counted(a, counter, n, [&] {
+  counted_loop(a, counter, n, [&] {
     body();
     advance();
   });
 }
 
-}  // namespace loop_detail
-
-// body() runs n >= 1 times: mov counter, n; L: body(); dec counter; jnz L. body() advances its
-// pointers itself and must leave `counter` as it found it.
-inline void counted_loop(x86::Assembler& a, const x86::Gp& counter, int64_t n, const std::function<void()>& body) {
-  loop_detail::counted(a, counter, n, body);
-}
-inline void counted_loop(x86::Assembler& a, const x86::Mem& counter, int64_t n, const std::function<void()>& body) {
-  loop_detail::counted(a, counter, n, body);
-}
-
-// The same loop with the counter already set (at least 1), e.g. the batch size from KernelArgs.
-inline void count_down_loop(x86::Assembler& a, const x86::Gp& counter, const std::function<void()>& body) {
-  loop_detail::count_down(a, counter, body);
-}
-inline void count_down_loop(x86::Assembler& a, const x86::Mem& counter, const std::function<void()>& body) {
-  loop_detail::count_down(a, counter, body);
-}
-
-// body() n >= 1 times, then advance() between iterations; n == 1 emits body() once with no loop
-// and no advance() (the kernel-row and kernel-column loops of a 1-high or 1-wide kernel).
-inline void repeat_loop(x86::Assembler& a, const x86::Gp& counter, int64_t n, const std::function<void()>& body,
-                        const std::function<void()>& advance) {
-  loop_detail::repeated(a, counter, n, body, advance);
-}
-inline void repeat_loop(x86::Assembler& a, const x86::Mem& counter, int64_t n, const std::function<void()>& body,
-                        const std::function<void()>& advance) {
-  loop_detail::repeated(a, counter, n, body, advance);
-}
-
 // While `counter` >= step: vector(), counter -= step; then scalar() `counter` times (none when 0).
 // vector() and scalar() advance their pointers themselves.
-inline void vector_then_scalar_loop(x86::Assembler& a, const x86::Gp& counter, int step,
-                                    const std::function<void()>& vector, const std::function<void()>& scalar) {
+template <typename Vector, typename Scalar>
+void vector_then_scalar_loop(x86::Assembler& a, const x86::Gp& counter, int step, Vector&& vector, Scalar&& scalar) {
   asmjit::Label lv = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
   a.bind(lv);
   a.cmp(counter, step);

@@ -8,7 +8,7 @@
 //   - no role sits in a register a helper the generator calls overwrites (declared with
 //     clobbered_by(), e.g. regs::chunks()' loop counter kKh).
 // A conflict is a generator bug: nnd::Error naming the kernel, both users and the register.
-// Declaring emits no code.
+// Declaring emits no code and allocates nothing (names are views: string literals).
 //
 //   GpRoles r("f32-gather");
 //   const x86::Gp table = r.role("table", kW);
@@ -16,10 +16,10 @@
 //   r.clobbered_by("chunks", kChunksCounter);
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 #include "core/jit/x86/kernel_regs_p.h"
 #include "core/util/error.h"
@@ -33,43 +33,51 @@ inline const x86::Gp kChunksCounter = kKh;
 
 class GpRoles {
  public:
-  explicit GpRoles(std::string kernel) : kernel_(std::move(kernel)) {}
+  explicit GpRoles(std::string_view kernel) : kernel_(kernel) {}
 
   // Declares that `reg` holds `name` for the whole generator; returns reg.
   x86::Gp role(std::string_view name, const x86::Gp& reg) {
     if (reg.id() == x86::rsp.id()) fail(name, reg, "the stack pointer (the frame)");
     if (reg.id() == kHookScratch.id()) fail(name, reg, "the hooks' scratch register");
     check_free(name, reg);
-    uses_.push_back({std::string(name), reg.id(), true});
+    add({name, reg.id(), true}, name, reg);
     return reg;
   }
 
   // Declares that helper `helper` overwrites `reg`: no role may live there.
   void clobbered_by(std::string_view helper, const x86::Gp& reg) {
-    for (const Use& u : uses_) {
+    for (size_t i = 0; i < count_; ++i) {
+      const Use& u = uses_[i];
       if (u.id == reg.id() && u.is_role) fail(u.name, reg, "overwritten by " + std::string(helper));
     }
-    uses_.push_back({std::string(helper), reg.id(), false});
+    add({helper, reg.id(), false}, helper, reg);
   }
 
-  const std::string& kernel() const { return kernel_; }
+  std::string_view kernel() const { return kernel_; }
 
  private:
   struct Use {
-    std::string name;
+    std::string_view name;
     uint32_t id;
     bool is_role;
   };
 
+  void add(const Use& u, std::string_view name, const x86::Gp& reg) {
+    if (count_ == uses_.size()) fail(name, reg, "one declaration too many");
+    uses_[count_++] = u;
+  }
+
   void check_free(std::string_view name, const x86::Gp& reg) const {
-    for (const Use& u : uses_) {
+    for (size_t i = 0; i < count_; ++i) {
+      const Use& u = uses_[i];
       if (u.id != reg.id()) continue;
-      fail(name, reg, u.is_role ? "already the role '" + u.name + "'" : "overwritten by " + u.name);
+      fail(name, reg,
+           u.is_role ? "already the role '" + std::string(u.name) + "'" : "overwritten by " + std::string(u.name));
     }
   }
 
   [[noreturn]] void fail(std::string_view name, const x86::Gp& reg, const std::string& why) const {
-    throw Error("JIT internal error in " + kernel_ + ": register " + gp_name(reg) + " for '" + std::string(name) +
+    throw Error("JIT internal error in " + std::string(kernel_) + ": register " + gp_name(reg) + " for '" + std::string(name) +
                 "' is " + why);
   }
 
@@ -79,8 +87,9 @@ class GpRoles {
     return reg.id() < 16 ? kNames[reg.id()] : "r" + std::to_string(reg.id());
   }
 
-  std::string kernel_;
-  std::vector<Use> uses_;
+  std::string_view kernel_;
+  std::array<Use, 32> uses_{};  // 16 registers, each a role or one or more helpers' clobber
+  size_t count_ = 0;
 };
 
 }  // namespace nnd::jit::regs

@@ -30,13 +30,10 @@ VecRegs& VecRegs::operator=(VecRegs&& o) noexcept {
   return *this;
 }
 
-int VecRegs::operator[](int i) const {
-  if (i < 0 || i >= count_) {
-    const std::string kernel = pool_ != nullptr ? pool_->kernel() : std::string("?");
-    throw Error("JIT internal error in " + kernel + ": register " + std::to_string(i) + " of a block of " +
-                std::to_string(count_));
-  }
-  return first_ + i;
+void VecRegs::out_of_range(int i) const {
+  const std::string kernel = pool_ != nullptr ? std::string(pool_->kernel()) : std::string("?");
+  throw Error("JIT internal error in " + kernel + ": register " + std::to_string(i) + " of a block of " +
+              std::to_string(count_));
 }
 
 void VecRegs::release() {
@@ -46,23 +43,26 @@ void VecRegs::release() {
   pool_ = nullptr;
 }
 
-VecRegPool::VecRegPool(const VecEmitter& ve, std::string kernel) : VecRegPool(ve.usable_regs(), std::move(kernel)) {}
+VecRegPool::VecRegPool(const VecEmitter& ve, std::string_view kernel) : VecRegPool(ve.usable_regs(), kernel) {}
 
-VecRegPool::VecRegPool(int usable, std::string kernel) : kernel_(std::move(kernel)), usable_(usable) {
+VecRegPool::VecRegPool(int usable, std::string_view kernel) : kernel_(kernel), usable_(usable) {
   if (usable_ < 0 || usable_ > kMaxRegs) fail("a pool of " + std::to_string(usable_) + " registers");
 }
 
 void VecRegPool::fail(const std::string& what) const {
-  throw Error("JIT internal error in " + kernel_ + ": " + what + " (" + std::to_string(usable_) +
+  throw Error("JIT internal error in " + std::string(kernel_) + ": " + what + " (" + std::to_string(usable_) +
               " usable vector registers)");
 }
 
 std::string VecRegPool::held_by(int index) const {
-  return owner_[static_cast<size_t>(index)];
+  const Owner& o = owner_[static_cast<size_t>(index)];
+  std::string s = o.name.empty() ? std::string("(unnamed)") : std::string(o.name);
+  if (o.element >= 0) s += "[" + std::to_string(o.element) + "]";
+  return s;
 }
 
 bool VecRegPool::is_free(int index) const {
-  return index >= 0 && index < usable_ && owner_[static_cast<size_t>(index)].empty();
+  return index >= 0 && index < usable_ && !owner_[static_cast<size_t>(index)].held;
 }
 
 int VecRegPool::free_count() const {
@@ -71,26 +71,28 @@ int VecRegPool::free_count() const {
   return n;
 }
 
-void VecRegPool::claim(int index, std::string_view name) {
-  const std::string who = name.empty() ? std::string("(unnamed)") : std::string(name);
+void VecRegPool::claim(int index, std::string_view name, int element) {
+  if (index >= 0 && index < usable_ && is_free(index)) {
+    owner_[static_cast<size_t>(index)] = Owner{name, element, true};
+    return;
+  }
+  std::string who = name.empty() ? std::string("(unnamed)") : std::string(name);
+  if (element >= 0) who += "[" + std::to_string(element) + "]";
   if (index < 0 || index >= usable_) {
     fail("register " + std::to_string(index) + " for '" + who + "' is out of range" +
          (index == usable_ ? " (it is the hooks' scratch register)" : ""));
   }
-  if (!is_free(index)) {
-    fail("register " + std::to_string(index) + " for '" + who + "' is already held by '" + held_by(index) + "'");
-  }
-  owner_[static_cast<size_t>(index)] = who;
+  fail("register " + std::to_string(index) + " for '" + who + "' is already held by '" + held_by(index) + "'");
 }
 
 void VecRegPool::give_back(int index) {
-  if (index >= 0 && index < usable_) owner_[static_cast<size_t>(index)].clear();
+  if (index >= 0 && index < usable_) owner_[static_cast<size_t>(index)] = Owner{};
 }
 
 VecReg VecRegPool::take(std::string_view name) {
   for (int i = 0; i < usable_; ++i) {
     if (is_free(i)) {
-      claim(i, name);
+      claim(i, name, -1);
       return VecReg(this, i);
     }
   }
@@ -98,7 +100,7 @@ VecReg VecRegPool::take(std::string_view name) {
 }
 
 VecReg VecRegPool::take(int index, std::string_view name) {
-  claim(index, name);
+  claim(index, name, -1);
   return VecReg(this, index);
 }
 
@@ -117,7 +119,7 @@ VecRegs VecRegPool::take_array(int first, int count, std::string_view name) {
   if (count < 0) fail("a block of " + std::to_string(count) + " registers for '" + std::string(name) + "'");
   for (int i = 0; i < count; ++i) {
     try {
-      claim(first + i, std::string(name) + "[" + std::to_string(i) + "]");
+      claim(first + i, name, i);
     } catch (...) {
       for (int j = 0; j < i; ++j) give_back(first + j);
       throw;

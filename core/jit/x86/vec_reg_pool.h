@@ -11,6 +11,8 @@
 // Allocation is deterministic (lowest free first), so a generator that takes its registers in
 // the order it used to number them emits the same code. VecReg and VecRegs give their registers
 // back when they go out of scope; both convert to the register index the VecEmitter hooks take.
+// The kernel and register names are kept as views, not copies (no allocation while compiling:
+// a pool per tile is on the load-time path), so they must outlive the pool: string literals.
 #pragma once
 
 #include <array>
@@ -57,11 +59,15 @@ class VecRegs {
   int first() const { return first_; }
   int size() const { return count_; }
   int end() const { return first_ + count_; }  // one past the last register
-  int operator[](int i) const;                 // checked: 0 <= i < size()
+  int operator[](int i) const {                // checked: 0 <= i < size()
+    if (i < 0 || i >= count_) out_of_range(i);
+    return first_ + i;
+  }
   void release();
 
  private:
   friend class VecRegPool;
+  [[noreturn]] void out_of_range(int i) const;
   VecRegs(VecRegPool* pool, int first, int count) : pool_(pool), first_(first), count_(count) {}
   VecRegPool* pool_ = nullptr;
   int first_ = 0, count_ = 0;
@@ -70,9 +76,9 @@ class VecRegs {
 class VecRegPool {
  public:
   // The registers 0 .. ve.usable_regs()-1; scratch() belongs to the hooks and is never handed out.
-  VecRegPool(const VecEmitter& ve, std::string kernel);
+  VecRegPool(const VecEmitter& ve, std::string_view kernel);
   // For tests and ISAs not yet behind a VecEmitter: `usable` registers.
-  VecRegPool(int usable, std::string kernel);
+  VecRegPool(int usable, std::string_view kernel);
   VecRegPool(const VecRegPool&) = delete;
   VecRegPool& operator=(const VecRegPool&) = delete;
   // Every register given back; a register still held here would outlive the pool (a VecReg kept
@@ -87,20 +93,26 @@ class VecRegPool {
   int usable() const { return usable_; }
   int free_count() const;
   bool is_free(int index) const;
-  const std::string& kernel() const { return kernel_; }
+  std::string_view kernel() const { return kernel_; }
 
  private:
   friend class VecReg;
   friend class VecRegs;
   static constexpr int kMaxRegs = 32;
   [[noreturn]] void fail(const std::string& what) const;
-  void claim(int index, std::string_view name);
+  // element: the index inside a block taken by take_array, -1 for a single register.
+  void claim(int index, std::string_view name, int element);
   void give_back(int index);
   std::string held_by(int index) const;
 
-  std::string kernel_;
+  struct Owner {
+    std::string_view name;
+    int element = -1;
+    bool held = false;
+  };
+  std::string_view kernel_;
   int usable_;
-  std::array<std::string, kMaxRegs> owner_;  // name of the holder, empty when free
+  std::array<Owner, kMaxRegs> owner_{};
 };
 
 }  // namespace nnd::jit
