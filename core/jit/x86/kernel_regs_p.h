@@ -1,6 +1,7 @@
-// General-purpose register roles shared by the kernel generators (private). rax/eax belongs to the
-// VecEmitter hooks. The frame (KernelModule, x86/stack_frame_p.h) saves rbx, rbp, r12-r15 and
-// reserves kStackBytes for the named stack slots.
+// General-purpose registers the kernel generators use (private), the stack slots' offsets and
+// checked address arithmetic. Each generator declares what every register holds for it with
+// GpRoles (x86/gp_roles_p.h); rax/eax belongs to the VecEmitter hooks. The frame (KernelModule,
+// x86/stack_frame_p.h) saves rbx, rbp, r12-r15 and reserves kStackBytes for the named stack slots.
 #pragma once
 
 #include <cstdint>
