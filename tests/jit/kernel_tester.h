@@ -1,0 +1,215 @@
+// Shared machinery of the per-generator kernel testers (tests/jit/jit_kernel_*_test.cpp), in the
+// style of XNNPACK's micro-kernel testers: a tester builds one generator's spec directly, compiles
+// only that kernel with KernelModule, calls it through KernelArgs on random data and compares
+// with a scalar float64 reference written in the tester.
+//
+// Every buffer the kernel sees is a GuardedBuffer: canaries (a NaN with a recognisable payload)
+// before and after it, so a write outside the output shows as a changed canary and a read
+// outside an input or the weight blob pulls a NaN into the result. Outputs start as a second NaN
+// pattern, so an output the kernel should have written and did not fails the comparison, and
+// positions it must not write (a bordered output's border) are checked to still hold it.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/jit/kernel_args.h"
+#include "core/jit/kernel_helpers.h"
+#include "core/jit/kernel_module.h"
+#include "tests/jit/jit_test_util.h"
+
+namespace nnd::jit::test {
+
+// Bit patterns: a canary around every buffer, and the "never written" fill of outputs and of
+// input regions a spec says are not read. Both are quiet NaNs, so any arithmetic on them shows.
+inline constexpr uint32_t kCanaryBits = 0x7fc0dead;
+inline constexpr uint32_t kUnwrittenBits = 0x7fc0beef;
+
+inline float from_bits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+inline uint32_t bits_of(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+inline float unwritten() { return from_bits(kUnwrittenBits); }
+
+// `n` floats, 64-byte aligned (as the engine's arena), with kGuard canary floats on each side
+// (more than one zmm vector, so a full-width access past either end lands in canaries).
+class GuardedBuffer {
+ public:
+  static constexpr size_t kGuard = 64;
+  explicit GuardedBuffer(size_t n, float fill = unwritten()) : n_(n), store_(n + 2 * kGuard + 16) {
+    const uintptr_t p = reinterpret_cast<uintptr_t>(store_.data());
+    start_ = static_cast<size_t>((64 - p % 64) % 64) / 4;
+    std::fill(store_.begin(), store_.end(), from_bits(kCanaryBits));
+    std::fill(data(), data() + n_, fill);
+  }
+  float* data() { return store_.data() + start_ + kGuard; }
+  const float* data() const { return store_.data() + start_ + kGuard; }
+  size_t size() const { return n_; }
+  float& operator[](size_t i) { return data()[i]; }
+  float operator[](size_t i) const { return data()[i]; }
+  void assign(const std::vector<float>& v) {
+    if (v.size() != n_) throw std::logic_error("GuardedBuffer::assign: size mismatch");
+    std::copy(v.begin(), v.end(), data());
+  }
+  // Empty when both canaries are intact, otherwise where the first changed float is.
+  std::string damaged_guard() const {
+    const float* base = data();
+    for (size_t i = 1; i <= kGuard; ++i) {
+      if (bits_of(base[-static_cast<ptrdiff_t>(i)]) != kCanaryBits) return "canary " + std::to_string(i) + " floats before";
+      if (bits_of(base[n_ + i - 1]) != kCanaryBits) return "canary " + std::to_string(i - 1) + " floats after the end";
+    }
+    return {};
+  }
+
+ private:
+  size_t n_;
+  std::vector<float> store_;
+  size_t start_ = 0;
+};
+
+// Compiles one kernel for `isa` (its own KernelModule: the tester owns the code) and calls it.
+class KernelUnderTest {
+ public:
+  KernelUnderTest(Isa isa, const std::string& name, const std::function<void(VecEmitter&)>& body)
+      : module_(isa, false, "") {
+    fn_ = module_.compile(name, body);
+  }
+  void run(const std::vector<const void*>& inputs, float* out, const GuardedBuffer& weights, int64_t batch) const {
+    const KernelArgs args{inputs.data(), out, weights.data(), batch, helper_table()};
+    fn_(&args);
+  }
+
+ private:
+  KernelModule module_;
+  KernelFn fn_ = nullptr;
+};
+
+// Packed weight blobs are built as std::vector<float> by the pack_* functions; the kernel reads
+// them from a guarded copy (an empty blob still gets canaries to point at).
+inline GuardedBuffer guarded_weights(const std::vector<float>& blob) {
+  GuardedBuffer g(blob.size());
+  g.assign(blob);
+  return g;
+}
+
+// Scaled error as jit_test_util.h's jit_vs_reference: |got - ref| / max(1, |ref|), infinite for a
+// NaN result where the reference is a number.
+inline double scaled_error(float got, double ref) {
+  if (std::isnan(ref)) return std::isnan(got) ? 0.0 : INFINITY;
+  if (std::isinf(ref)) return got == ref ? 0.0 : INFINITY;
+  const double e = std::fabs(static_cast<double>(got) - ref) / std::max(1.0, std::fabs(ref));
+  return std::isnan(e) ? INFINITY : e;
+}
+
+// Collects the first failures of one kernel call; a case is described once, by the caller.
+class Checker {
+ public:
+  explicit Checker(std::string what) : what_(std::move(what)) {}
+  // Output index i should hold `ref` within tol (scaled error).
+  void near(size_t i, float got, double ref, double tol) {
+    const double e = scaled_error(got, ref);
+    if (e > tol) fail("index " + std::to_string(i) + ": got " + show(got) + ", reference " + std::to_string(ref));
+  }
+  // Output index i should hold exactly `ref` (data movement), bit for bit.
+  void exact(size_t i, float got, float ref) {
+    if (bits_of(got) != bits_of(ref)) fail("index " + std::to_string(i) + ": got " + show(got) + ", expected " + show(ref));
+  }
+  // Output index i must not have been written.
+  void untouched(size_t i, float got) {
+    if (bits_of(got) != kUnwrittenBits) fail("index " + std::to_string(i) + " (outside the output) was written: " + show(got));
+  }
+  void guards(const GuardedBuffer& b, const std::string& name) {
+    const std::string d = b.damaged_guard();
+    if (!d.empty()) fail(name + ": " + d + " was written");
+  }
+  bool ok() const { return failures_ == 0; }
+  // One gtest failure per failing case, with the first few mismatches.
+  ~Checker() {
+    if (failures_ > 0) ADD_FAILURE() << what_ << ": " << failures_ << " mismatches, first:\n" << first_;
+  }
+  Checker(const Checker&) = delete;
+  Checker& operator=(const Checker&) = delete;
+
+ private:
+  static std::string show(float f) {
+    if (std::isnan(f)) {
+      const uint32_t b = bits_of(f);
+      if (b == kCanaryBits) return "canary NaN";
+      if (b == kUnwrittenBits) return "unwritten NaN";
+      return "NaN";
+    }
+    return std::to_string(f);
+  }
+  void fail(const std::string& msg) {
+    if (++failures_ <= 4) first_ += "  " + msg + "\n";
+  }
+  std::string what_;
+  int failures_ = 0;
+  std::string first_;
+};
+
+// The fused epilogue activations (act_fusable kinds) in double.
+inline double fused_act_ref(ActivationKind k, double x) {
+  switch (k) {
+    case ActivationKind::kRelu: return std::max(x, 0.0);
+    case ActivationKind::kRelu6: return std::min(std::max(x, 0.0), 6.0);
+    default: return x;
+  }
+}
+
+inline const std::vector<ActivationKind>& fused_acts() {
+  static const std::vector<ActivationKind> k{ActivationKind::kLinear, ActivationKind::kRelu, ActivationKind::kRelu6};
+  return k;
+}
+
+inline int isa_width(Isa isa) { return isa == Isa::kSse41 ? 4 : isa == Isa::kAvx2 ? 8 : 16; }
+inline int isa_usable_regs(Isa isa) { return (isa == Isa::kAvx512 ? 32 : 16) - 1; }
+
+// Channel counts k * width + t covering every tail t in 0..width-1, with k cycling over
+// 0..max_vectors so every tail also meets full blocks (and partial blocks) of several sizes.
+inline std::vector<int64_t> tail_sweep(int width, int max_vectors) {
+  std::vector<int64_t> c;
+  for (int t = 0; t < width; ++t) {
+    const int k = t % (max_vectors + 1);
+    const int64_t n = int64_t{k} * width + t;
+    c.push_back(n == 0 ? width * (max_vectors + 1) : n);  // t = 0: whole vectors, one more block
+  }
+  return c;
+}
+
+// Values around a tile size R: R-1, R, R+1, 2R+1 and 1 (distinct, >= 1).
+inline std::vector<int64_t> tile_edges(int64_t R) {
+  std::vector<int64_t> v{1, R - 1, R, R + 1, 2 * R + 1};
+  v.erase(std::remove_if(v.begin(), v.end(), [](int64_t x) { return x < 1; }), v.end());
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+// Each ISA its own test: Kernel/<Suite>.<Variant>/<isa>.
+class KernelTest : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override { NND_SKIP_WITHOUT(GetParam()); }
+  Isa isa() const { return GetParam(); }
+  int width() const { return isa_width(GetParam()); }
+};
+
+#define NND_KERNEL_TEST_SUITE(Suite)                    \
+  class Suite : public ::nnd::jit::test::KernelTest {}; \
+  INSTANTIATE_TEST_SUITE_P(Kernel, Suite, ::testing::ValuesIn(::nnd::jit::test::all_isas()), \
+                           ::nnd::jit::test::isa_param_name)
+
+}  // namespace nnd::jit::test
