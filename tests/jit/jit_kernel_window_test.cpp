@@ -1,0 +1,231 @@
+// Tester of the window generator (emit_window, x86/kernels.h): f32-dwconv (weights packed by
+// pack_depthwise_weights, bias, residual, fused activation), f32-maxpool and f32-avgpool (the sum
+// with a constant factor) over an already padded input, across every channel tail, partial
+// channel blocks, row tiles around R, strides, dilations, batches and out placement.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <sstream>
+
+#include "core/jit/x86/kernels.h"
+#include "tests/jit/kernel_tester.h"
+
+namespace nnd::jit::test {
+namespace {
+
+struct WindowCase {
+  WindowOp op = WindowOp::kDepthwise;
+  int64_t c = 1, out_h = 1, out_w = 1;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t extra_h = 0, extra_w = 0;  // input rows / columns past the last window (not read)
+  bool bias = true, residual = false;
+  ActivationKind act = ActivationKind::kLinear;
+  float scale = 1.0f;
+  int64_t border_top = 0, border_bottom = 0, border_left = 0, border_right = 0;
+  std::vector<int64_t> batches{1, 2, 3};
+
+  bool placed() const { return border_top || border_bottom || border_left || border_right; }
+  std::string describe() const {
+    std::ostringstream o;
+    o << (op == WindowOp::kDepthwise ? "dwconv" : op == WindowOp::kMax ? "maxpool" : "sumpool") << " c " << c << " out "
+      << out_h << "x" << out_w << " k " << kh << "x" << kw << " s " << sh << "x" << sw << " d " << dh << "x" << dw
+      << " bias " << bias << " residual " << residual << " act " << activation_name(act) << " scale " << scale
+      << " border " << border_top << "," << border_bottom << "," << border_left << "," << border_right;
+    return o.str();
+  }
+};
+
+// The engine's choice of blocking for window kernels (jit_engine.cpp depthwise / lower_pool).
+int window_vmax(Isa isa, int64_t c) {
+  return static_cast<int>(std::min<int64_t>(isa == Isa::kAvx512 ? 4 : 2, (c + isa_width(isa) - 1) / isa_width(isa)));
+}
+int window_rows(Isa isa, WindowOp op, int vmax) {
+  const int weight_regs = op == WindowOp::kDepthwise ? vmax : 0;
+  return std::min(8, (isa_usable_regs(isa) - weight_regs - 1) / vmax);
+}
+
+class WindowTester {
+ public:
+  WindowTester(Isa isa, WindowCase c, uint32_t seed) : isa_(isa), c_(std::move(c)), rng_(seed) {}
+
+  void run() {
+    const int W = isa_width(isa_);
+    WindowSpec s;
+    s.op = c_.op;
+    s.c = c_.c;
+    s.out_h = c_.out_h;
+    s.out_w = c_.out_w;
+    s.kh = c_.kh;
+    s.kw = c_.kw;
+    s.sh = c_.sh;
+    s.sw = c_.sw;
+    s.dh = c_.dh;
+    s.dw = c_.dw;
+    s.in_h = (c_.out_h - 1) * c_.sh + (c_.kh - 1) * c_.dh + 1 + c_.extra_h;
+    s.in_w = (c_.out_w - 1) * c_.sw + (c_.kw - 1) * c_.dw + 1 + c_.extra_w;
+    const bool dw = c_.op == WindowOp::kDepthwise;
+    s.has_bias = dw && c_.bias;
+    s.act = c_.act;
+    s.residual = c_.residual;
+    s.scale = c_.scale;
+    s.vmax = window_vmax(isa_, c_.c);
+    s.rows = window_rows(isa_, c_.op, s.vmax);
+    const int64_t pw = c_.out_w + c_.border_left + c_.border_right, ph = c_.out_h + c_.border_top + c_.border_bottom;
+    if (c_.placed()) {
+      s.out_place.row_floats = pw * c_.c;
+      s.out_place.sample_floats = ph * pw * c_.c;
+      s.out_place.offset_floats = (c_.border_top * pw + c_.border_left) * c_.c;
+    }
+    const std::vector<float> kernel = rng_.vec(c_.kh * c_.kw * c_.c, -0.5f, 0.5f);
+    const std::vector<float> bias = rng_.vec(c_.c, -0.5f, 0.5f);
+    std::vector<float> blob;
+    if (dw) pack_depthwise_weights(s, W, kernel, s.has_bias ? &bias : nullptr, blob);
+    const GuardedBuffer weights = guarded_weights(blob);
+    const KernelUnderTest k(isa_, "f32-window", [&](VecEmitter& ve) { emit_window(ve, s); });
+
+    const int64_t in_sample = s.in_h * s.in_w * c_.c, res_sample = c_.out_h * c_.out_w * c_.c;
+    const int64_t out_sample = ph * pw * (res_sample / (c_.out_h * c_.out_w));
+    for (int64_t batch : c_.batches) {
+      GuardedBuffer in(static_cast<size_t>(batch * in_sample)), res(static_cast<size_t>(batch * res_sample));
+      GuardedBuffer out(static_cast<size_t>(batch * out_sample));
+      auto in_at = [&](int64_t n, int64_t y, int64_t x, int64_t ch) {
+        return static_cast<size_t>(n * in_sample + (y * s.in_w + x) * c_.c + ch);
+      };
+      for_each_tap(batch, [&](int64_t n, int64_t, int64_t, int64_t ch, int64_t y, int64_t x, int64_t) {
+        float& v = in[in_at(n, y, x, ch)];
+        if (std::isnan(v)) v = rng_.uniform(-2.0f, 2.0f);
+      });
+      if (c_.residual) {
+        for (size_t i = 0; i < res.size(); ++i) res[i] = rng_.uniform(-2.0f, 2.0f);
+      }
+      const size_t outputs = static_cast<size_t>(batch * res_sample);
+      std::vector<double> acc(outputs, c_.op == WindowOp::kMax ? -std::numeric_limits<double>::infinity() : 0.0);
+      for_each_tap(batch, [&](int64_t n, int64_t oy, int64_t ox, int64_t ch, int64_t y, int64_t x, int64_t tap) {
+        double& a = acc[static_cast<size_t>(n * res_sample + (oy * c_.out_w + ox) * c_.c + ch)];
+        const double v = in[in_at(n, y, x, ch)];
+        if (c_.op == WindowOp::kMax) a = std::max(a, v);
+        else if (c_.op == WindowOp::kSum) a += v;
+        else a += v * kernel[static_cast<size_t>(tap * c_.c + ch)];
+      });
+      std::vector<const void*> ins{in.data()};
+      if (c_.residual) ins.push_back(res.data());
+      k.run(ins, out.data(), weights, batch);
+
+      Checker check(std::string(isa_id(isa_)) + " " + c_.describe() + " batch " + std::to_string(batch));
+      std::vector<bool> written(out.size(), false);
+      for (int64_t n = 0; n < batch; ++n) {
+        for (int64_t y = 0; y < c_.out_h; ++y) {
+          for (int64_t x = 0; x < c_.out_w; ++x) {
+            for (int64_t ch = 0; ch < c_.c; ++ch) {
+              const size_t j = static_cast<size_t>(n * res_sample + (y * c_.out_w + x) * c_.c + ch);
+              double r = acc[j];
+              if (c_.op == WindowOp::kSum) r *= c_.scale;
+              if (s.has_bias) r += bias[static_cast<size_t>(ch)];
+              if (c_.residual) r += res[j];
+              r = fused_act_ref(c_.act, r);
+              const size_t i =
+                  static_cast<size_t>(n * out_sample + ((y + c_.border_top) * pw + x + c_.border_left) * c_.c + ch);
+              written[i] = true;
+              if (c_.op == WindowOp::kMax) check.exact(i, out[i], static_cast<float>(r));
+              else check.near(i, out[i], r, kTol);
+            }
+          }
+        }
+      }
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (!written[i]) check.untouched(i, out[i]);
+      }
+      check.guards(out, "output");
+      check.guards(in, "input");
+      check.guards(weights, "weights");
+      if (c_.residual) check.guards(res, "residual");
+      if (!check.ok()) return;
+    }
+  }
+
+ private:
+  // f(n, oy, ox, ch, y, x, tap) for every input value a window reads.
+  template <typename F>
+  void for_each_tap(int64_t batch, F&& f) const {
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t oy = 0; oy < c_.out_h; ++oy)
+        for (int64_t ox = 0; ox < c_.out_w; ++ox)
+          for (int64_t ky = 0; ky < c_.kh; ++ky)
+            for (int64_t kx = 0; kx < c_.kw; ++kx)
+              for (int64_t ch = 0; ch < c_.c; ++ch)
+                f(n, oy, ox, ch, oy * c_.sh + ky * c_.dh, ox * c_.sw + kx * c_.dw, ky * c_.kw + kx);
+  }
+
+  Isa isa_;
+  WindowCase c_;
+  Rng rng_;
+};
+
+NND_KERNEL_TEST_SUITE(F32Dwconv);
+NND_KERNEL_TEST_SUITE(F32Maxpool);
+NND_KERNEL_TEST_SUITE(F32Avgpool);
+
+// Channel tails x output widths around the row tile, for one window op.
+void tails_and_tiles(Isa isa, WindowOp op, uint32_t seed) {
+  const int W = isa_width(isa), vmax_isa = isa == Isa::kAvx512 ? 4 : 2;
+  for (int64_t c : tail_sweep(W, 2 * vmax_isa)) {
+    const int R = window_rows(isa, op, window_vmax(isa, c));
+    for (int64_t ow : tile_edges(R)) {
+      WindowCase w;
+      w.op = op;
+      w.c = c;
+      w.out_h = 1 + (ow + c) % 3;
+      w.out_w = ow;
+      w.kh = w.kw = 3;
+      w.sw = ow % 2 == 0 ? 2 : 1;
+      w.bias = c % 2 == 1;
+      w.residual = op == WindowOp::kDepthwise && ow % 3 == 0;
+      w.act = fused_acts()[static_cast<size_t>((c + ow) % 3)];
+      w.scale = op == WindowOp::kSum ? 1.0f / 9.0f : 1.0f;
+      WindowTester(isa, w, seed++).run();
+    }
+  }
+}
+
+// Strides, dilations, kernel sizes, unread rows/columns and bordered output.
+void geometry(Isa isa, WindowOp op, uint32_t seed) {
+  Rng pick(seed);
+  for (int i = 0; i < 24; ++i) {
+    WindowCase w;
+    w.op = op;
+    w.c = pick.range(1, 3 * isa_width(isa) + 1);
+    w.kh = pick.range(1, 5);
+    w.kw = pick.range(1, 5);
+    w.sh = pick.range(1, 3);
+    w.sw = pick.range(1, 3);
+    if (op == WindowOp::kDepthwise) {
+      w.dh = pick.range(1, 2);
+      w.dw = pick.range(1, 2);
+    }
+    w.out_h = pick.range(1, 5);
+    w.out_w = pick.range(1, 12);
+    w.extra_h = pick.range(0, 1);
+    w.extra_w = pick.range(0, 2);
+    w.act = fused_acts()[static_cast<size_t>(pick.range(0, 2))];
+    if (op == WindowOp::kSum) w.scale = pick.coin() ? 1.0f : 0.25f;
+    if (i % 2 == 0) {
+      w.border_top = pick.range(0, 2);
+      w.border_bottom = pick.range(0, 1);
+      w.border_left = pick.range(1, 2);
+      w.border_right = pick.range(0, 2);
+    } else {
+      w.residual = op == WindowOp::kDepthwise;
+    }
+    WindowTester(isa, w, seed + 1000 + static_cast<uint32_t>(i)).run();
+  }
+}
+
+TEST_P(F32Dwconv, ChannelTailsRowTiles) { tails_and_tiles(isa(), WindowOp::kDepthwise, 1); }
+TEST_P(F32Dwconv, StridesDilationsPlacement) { geometry(isa(), WindowOp::kDepthwise, 2); }
+TEST_P(F32Maxpool, ChannelTailsRowTiles) { tails_and_tiles(isa(), WindowOp::kMax, 3); }
+TEST_P(F32Maxpool, StridesPlacement) { geometry(isa(), WindowOp::kMax, 4); }
+TEST_P(F32Avgpool, ChannelTailsRowTiles) { tails_and_tiles(isa(), WindowOp::kSum, 5); }
+TEST_P(F32Avgpool, StridesPlacement) { geometry(isa(), WindowOp::kSum, 6); }
+
+}  // namespace
+}  // namespace nnd::jit::test
