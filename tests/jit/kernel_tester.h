@@ -199,6 +199,32 @@ inline std::vector<int64_t> tile_edges(int64_t R) {
   return v;
 }
 
+// Runs a one-input, one-output kernel over `batch * count` random floats in [lo, hi) for batches
+// 1..3 and checks output i against ref(i % count, input i): within `tol` (scaled error), or bit
+// for bit when tol is 0.
+template <typename Ref>
+inline void check_unary_kernel(Isa isa, const std::string& what, const std::function<void(VecEmitter&)>& body,
+                        const GuardedBuffer& weights, int64_t count, float lo, float hi, uint32_t seed, Ref&& ref,
+                               double tol) {
+  const KernelUnderTest k(isa, what, body);
+  Rng rng(seed);
+  for (int64_t batch = 1; batch <= 3; ++batch) {
+    GuardedBuffer in(static_cast<size_t>(batch * count)), out(static_cast<size_t>(batch * count));
+    for (size_t i = 0; i < in.size(); ++i) in[i] = rng.uniform(lo, hi);
+    k.run({in.data()}, out.data(), weights, batch);
+    Checker check(std::string(isa_id(isa)) + " " + what + " count " + std::to_string(count) + " batch " +
+                  std::to_string(batch));
+    for (size_t i = 0; i < out.size(); ++i) {
+      const double r = ref(static_cast<int64_t>(i) % count, in[i]);
+      if (tol == 0) check.exact(i, out[i], static_cast<float>(r));
+      else check.near(i, out[i], r, tol);
+    }
+    check.guards(out, "output");
+    check.guards(in, "input");
+    if (!check.ok()) return;
+  }
+}
+
 // Each ISA its own test: Kernel/<Suite>.<Variant>/<isa>.
 class KernelTest : public ::testing::TestWithParam<Isa> {
  protected:
