@@ -227,7 +227,7 @@ TEST_P(F32Conv, SpatialTileEdges) {
 // with rows and columns past the last window that must not be read.
 TEST_P(F32Conv, SpatialStridesDilations) {
   Rng pick(7);
-  for (uint32_t seed = 200; seed < 236; ++seed) {
+  for (uint32_t seed = 200; seed < 200u + static_cast<uint32_t>(random_cases(36)); ++seed) {
     ConvCase c;
     c.kh = pick.range(1, 7);
     c.kw = pick.range(1, 7);
@@ -250,7 +250,7 @@ TEST_P(F32Conv, SpatialStridesDilations) {
 // Output into the interior of a bordered buffer (padded_storage.h): the border stays untouched.
 TEST_P(F32Conv, SpatialOutPlacement) {
   Rng pick(11);
-  for (uint32_t seed = 300; seed < 316; ++seed) {
+  for (uint32_t seed = 300; seed < 300u + static_cast<uint32_t>(random_cases(16)); ++seed) {
     ConvCase c;
     c.kh = c.kw = pick.range(1, 3) * 2 - 1;
     c.sh = c.sw = pick.range(1, 2);
@@ -269,7 +269,7 @@ TEST_P(F32Conv, SpatialOutPlacement) {
 
 // Groups below 4 are unrolled; from 4 evenly packed groups one copy runs in a run-time loop
 // (the Winograd products use 16). Channel-stride slack is not read (input) or written (output).
-TEST_P(F32Conv, Grouped) {
+TEST_P(F32Conv, GroupedUnrolledAndLoop) {
   Rng pick(13);
   for (int64_t groups : {2, 3, 4, 5, 16}) {
     for (int rep = 0; rep < 3; ++rep) {
@@ -291,7 +291,7 @@ TEST_P(F32Conv, Grouped) {
 
 // GEMM rows (Dense, pointwise): row counts around the row tile R (R-1, R, R+1, 2R+1) and every
 // output-channel tail, with residual and activation.
-TEST_P(F32Gemm, RowTilesAndTails) {
+TEST_P(F32Gemm, RowsTileEdgesAndTails) {
   const int W = width();
   uint32_t seed = 500;
   for (int64_t cout : tail_sweep(W, 2 * vmax_of(isa()))) {
@@ -312,7 +312,7 @@ TEST_P(F32Gemm, RowTilesAndTails) {
 }
 
 // GEMM over rows whose pixel stride is wider than the channels used (a Dense over a slice).
-TEST_P(F32Gemm, StrideSlack) {
+TEST_P(F32Gemm, RowsStrideSlack) {
   for (uint32_t seed = 600; seed < 606; ++seed) {
     ConvCase c;
     c.rows_mode = true;

@@ -42,7 +42,7 @@ struct PlanarCase {
 TEST_P(F32PlanarPack, GeometryAndSourceBorders) {
   Rng pick(3);
   const GuardedBuffer none = guarded_weights({});
-  for (uint32_t seed = 1; seed <= 40; ++seed) {
+  for (uint32_t seed = 1; seed <= static_cast<uint32_t>(random_cases(40)); ++seed) {
     PlanarCase pc;
     pc.c = pick.range(1, 8);
     pc.in_h = pick.range(1, 9);
@@ -227,7 +227,7 @@ TEST_P(F32ConvPlanar, WidthsAndChannelChunks) {
 
 TEST_P(F32ConvPlanar, StridesDilationsPlacement) {
   Rng pick(5);
-  for (uint32_t seed = 200; seed < 230; ++seed) {
+  for (uint32_t seed = 200; seed < 200u + static_cast<uint32_t>(random_cases(30)); ++seed) {
     PlanarConvCase pc;
     pc.cin = pick.range(1, 8);
     pc.cout = 4 * pick.range(1, 6);

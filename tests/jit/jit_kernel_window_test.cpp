@@ -190,7 +190,7 @@ void tails_and_tiles(Isa isa, WindowOp op, uint32_t seed) {
 // Strides, dilations, kernel sizes, unread rows/columns and bordered output.
 void geometry(Isa isa, WindowOp op, uint32_t seed) {
   Rng pick(seed);
-  for (int i = 0; i < 24; ++i) {
+  for (int i = 0; i < random_cases(24); ++i) {
     WindowCase w;
     w.op = op;
     w.c = pick.range(1, 3 * isa_width(isa) + 1);

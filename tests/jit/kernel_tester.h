@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -188,6 +189,16 @@ inline std::vector<int64_t> tail_sweep(int width, int max_vectors) {
     c.push_back(n == 0 ? width * (max_vectors + 1) : n);  // t = 0: whole vectors, one more block
   }
   return c;
+}
+
+// Number of random shapes a sweep draws: n by default, n * NND_KERNEL_CASES when set (a longer
+// search, like NND_RANDOM_NETWORKS for whole networks).
+inline int random_cases(int n) {
+  static const int scale = [] {
+    const char* e = std::getenv("NND_KERNEL_CASES");
+    return e ? std::max(1, std::atoi(e)) : 1;
+  }();
+  return n * scale;
 }
 
 // Values around a tile size R: R-1, R, R+1, 2R+1 and 1 (distinct, >= 1).
