@@ -70,7 +70,7 @@ class ConvTester {
       s.out_place.sample_floats = ph * pw * s.out_c;
       s.out_place.offset_floats = (c_.border_top * pw + c_.border_left) * s.out_c;
     }
-    s.blocking = conv_blocking(isa_, W, isa_usable_regs(isa_), c_.cout_g);
+    s.blocking = conv_blocking(isa_traits(isa_), c_.cout_g);
     const int64_t filters = c_.groups * c_.cout_g;
     const std::vector<float> kernel = rng_.vec(c_.kh * c_.kw * c_.cin_g * filters, -0.5f, 0.5f);
     const std::vector<float> bias = rng_.vec(filters, -0.5f, 0.5f);
@@ -169,7 +169,8 @@ class ConvTester {
   Rng rng_;
 };
 
-int vmax_of(Isa isa) { return isa == Isa::kAvx2 ? 2 : 4; }
+// The largest channel block the config gives (many channels).
+int vmax_of(Isa isa) { return conv_blocking(isa_traits(isa), 1 << 16).vmax; }
 
 NND_KERNEL_TEST_SUITE(F32Conv);
 NND_KERNEL_TEST_SUITE(F32Gemm);
@@ -295,7 +296,7 @@ TEST_P(F32Gemm, RowsTileEdgesAndTails) {
   const int W = width();
   uint32_t seed = 500;
   for (int64_t cout : tail_sweep(W, 2 * vmax_of(isa()))) {
-    const ConvBlocking b = conv_blocking(isa(), W, isa_usable_regs(isa()), cout);
+    const ConvBlocking b = conv_blocking(isa_traits(isa()), cout);
     for (int64_t rows : tile_edges(b.rows)) {
       ConvCase c;
       c.rows_mode = true;

@@ -35,13 +35,9 @@ struct WindowCase {
   }
 };
 
-// The engine's choice of blocking for window kernels (jit_engine.cpp depthwise / lower_pool).
-int window_vmax(Isa isa, int64_t c) {
-  return static_cast<int>(std::min<int64_t>(isa == Isa::kAvx512 ? 4 : 2, (c + isa_width(isa) - 1) / isa_width(isa)));
-}
-int window_rows(Isa isa, WindowOp op, int vmax) {
-  const int weight_regs = op == WindowOp::kDepthwise ? vmax : 0;
-  return std::min(8, (isa_usable_regs(isa) - weight_regs - 1) / vmax);
+// The kernel config's blocking for window kernels (kernel_config.h).
+WindowBlocking window_blocking(Isa isa, WindowOp op, int64_t c) {
+  return op == WindowOp::kDepthwise ? depthwise_blocking(isa_traits(isa), c) : pool_blocking(isa_traits(isa), c);
 }
 
 class WindowTester {
@@ -68,8 +64,9 @@ class WindowTester {
     s.act = c_.act;
     s.residual = c_.residual;
     s.scale = c_.scale;
-    s.vmax = window_vmax(isa_, c_.c);
-    s.rows = window_rows(isa_, c_.op, s.vmax);
+    const WindowBlocking b = window_blocking(isa_, c_.op, c_.c);
+    s.vmax = b.vmax;
+    s.rows = b.rows;
     const int64_t pw = c_.out_w + c_.border_left + c_.border_right, ph = c_.out_h + c_.border_top + c_.border_bottom;
     if (c_.placed()) {
       s.out_place.row_floats = pw * c_.c;
@@ -167,9 +164,9 @@ NND_KERNEL_TEST_SUITE(F32Avgpool);
 
 // Channel tails x output widths around the row tile, for one window op.
 void tails_and_tiles(Isa isa, WindowOp op, uint32_t seed) {
-  const int W = isa_width(isa), vmax_isa = isa == Isa::kAvx512 ? 4 : 2;
+  const int W = isa_width(isa), vmax_isa = window_blocking(isa, op, 1 << 16).vmax;
   for (int64_t c : tail_sweep(W, 2 * vmax_isa)) {
-    const int R = window_rows(isa, op, window_vmax(isa, c));
+    const int R = window_blocking(isa, op, c).rows;
     for (int64_t ow : tile_edges(R)) {
       WindowCase w;
       w.op = op;

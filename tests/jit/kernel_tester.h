@@ -21,7 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "core/jit/isa.h"
 #include "core/jit/kernel_args.h"
+#include "core/jit/kernel_config.h"
 #include "core/jit/kernel_helpers.h"
 #include "core/jit/kernel_module.h"
 #include "tests/jit/jit_test_util.h"
@@ -176,8 +178,7 @@ inline const std::vector<ActivationKind>& fused_acts() {
   return k;
 }
 
-inline int isa_width(Isa isa) { return isa == Isa::kSse41 ? 4 : isa == Isa::kAvx2 ? 8 : 16; }
-inline int isa_usable_regs(Isa isa) { return (isa == Isa::kAvx512 ? 32 : 16) - 1; }
+inline int isa_width(Isa isa) { return isa_traits(isa).f32_lanes; }
 
 // Channel counts k * width + t covering every tail t in 0..width-1, with k cycling over
 // 0..max_vectors so every tail also meets full blocks (and partial blocks) of several sizes.
@@ -215,8 +216,8 @@ inline std::vector<int64_t> tile_edges(int64_t R) {
 // for bit when tol is 0.
 template <typename Ref>
 inline void check_unary_kernel(Isa isa, const std::string& what, const std::function<void(VecEmitter&)>& body,
-                        const GuardedBuffer& weights, int64_t count, float lo, float hi, uint32_t seed, Ref&& ref,
-                               double tol) {
+                               const GuardedBuffer& weights, int64_t count, float lo, float hi, uint32_t seed,
+                               Ref&& ref, double tol) {
   const KernelUnderTest k(isa, what, body);
   Rng rng(seed);
   for (int64_t batch = 1; batch <= 3; ++batch) {
@@ -246,7 +247,7 @@ class KernelTest : public ::testing::TestWithParam<Isa> {
 
 #define NND_KERNEL_TEST_SUITE(Suite)                    \
   class Suite : public ::nnd::jit::test::KernelTest {}; \
-  INSTANTIATE_TEST_SUITE_P(Kernel, Suite, ::testing::ValuesIn(::nnd::jit::test::all_isas()), \
+  INSTANTIATE_TEST_SUITE_P(Kernel, Suite, ::testing::ValuesIn(::nnd::jit::all_isas()), \
                            ::nnd::jit::test::isa_param_name)
 
 }  // namespace nnd::jit::test
