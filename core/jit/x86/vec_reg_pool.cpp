@@ -57,7 +57,7 @@ void VecRegPool::fail(const std::string& what) const {
 std::string VecRegPool::held_by(int index) const {
   const Owner& o = owner_[static_cast<size_t>(index)];
   std::string s = o.name.empty() ? std::string("(unnamed)") : std::string(o.name);
-  if (o.element >= 0) s += "[" + std::to_string(o.element) + "]";
+  if (o.element >= 0) s.append("[").append(std::to_string(o.element)).append("]");  // not "[" + ...: GCC 12 -Wrestrict
   return s;
 }
 
@@ -77,7 +77,7 @@ void VecRegPool::claim(int index, std::string_view name, int element) {
     return;
   }
   std::string who = name.empty() ? std::string("(unnamed)") : std::string(name);
-  if (element >= 0) who += "[" + std::to_string(element) + "]";
+  if (element >= 0) who.append("[").append(std::to_string(element)).append("]");
   if (index < 0 || index >= usable_) {
     fail("register " + std::to_string(index) + " for '" + who + "' is out of range" +
          (index == usable_ ? " (it is the hooks' scratch register)" : ""));
