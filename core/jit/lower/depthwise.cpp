@@ -1,0 +1,80 @@
+// Depthwise and separable convolutions: the f32-dwconv window kernel over a padded input (channels
+// replicated by the pad kernel when the depth multiplier is above 1); a separable convolution adds
+// the pointwise f32-gemm.
+#include <algorithm>
+
+#include "core/jit/lower/lower.h"
+#include "core/util/checked_math.h"
+
+namespace nnd::jit {
+
+void depthwise_step(LowerContext& cx, const Node& n, const Window& win, const Weights& kernel, const Weights* bias,
+                    int64_t dm, ActivationKind act, int src, int dst, const Hwc& in, const Pads& pd, int residual,
+                    OutPlacement place) {
+  Hwc padded;
+  const int b = pad_step(cx, n, src, in, dm, pd, 0.0f, &padded);
+  WindowSpec ws;
+  ws.op = WindowOp::kDepthwise;
+  ws.in_h = padded.h;
+  ws.in_w = padded.w;
+  ws.c = padded.c;
+  ws.out_h = pd.h.out;
+  ws.out_w = pd.w.out;
+  ws.kh = win.kernel_h;
+  ws.kw = win.kernel_w;
+  ws.sh = win.stride_h;
+  ws.sw = win.stride_w;
+  ws.dh = win.dilation_h;
+  ws.dw = win.dilation_w;
+  ws.has_bias = bias != nullptr;
+  ws.act = act_fusable(act) ? act : ActivationKind::kLinear;
+  const WindowBlocking wb = depthwise_blocking(isa_traits(cx.isa), ws.c);
+  ws.vmax = wb.vmax;
+  ws.rows = wb.rows;
+  std::vector<float> blob;
+  pack_depthwise_weights(ws, cx.width, kernel.data, bias ? &bias->data : nullptr, blob);
+  const int64_t off = cx.add_weights(blob);
+  ws.weight_off += off;
+  ws.bias_off += off;
+  ws.residual = residual >= 0;
+  ws.out_place = place;
+  std::vector<int> ins{b};
+  if (ws.residual) ins.push_back(residual);
+  cx.add(n, "f32-dwconv", ws, ins, dst);
+  if (!act_fusable(act)) activation_step(cx, n, dst, act, pd.h.out * pd.w.out * padded.c, padded.c);
+}
+
+void lower(LowerContext& cx, const Node& n, const DepthwiseConvParams& p) {
+  const int dst = cx.output_buffer(n);
+  const Hwc in = as_hwc(p.rank, cx.in_shape(n));
+  depthwise_step(cx, n, p.window, p.kernel, p.bias.empty() ? nullptr : &p.bias, p.depth_multiplier, p.activation,
+                 cx.in_buf(n, 0), dst, in, pads_for(p.window, in), cx.residual_buf(n, p.residual),
+                 cx.placement_for(n, dst));
+}
+
+void lower(LowerContext& cx, const Node& n, const SeparableConvParams& p) {
+  const int dst = cx.output_buffer(n);
+  const Hwc in = as_hwc(p.rank, cx.in_shape(n));
+  const Pads pd = pads_for(p.window, in);
+  const int64_t mid_c = in.c * p.depth_multiplier;
+  const int mid = cx.new_buffer(pd.h.out * pd.w.out * mid_c, n.name + ":depthwise");
+  depthwise_step(cx, n, p.window, p.depthwise_kernel, nullptr, p.depth_multiplier, ActivationKind::kLinear,
+                 cx.in_buf(n, 0), mid, in, pd);
+  ConvSpec cs = conv_spec(cx, mid_c, p.filters);
+  cs.in_c = mid_c;
+  cs.out_c = p.filters;
+  cs.out_place = cx.placement_for(n, dst);
+  if (cs.out_place.dense()) {
+    cs.rows_mode = true;
+    cs.out_w = pd.h.out * pd.w.out;
+  } else {  // 1x1 spatial conv over the depthwise output, writing the bordered interior
+    cs.in_h = cs.out_h = pd.h.out;
+    cs.in_w = cs.out_w = pd.w.out;
+  }
+  cs.has_bias = !p.bias.empty();
+  cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
+  conv_step(cx, n, cs, p.pointwise_kernel, p.bias, mid, dst, "f32-gemm", cx.residual_buf(n, p.residual));
+  if (!act_fusable(p.activation)) activation_step(cx, n, dst, p.activation, cx.out_count(n), p.filters);
+}
+
+}  // namespace nnd::jit

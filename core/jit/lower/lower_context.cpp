@@ -1,0 +1,98 @@
+#include "core/jit/lower/lower_context.h"
+
+#include <algorithm>
+
+#include "core/ir/shape_inference.h"
+
+namespace nnd::jit {
+
+Hwc as_hwc(int rank, const Dims& s) {
+  if (rank == 1) return {1, s[0], s[1]};
+  return {s[0], s[1], s[2]};
+}
+
+Pads pads_for(const Window& win, const Hwc& in) {
+  Pads p;
+  p.h = window_h(win, in.h);
+  p.w = window_w(win, in.w);
+  p.top = p.h.pad_before;
+  p.left = p.w.pad_before;
+  p.bottom = std::max<int64_t>(0, (p.h.out - 1) * win.stride_h + p.h.kernel_eff - in.h - p.top);
+  p.right = std::max<int64_t>(0, (p.w.out - 1) * win.stride_w + p.w.kernel_eff - in.w - p.left);
+  return p;
+}
+
+LowerContext::LowerContext(const Graph& graph, Isa isa_, MathMode math_)
+    : g(graph),
+      isa(isa_),
+      math(math_),
+      width(isa_traits(isa_).f32_lanes),
+      value_buf(graph.values.size(), -1) {}
+
+int LowerContext::new_buffer(int64_t floats, const std::string& name) {
+  PlanBuffer b;
+  b.floats = floats;
+  b.name = name;
+  buffers.push_back(b);
+  return static_cast<int>(buffers.size()) - 1;
+}
+
+int64_t LowerContext::add_weights(const std::vector<float>& w) {
+  weights.resize((weights.size() + 15) / 16 * 16, 0.0f);
+  const auto off = static_cast<int64_t>(weights.size());
+  weights.insert(weights.end(), w.begin(), w.end());
+  weights.resize((weights.size() + 15) / 16 * 16, 0.0f);
+  return off;
+}
+
+void LowerContext::add(const Node& n, const std::string& kernel, KernelSpec spec, std::vector<int> in, int out) {
+  PlannedKernel k;
+  k.name = n.name + ": " + kernel + "-" + isa_id(isa);
+  k.spec = std::move(spec);
+  k.in = std::move(in);
+  k.out = out;
+  k.node = static_cast<int>(&n - g.nodes.data());
+  kernels.push_back(std::move(k));
+}
+
+int64_t LowerContext::out_count(const Node& n) const {
+  return element_count(g.values[n.output].shape, g.values[n.output].name);
+}
+
+int LowerContext::output_buffer(const Node& n) {
+  const int64_t count = out_count(n);
+  int dst = -1;
+  // An element-wise node overwrites its input when that buffer is the arena's, dense and exactly
+  // the output's size.
+  if (const int k = in_place[static_cast<size_t>(&n - g.nodes.data())]; k >= 0) {
+    const int b = in_buf(n, static_cast<size_t>(k));
+    const PlanBuffer& bf = buffers[static_cast<size_t>(b)];
+    if (bf.kind == PlanBuffer::kArena && !bf.placed && bf.floats == count) dst = b;
+  }
+  if (dst < 0) {
+    const ValueId v = n.output;
+    // A value that is a graph output is written straight into the caller's output buffer (first
+    // listing of it); others live in the arena.
+    for (size_t i = 0; i < g.outputs.size() && dst < 0; ++i) {
+      if (g.outputs[i] != v) continue;
+      dst = new_buffer(count, g.values[v].name);
+      buffers[static_cast<size_t>(dst)].kind = PlanBuffer::kOutput;
+      buffers[static_cast<size_t>(dst)].index = static_cast<int>(i);
+    }
+    if (dst < 0) {
+      const auto& ps = padded[static_cast<size_t>(v)];
+      dst = new_buffer(ps ? ps->padded_floats() : count, g.values[v].name);
+    }
+  }
+  value_buf[static_cast<size_t>(n.output)] = dst;
+  return dst;
+}
+
+OutPlacement LowerContext::placement_for(const Node& n, int dst) {
+  const auto& ps = padded[static_cast<size_t>(n.output)];
+  if (!ps) return {};
+  buffers[static_cast<size_t>(dst)].placed = *ps;
+  return {ps->row_floats(), ps->padded_floats(), ps->interior_offset()};
+}
+
+}  // namespace nnd::jit

@@ -1,0 +1,71 @@
+// The state lowering builds up: buffers, planned kernels, the weight blob, and the decisions made
+// before lowering (padded storage, in-place reuse). Each operator's lowering unit (lower.h) adds to
+// it through these primitives and knows nothing else of the engine.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/engine/engine_options.h"
+#include "core/ir/conv_geometry.h"
+#include "core/ir/graph.h"
+#include "core/jit/kernel_config.h"
+#include "core/jit/kernel_plan.h"
+
+namespace nnd::jit {
+
+// A layer's spatial view of its input: (h, w, c) per sample, rank-1 layers as h = 1.
+struct Hwc {
+  int64_t h, w, c;
+};
+Hwc as_hwc(int rank, const Dims& s);
+
+// The padding a window needs on each side, and its geometry per axis.
+struct Pads {
+  int64_t top, bottom, left, right;
+  AxisGeometry h, w;
+};
+Pads pads_for(const Window& win, const Hwc& in);
+
+class LowerContext {
+ public:
+  LowerContext(const Graph& graph, Isa isa, MathMode math);
+
+  const Graph& g;
+  const Isa isa;
+  const MathMode math;
+  const int width;  // floats per vector
+
+  std::vector<PlanBuffer> buffers;
+  std::vector<PlannedKernel> kernels;
+  std::vector<float> weights;
+  std::vector<int> value_buf;                       // per value: its buffer
+  std::vector<std::optional<PaddedStore>> padded;   // per value: bordered storage (padded_storage.h)
+  std::vector<int> in_place;                        // per node: input whose storage it reuses (in_place.h)
+
+  int new_buffer(int64_t floats, const std::string& name);
+  // Appends w to the weight blob, 64-byte aligned; returns its offset in floats.
+  int64_t add_weights(const std::vector<float>& w);
+  // Plans a kernel of node n; `kernel` is its name without the ISA ("f32-conv").
+  void add(const Node& n, const std::string& kernel, KernelSpec spec, std::vector<int> in, int out);
+
+  int in_buf(const Node& n, size_t i) const { return value_buf[static_cast<size_t>(n.inputs[i])]; }
+  // The buffer of a fused residual input (layers.h: the node's second input), or -1.
+  int residual_buf(const Node& n, bool residual) const { return residual ? in_buf(n, 1) : -1; }
+  const Dims& in_shape(const Node& n, size_t i = 0) const { return g.values[n.inputs[i]].shape; }
+  const Dims& out_shape(const Node& n) const { return g.values[n.output].shape; }
+  int64_t out_count(const Node& n) const;
+
+  // The buffer n writes its output to: an input it may overwrite (in_place.h), the caller's
+  // output slot, or a new arena buffer (bordered when padded storage chose so). Sets value_buf.
+  int output_buffer(const Node& n);
+  // Layers whose output is their input's storage (Flatten, Reshape, Identity).
+  void alias_output(const Node& n) { value_buf[static_cast<size_t>(n.output)] = in_buf(n, 0); }
+  // Where the producer of n's output writes it: the interior of its bordered buffer when the
+  // output has padded storage (the buffer is then marked as placed), else dense.
+  OutPlacement placement_for(const Node& n, int dst);
+};
+
+}  // namespace nnd::jit

@@ -1,0 +1,49 @@
+// The exhaustive dispatch: one lowering per layer kind (lower.h), no fallback.
+#include <variant>
+
+#include "core/jit/lower/lower.h"
+
+namespace nnd::jit {
+
+namespace {
+
+// Calls lower(cx, n, p) for the kind p holds. There is deliberately no generic overload: a kind
+// that lower.h does not declare a lowering for fails to compile here.
+struct LowerKind {
+  LowerContext& cx;
+  const Node& n;
+  void operator()(const DenseParams& p) const { lower(cx, n, p); }
+  void operator()(const ConvParams& p) const { lower(cx, n, p); }
+  void operator()(const DepthwiseConvParams& p) const { lower(cx, n, p); }
+  void operator()(const SeparableConvParams& p) const { lower(cx, n, p); }
+  void operator()(const ConvTransposeParams& p) const { lower(cx, n, p); }
+  void operator()(const BatchNormParams& p) const { lower(cx, n, p); }
+  void operator()(const LayerNormParams& p) const { lower(cx, n, p); }
+  void operator()(const ActivationParams& p) const { lower(cx, n, p); }
+  void operator()(const ReluParams& p) const { lower(cx, n, p); }
+  void operator()(const EluParams& p) const { lower(cx, n, p); }
+  void operator()(const ThresholdedReluParams& p) const { lower(cx, n, p); }
+  void operator()(const PReluParams& p) const { lower(cx, n, p); }
+  void operator()(const SoftmaxParams& p) const { lower(cx, n, p); }
+  void operator()(const PoolParams& p) const { lower(cx, n, p); }
+  void operator()(const GlobalPoolParams& p) const { lower(cx, n, p); }
+  void operator()(const FlattenParams& p) const { lower(cx, n, p); }
+  void operator()(const ReshapeParams& p) const { lower(cx, n, p); }
+  void operator()(const PermuteParams& p) const { lower(cx, n, p); }
+  void operator()(const RepeatVectorParams& p) const { lower(cx, n, p); }
+  void operator()(const IdentityParams& p) const { lower(cx, n, p); }
+  void operator()(const ZeroPaddingParams& p) const { lower(cx, n, p); }
+  void operator()(const CroppingParams& p) const { lower(cx, n, p); }
+  void operator()(const UpSamplingParams& p) const { lower(cx, n, p); }
+  void operator()(const MergeParams& p) const { lower(cx, n, p); }
+  void operator()(const ConcatParams& p) const { lower(cx, n, p); }
+  void operator()(const RecurrentParams& p) const { lower(cx, n, p); }
+  void operator()(const ResizeParams& p) const { lower(cx, n, p); }
+  void operator()(const GatherParams& p) const { lower(cx, n, p); }
+};
+
+}  // namespace
+
+void lower_node(LowerContext& cx, const Node& n) { std::visit(LowerKind{cx, n}, n.params); }
+
+}  // namespace nnd::jit

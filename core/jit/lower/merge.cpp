@@ -1,0 +1,37 @@
+// Merges (Add, Subtract, Multiply, Average, Maximum, Minimum): one f32-merge over inputs of the
+// output's shape; inputs that broadcast are first expanded by an f32-broadcast gather.
+#include "core/ir/broadcast.h"
+#include "core/jit/lower/lower.h"
+
+namespace nnd::jit {
+
+void lower(LowerContext& cx, const Node& n, const MergeParams& p) {
+  const int dst = cx.output_buffer(n);
+  const Dims& out_shape = cx.out_shape(n);
+  const int64_t count = cx.out_count(n);
+  std::vector<int> ins;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Dims& s = cx.in_shape(n, i);
+    if (s == out_shape) {
+      ins.push_back(cx.in_buf(n, i));
+      continue;
+    }
+    const int b = cx.new_buffer(count, n.name + ":broadcast" + std::to_string(i));
+    gather_step(cx, n, broadcast_map(out_shape, s), element_count(s, ""), cx.in_buf(n, i), b, "f32-broadcast");
+    ins.push_back(b);
+  }
+  MergeSpec ms;
+  ms.inputs = static_cast<int>(ins.size());
+  ms.count = count;
+  switch (p.op) {
+    case MergeOp::kAdd: ms.op = BinOp::kAdd; break;
+    case MergeOp::kSubtract: ms.op = BinOp::kSub; break;
+    case MergeOp::kMultiply: ms.op = BinOp::kMul; break;
+    case MergeOp::kAverage: ms.op = BinOp::kAdd; ms.divisor = static_cast<float>(n.inputs.size()); break;
+    case MergeOp::kMaximum: ms.op = BinOp::kMax; break;
+    case MergeOp::kMinimum: ms.op = BinOp::kMin; break;
+  }
+  cx.add(n, "f32-merge", ms, ins, dst);
+}
+
+}  // namespace nnd::jit
