@@ -163,6 +163,13 @@ class JitEngineImpl final : public JitEngine {
   uint64_t code_hash() const override { return module_.code_hash(); }
   int64_t arena_floats_per_sample() const override { return arena_floats_; }
   int64_t chunk_samples() const override { return chunk_samples_; }
+  std::vector<std::string> node_kernels(size_t node) const override {
+    std::vector<std::string> out;
+    for (const PlannedKernel& k : plan_) {
+      if (k.node == static_cast<int>(node)) out.push_back(k.kernel.str());
+    }
+    return out;
+  }
 
  private:
   // ---- lowering and code generation ----
@@ -187,7 +194,11 @@ class JitEngineImpl final : public JitEngine {
       us.count = count;
       us.u8 = true;
       const KernelSpec spec = us;
-      input_u8_fn_.push_back(module_.compile(g_.values[v].name + ": u8-to-f32-" + std::string(isa_id(isa_)),
+      KernelName kn;
+      kn.dtype = "u8";
+      kn.op = "to-f32";
+      kn.isa = isa_;
+      input_u8_fn_.push_back(module_.compile(g_.values[v].name + ": " + kn.str(),
                                              [&spec](VecEmitter& ve) { emit_kernel(ve, spec); }));
     }
     for (const Node& n : g_.nodes) lower_node(cx, n);

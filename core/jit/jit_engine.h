@@ -41,6 +41,9 @@ class JitEngine : public Engine {
   virtual uint64_t code_hash() const = 0;
   virtual int64_t arena_floats_per_sample() const = 0;
   virtual int64_t chunk_samples() const = 0;  // samples per chunk of a call (JitConfig::chunk_bytes)
+  // The names (kernel_name.h) of the kernels graph().nodes[node] runs, in run order; empty for
+  // layers that only alias their input (Flatten, Reshape, Identity).
+  virtual std::vector<std::string> node_kernels(size_t node) const = 0;
 };
 
 // Throws nnd::Error naming the first layer the JIT cannot compile ("file: layer 'x' (Class): not

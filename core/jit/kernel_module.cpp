@@ -94,7 +94,7 @@ KernelFn KernelModule::compile(const std::string& name, const std::function<void
   if (!dump_dir_.empty()) {
     std::string file = std::to_string(kernels_.size()) + "-" + name;
     for (char& c : file) {
-      if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != '_') c = '_';
+      if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != '_' && c != '+') c = '_';
     }
     std::ofstream out(std::filesystem::path(dump_dir_) / (file + ".asm"));
     out << "; " << name << " (" << isa_id(isa_) << ", " << k.bytes.size() << " bytes)\n" << k.listing;

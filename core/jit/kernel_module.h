@@ -17,7 +17,7 @@
 namespace nnd::jit {
 
 struct CompiledKernel {
-  std::string name;            // "conv2d: f32-conv-relu-avx2"
+  std::string name;            // "conv2d: f32-conv-bias+relu-4x3v-avx2-direct" (kernel_name.h)
   KernelFn fn = nullptr;
   std::vector<uint8_t> bytes;  // the code as generated (position-independent)
   size_t code_size = 0;        // bytes[0, code_size) are instructions; the constant pool follows

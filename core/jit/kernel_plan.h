@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/jit/kernel_name.h"
 #include "core/jit/padded_storage.h"
 #include "core/jit/x86/kernels.h"
 #include "core/jit/x86/kernels_planar.h"
@@ -72,11 +73,15 @@ struct PlanBuffer {
 };
 
 struct PlannedKernel {
-  std::string name;  // "<node>: <kernel name>" (kernel_name.h)
+  KernelName kernel;
+  std::string name;  // "<node>: <kernel>", as listings and dumps show it
   KernelSpec spec;
   std::vector<int> in;  // buffers read, in the order the kernel's input pointers take them
   int out = -1;         // buffer written
   int node = -1;        // index in Graph::nodes (-1: an input's uint8 conversion)
 };
+
+// The name of a kernel computing `spec` as `op`: epilogue and tile come from the spec.
+KernelName kernel_name(const std::string& op, const KernelSpec& spec, Isa isa, const std::string& variant = "");
 
 }  // namespace nnd::jit

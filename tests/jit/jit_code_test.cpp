@@ -108,7 +108,7 @@ TEST(JitCode, Sse41CodeHasNoVexOrEvexInstruction) {
     const VexCount c = count_vex(k.bytes, k.code_size);
     EXPECT_EQ(c.vex, 0u) << k.name << ": first VEX/EVEX instruction: " << c.first;
     total += c.instructions;
-    for (const char* family : {"f32-conv-planar", "f32-planar-pack", "f32-wino-in", "f32-wino-out"}) {
+    for (const char* family : {"-sse41-planar", "f32-planar-pack", "f32-wino-in", "f32-wino-out"}) {
       special += k.name.find(family) != std::string::npos ? 1 : 0;
     }
   }
@@ -155,7 +155,7 @@ TEST(JitCode, DumpWritesListingsAndPlan) {
   size_t asm_files = 0;
   for (const auto& f : std::filesystem::directory_iterator(dir)) asm_files += f.path().extension() == ".asm";
   EXPECT_EQ(asm_files, e->code().kernels().size());
-  std::ifstream in(dir / "0-input__u8-to-f32-sse4.1.asm");
+  std::ifstream in(dir / "0-input__u8-to-f32-sse41.asm");
   std::string text((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(text.find("pmovzxbd"), std::string::npos) << text;
 }

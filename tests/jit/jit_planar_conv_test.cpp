@@ -1,7 +1,7 @@
 // The SSE4.1 planar convolution (core/jit/x86/kernels_planar.h): when it is chosen, its layout and
 // blocking, and randomized convolutions, residual chains and bordered inputs/outputs compared with
-// the reference engine. Every case asserts that f32-conv-planar really ran, so a change of the
-// selection rule cannot turn these into tests of the NHWC kernel.
+// the reference engine. Every case asserts that the planar conv (f32-conv-...-sse41-planar) really
+// ran, so a change of the selection rule cannot turn these into tests of the NHWC kernel.
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -45,7 +45,7 @@ std::string describe(const ConvCase& c) {
 }
 
 void expect_planar_matches(const Graph& g, int planar_convs, const std::string& what, uint32_t seed) {
-  ASSERT_EQ(kernels_named(g, "f32-conv-planar"), planar_convs) << what;
+  ASSERT_EQ(kernels_named(g, "-sse41-planar"), planar_convs) << what;
   ASSERT_EQ(kernels_named(g, "f32-planar-pack"), planar_convs) << what;
   for (int64_t batch : {1, 3}) {
     std::string where;

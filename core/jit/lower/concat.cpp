@@ -12,7 +12,7 @@ void lower(LowerContext& cx, const Node& n, const ConcatParams& p) {
     cs.inner.push_back(element_count(cx.in_shape(n, i), "") / cs.outer);
     ins.push_back(cx.in_buf(n, i));
   }
-  cx.add(n, "f32-concat", cs, ins, dst);
+  cx.add(n, "concat", cs, ins, dst);
 }
 
 }  // namespace nnd::jit

@@ -15,7 +15,7 @@ ConvSpec conv_spec(const LowerContext& cx, int64_t cin_g, int64_t cout_g) {
 }
 
 void conv_step(LowerContext& cx, const Node& n, ConvSpec cs, const Weights& kernel, const Weights& bias, int src,
-               int dst, const std::string& what, int residual) {
+               int dst, const std::string& variant, int residual) {
   std::vector<float> blob;
   pack_conv_weights(cs, cx.width, kernel.data, bias.empty() ? nullptr : &bias.data, blob);
   const int64_t off = cx.add_weights(blob);
@@ -24,7 +24,10 @@ void conv_step(LowerContext& cx, const Node& n, ConvSpec cs, const Weights& kern
   cs.residual = residual >= 0;
   std::vector<int> ins{src};
   if (cs.residual) ins.push_back(residual);
-  cx.add(n, what, std::move(cs), ins, dst);
+  // Rows mode is a GEMM; spatial mode runs groups >= 4 in a run-time loop (x86/kernels.cpp).
+  const bool rows = cs.rows_mode;
+  const std::string shape = rows ? "" : !variant.empty() ? variant : cs.groups >= 4 ? "grouped" : "direct";
+  cx.add(n, rows ? "gemm" : "conv", std::move(cs), ins, dst, shape);
 }
 
 namespace {
@@ -51,7 +54,7 @@ void planar_conv(LowerContext& cx, const Node& n, const ConvParams& p, const Hwc
     ps.src_sample_floats = in.h * in.w * in.c;
   }
   const int planes = cx.new_buffer(ps.out.sample_floats(), n.name + ":planar");
-  cx.add(n, "f32-planar-pack", ps, {src}, planes);
+  cx.add(n, "planar-pack", ps, {src}, planes);
   PlanarConvSpec cs;
   cs.in = ps.out;
   cs.out_h = pd.h.out;
@@ -74,7 +77,7 @@ void planar_conv(LowerContext& cx, const Node& n, const ConvParams& p, const Hwc
   cs.bias_off += off;
   std::vector<int> ins{planes};
   if (cs.residual) ins.push_back(residual);
-  cx.add(n, "f32-conv-planar", std::move(cs), ins, dst);
+  cx.add(n, "conv", std::move(cs), ins, dst, "planar");
 }
 
 // 3x3 stride-1 convolutions as Winograd F(2x2, 3x3) (winograd_suits): f32-wino-in transforms
@@ -89,7 +92,7 @@ void winograd_conv(LowerContext& cx, const Node& n, const ConvParams& p, const H
     throw Error("JIT internal error: Winograd input of " + n.name + " is not 2 * tiles + 2 on each axis");
   }
   const int v = cx.new_buffer(th * tw * kWinogradPoints * in.c, n.name + ":winograd-input");
-  cx.add(n, "f32-wino-in", WinogradInSpec{th, tw, in.c}, {b}, v);
+  cx.add(n, "wino-in", WinogradInSpec{th, tw, in.c}, {b}, v);
   ConvSpec cs = conv_spec(cx, in.c, p.filters);
   cs.groups = kWinogradPoints;
   cs.in_c = kWinogradPoints * in.c;
@@ -98,7 +101,7 @@ void winograd_conv(LowerContext& cx, const Node& n, const ConvParams& p, const H
   cs.in_w = cs.out_w = tw;
   const Weights u{{1, 1, in.c, kWinogradPoints * p.filters}, winograd_weights(p.kernel.data, in.c, p.filters)};
   const int m = cx.new_buffer(th * tw * kWinogradPoints * p.filters, n.name + ":winograd-products");
-  conv_step(cx, n, cs, u, Weights{}, v, m, "f32-conv");
+  conv_step(cx, n, cs, u, Weights{}, v, m, "winograd");
   WinogradOutSpec os;
   os.tiles_h = th;
   os.tiles_w = tw;
@@ -110,7 +113,7 @@ void winograd_conv(LowerContext& cx, const Node& n, const ConvParams& p, const H
   os.out_place = place;
   std::vector<int> ins{m};
   if (os.residual) ins.push_back(residual);
-  cx.add(n, "f32-wino-out", os, ins, dst);
+  cx.add(n, "wino-out", os, ins, dst);
 }
 
 }  // namespace
@@ -152,7 +155,7 @@ void lower(LowerContext& cx, const Node& n, const ConvParams& p) {
       cs.in_h = padded.h;
       cs.in_w = padded.w;
     }
-    conv_step(cx, n, cs, p.kernel, p.bias, src, dst, cs.rows_mode ? "f32-gemm" : "f32-conv", residual);
+    conv_step(cx, n, cs, p.kernel, p.bias, src, dst, "", residual);
   }
   if (!act_fusable(p.activation)) activation_step(cx, n, dst, p.activation, cx.out_count(n), p.filters);
 }
@@ -182,7 +185,7 @@ void lower(LowerContext& cx, const Node& n, const ConvTransposeParams& p) {
     }
   }
   const int ub = cx.new_buffer(uh * uw * in.c, n.name + ":upsampled");
-  gather_step(cx, n, map, in.h * in.w * in.c, cx.in_buf(n, 0), ub, "f32-gather-zeroinsert");
+  gather_step(cx, n, map, in.h * in.w * in.c, cx.in_buf(n, 0), ub, "gather-zeroinsert");
   // Kernel (kh, kw, filters, Cin) -> flipped (kh, kw, Cin, filters).
   Weights k;
   k.shape = {w.kernel_h, w.kernel_w, in.c, p.filters};
@@ -211,7 +214,7 @@ void lower(LowerContext& cx, const Node& n, const ConvTransposeParams& p) {
   cs.dw = w.dilation_w;
   cs.has_bias = !p.bias.empty();
   cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
-  conv_step(cx, n, cs, k, p.bias, ub, dst, "f32-deconv");
+  conv_step(cx, n, cs, k, p.bias, ub, dst, "");
   if (!act_fusable(p.activation)) activation_step(cx, n, dst, p.activation, cx.out_count(n), p.filters);
 }
 

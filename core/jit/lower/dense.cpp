@@ -14,7 +14,7 @@ void lower(LowerContext& cx, const Node& n, const DenseParams& p) {
   cs.out_w = count / p.units;
   cs.has_bias = !p.bias.empty();
   cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
-  conv_step(cx, n, cs, p.kernel, p.bias, cx.in_buf(n, 0), dst, "f32-gemm", cx.residual_buf(n, p.residual));
+  conv_step(cx, n, cs, p.kernel, p.bias, cx.in_buf(n, 0), dst, "", cx.residual_buf(n, p.residual));
   if (!act_fusable(p.activation)) activation_step(cx, n, dst, p.activation, count, p.units);
 }
 

@@ -40,7 +40,7 @@ void depthwise_step(LowerContext& cx, const Node& n, const Window& win, const We
   ws.out_place = place;
   std::vector<int> ins{b};
   if (ws.residual) ins.push_back(residual);
-  cx.add(n, "f32-dwconv", ws, ins, dst);
+  cx.add(n, "dwconv", ws, ins, dst);
   if (!act_fusable(act)) activation_step(cx, n, dst, act, pd.h.out * pd.w.out * padded.c, padded.c);
 }
 
@@ -73,7 +73,7 @@ void lower(LowerContext& cx, const Node& n, const SeparableConvParams& p) {
   }
   cs.has_bias = !p.bias.empty();
   cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
-  conv_step(cx, n, cs, p.pointwise_kernel, p.bias, mid, dst, "f32-gemm", cx.residual_buf(n, p.residual));
+  conv_step(cx, n, cs, p.pointwise_kernel, p.bias, mid, dst, "", cx.residual_buf(n, p.residual));
   if (!act_fusable(p.activation)) activation_step(cx, n, dst, p.activation, cx.out_count(n), p.filters);
 }
 

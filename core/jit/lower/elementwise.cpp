@@ -23,7 +23,7 @@ void unary_step(LowerContext& cx, const Node& n, int src, int dst, ActivationKin
     UnarySpec us;
     us.count = count;
     us.act = act;
-    cx.add(n, std::string("f32-vact-") + activation_name(act), us, {src}, dst);
+    cx.add(n, std::string("vact-") + activation_name(act), us, {src}, dst);
   } else {
     helper_step(cx, n, src, dst, HelperTag::kActivation, {static_cast<float>(static_cast<int>(act)), 0, 0}, count,
                 std::string("act-") + activation_name(act));
@@ -34,7 +34,7 @@ bool fast_step(LowerContext& cx, const Node& n, int src, int dst, ActivationKind
                int64_t last_dim) {
   if (cx.math != MathMode::kFast) return false;
   if (act == ActivationKind::kSoftmax) {
-    cx.add(n, "f32-fast-softmax", FastSoftmaxSpec{count / last_dim, last_dim}, {src}, dst);
+    cx.add(n, "fast-softmax", FastSoftmaxSpec{count / last_dim, last_dim}, {src}, dst);
     return true;
   }
   if (!fast_math_kind(act)) return false;
@@ -42,14 +42,14 @@ bool fast_step(LowerContext& cx, const Node& n, int src, int dst, ActivationKind
   fs.count = count;
   fs.act = act;
   fs.alpha = alpha;
-  cx.add(n, std::string("f32-fast-") + activation_name(act), fs, {src}, dst);
+  cx.add(n, std::string("fast-") + activation_name(act), fs, {src}, dst);
   return true;
 }
 
 void helper_step(LowerContext& cx, const Node& n, int src, int dst, HelperTag tag, std::array<float, 3> params,
                  int64_t count, const std::string& what) {
   const int64_t off = cx.add_weights({static_cast<float>(static_cast<int>(tag)), params[0], params[1], params[2]});
-  cx.add(n, "f32-call-" + what, HelperCallSpec{kHelperUnary, count, off}, {src}, dst);
+  cx.add(n, "call-" + what, HelperCallSpec{kHelperUnary, count, off}, {src}, dst);
 }
 
 void param_step(LowerContext& cx, const Node& n, ParamOp op, const std::vector<float>& a, const std::vector<float>* b,
@@ -59,7 +59,7 @@ void param_step(LowerContext& cx, const Node& n, ParamOp op, const std::vector<f
   ps.count = static_cast<int64_t>(a.size());
   ps.a_off = cx.add_weights(a);
   ps.b_off = b ? cx.add_weights(*b) : ps.a_off;
-  cx.add(n, op == ParamOp::kPRelu ? "f32-vprelu" : "f32-vaffine", ps, {src}, dst);
+  cx.add(n, op == ParamOp::kPRelu ? "vprelu" : "vaffine", ps, {src}, dst);
 }
 
 void lower(LowerContext& cx, const Node& n, const ActivationParams& p) {
@@ -77,7 +77,7 @@ void lower(LowerContext& cx, const Node& n, const ReluParams& p) {
     us.negative_slope = static_cast<float>(p.negative_slope);
     us.has_max = std::isfinite(p.max_value);
     us.max_value = us.has_max ? static_cast<float>(p.max_value) : 0.0f;
-    cx.add(n, "f32-vrelu", us, {cx.in_buf(n, 0)}, dst);
+    cx.add(n, "vrelu", us, {cx.in_buf(n, 0)}, dst);
   } else {
     helper_step(cx, n, cx.in_buf(n, 0), dst, HelperTag::kRelu,
                 {static_cast<float>(p.max_value), static_cast<float>(p.negative_slope), static_cast<float>(p.threshold)},

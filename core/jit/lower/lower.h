@@ -86,9 +86,10 @@ int pad_step(LowerContext& cx, const Node& n, int src, const Hwc& in, int64_t dm
 
 // conv.cpp. A conv spec with the register blocking for cin_g -> cout_g channels per group.
 ConvSpec conv_spec(const LowerContext& cx, int64_t cin_g, int64_t cout_g);
-// Packs the weights for cs and plans its f32-conv / f32-gemm kernel (residual: buffer or -1).
+// Packs the weights for cs and plans its kernel: gemm in rows mode, else conv with `variant`
+// (default: direct, or grouped for >= 4 groups). residual: buffer or -1.
 void conv_step(LowerContext& cx, const Node& n, ConvSpec cs, const Weights& kernel, const Weights& bias, int src,
-               int dst, const std::string& what, int residual = -1);
+               int dst, const std::string& variant, int residual = -1);
 
 // depthwise.cpp. A depthwise window (channels replicated dm times), then `act` when not fused.
 void depthwise_step(LowerContext& cx, const Node& n, const Window& win, const Weights& kernel, const Weights* bias,
@@ -97,7 +98,7 @@ void depthwise_step(LowerContext& cx, const Node& n, const Window& win, const We
 
 // shape.cpp. A copy kernel following an index map (out index -> in index, -1 = zero).
 void gather_step(LowerContext& cx, const Node& n, const std::vector<int64_t>& map, int64_t in_count, int src,
-                 int dst, const std::string& kernel = "f32-gather");
+                 int dst, const std::string& kernel = "gather");
 // Output axis a reads input axis perm[a]; *out_shape receives the permuted shape when non-null.
 std::vector<int64_t> permute_map(const Dims& in, const std::vector<int>& perm, Dims* out_shape);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/ir/shape_inference.h"
+#include "core/jit/kernel_name.h"
 
 namespace nnd::jit {
 
@@ -45,9 +46,11 @@ int64_t LowerContext::add_weights(const std::vector<float>& w) {
   return off;
 }
 
-void LowerContext::add(const Node& n, const std::string& kernel, KernelSpec spec, std::vector<int> in, int out) {
+void LowerContext::add(const Node& n, const std::string& op, KernelSpec spec, std::vector<int> in, int out,
+                       const std::string& variant) {
   PlannedKernel k;
-  k.name = n.name + ": " + kernel + "-" + isa_id(isa);
+  k.kernel = kernel_name(op, spec, isa, variant);
+  k.name = n.name + ": " + k.kernel.str();
   k.spec = std::move(spec);
   k.in = std::move(in);
   k.out = out;

@@ -48,8 +48,9 @@ class LowerContext {
   int new_buffer(int64_t floats, const std::string& name);
   // Appends w to the weight blob, 64-byte aligned; returns its offset in floats.
   int64_t add_weights(const std::vector<float>& w);
-  // Plans a kernel of node n; `kernel` is its name without the ISA ("f32-conv").
-  void add(const Node& n, const std::string& kernel, KernelSpec spec, std::vector<int> in, int out);
+  // Plans a kernel of node n computing `op` (kernel_name.h: "conv", "dwconv", "vact-sigmoid", ...).
+  void add(const Node& n, const std::string& op, KernelSpec spec, std::vector<int> in, int out,
+           const std::string& variant = "");
 
   int in_buf(const Node& n, size_t i) const { return value_buf[static_cast<size_t>(n.inputs[i])]; }
   // The buffer of a fused residual input (layers.h: the node's second input), or -1.

@@ -17,21 +17,26 @@ void lower(LowerContext& cx, const Node& n, const MergeParams& p) {
       continue;
     }
     const int b = cx.new_buffer(count, n.name + ":broadcast" + std::to_string(i));
-    gather_step(cx, n, broadcast_map(out_shape, s), element_count(s, ""), cx.in_buf(n, i), b, "f32-broadcast");
+    gather_step(cx, n, broadcast_map(out_shape, s), element_count(s, ""), cx.in_buf(n, i), b, "broadcast");
     ins.push_back(b);
   }
   MergeSpec ms;
   ms.inputs = static_cast<int>(ins.size());
   ms.count = count;
+  const char* op = "merge-add";
   switch (p.op) {
     case MergeOp::kAdd: ms.op = BinOp::kAdd; break;
-    case MergeOp::kSubtract: ms.op = BinOp::kSub; break;
-    case MergeOp::kMultiply: ms.op = BinOp::kMul; break;
-    case MergeOp::kAverage: ms.op = BinOp::kAdd; ms.divisor = static_cast<float>(n.inputs.size()); break;
-    case MergeOp::kMaximum: ms.op = BinOp::kMax; break;
-    case MergeOp::kMinimum: ms.op = BinOp::kMin; break;
+    case MergeOp::kSubtract: ms.op = BinOp::kSub; op = "merge-sub"; break;
+    case MergeOp::kMultiply: ms.op = BinOp::kMul; op = "merge-mul"; break;
+    case MergeOp::kAverage:
+      ms.op = BinOp::kAdd;
+      ms.divisor = static_cast<float>(n.inputs.size());
+      op = "merge-avg";
+      break;
+    case MergeOp::kMaximum: ms.op = BinOp::kMax; op = "merge-max"; break;
+    case MergeOp::kMinimum: ms.op = BinOp::kMin; op = "merge-min"; break;
   }
-  cx.add(n, "f32-merge", ms, ins, dst);
+  cx.add(n, op, ms, ins, dst);
 }
 
 }  // namespace nnd::jit

@@ -46,7 +46,7 @@ void lower(LowerContext& cx, const Node& n, const BatchNormParams& p) {
   us.shift_off = cx.add_weights(shift);
   // A fused activation (graph passes) runs inside the affine kernel when vectorised.
   if (unary_vectorised(p.activation)) us.act = p.activation;
-  cx.add(n, "f32-affine", us, {cx.in_buf(n, 0)}, dst);
+  cx.add(n, "affine", us, {cx.in_buf(n, 0)}, dst);
   if (!unary_vectorised(p.activation)) activation_step(cx, n, dst, p.activation, count, c);
 }
 
@@ -72,7 +72,7 @@ void lower(LowerContext& cx, const Node& n, const LayerNormParams& p) {
   if (!p.gamma.empty()) ls.gamma_off = cx.add_weights(p.gamma.data);
   if (!p.beta.empty()) ls.beta_off = cx.add_weights(p.beta.data);
   if (identity) {
-    cx.add(n, "f32-layernorm", ls, {src}, dst);
+    cx.add(n, "layernorm", ls, {src}, dst);
     return;
   }
   Dims pshape;
@@ -81,9 +81,9 @@ void lower(LowerContext& cx, const Node& n, const LayerNormParams& p) {
   for (size_t i = 0; i < fwd.size(); ++i) back[static_cast<size_t>(fwd[i])] = static_cast<int64_t>(i);
   const int t0 = cx.new_buffer(count, n.name + ":permuted");
   const int t1 = cx.new_buffer(count, n.name + ":normalised");
-  gather_step(cx, n, fwd, count, src, t0, "f32-permute");
-  cx.add(n, "f32-layernorm", ls, {t0}, t1);
-  gather_step(cx, n, back, count, t1, dst, "f32-permute");
+  gather_step(cx, n, fwd, count, src, t0, "permute");
+  cx.add(n, "layernorm", ls, {t0}, t1);
+  gather_step(cx, n, back, count, t1, dst, "permute");
 }
 
 }  // namespace nnd::jit

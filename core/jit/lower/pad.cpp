@@ -11,12 +11,12 @@ int pad_step(LowerContext& cx, const Node& n, int src, const Hwc& in, int64_t dm
   if (dm == 1 && placed && *placed == PaddedStore{in.h, in.w, in.c, pd.top, pd.bottom, pd.left, pd.right, value}) {
     // The producer wrote the interior already: fill the border in place.
     PadSpec ps{in.h, in.w, in.c, 1, pd.top, pd.bottom, pd.left, pd.right, value, false, true};
-    cx.add(n, "f32-padborder", ps, {src}, src);
+    cx.add(n, "padborder", ps, {src}, src);
     return src;
   }
   const int b = cx.new_buffer(padded->h * padded->w * padded->c, n.name + ":padded");
   PadSpec ps{in.h, in.w, in.c, dm, pd.top, pd.bottom, pd.left, pd.right, value, false};
-  cx.add(n, "f32-pad", ps, {src}, b);
+  cx.add(n, "pad", ps, {src}, b);
   return b;
 }
 
@@ -24,7 +24,7 @@ void lower(LowerContext& cx, const Node& n, const ZeroPaddingParams& p) {
   const int dst = cx.output_buffer(n);
   const Hwc in = as_hwc(p.rank, cx.in_shape(n));
   PadSpec ps{in.h, in.w, in.c, 1, p.rank == 1 ? 0 : p.top, p.rank == 1 ? 0 : p.bottom, p.left, p.right, 0.0f, false};
-  cx.add(n, "f32-pad", ps, {cx.in_buf(n, 0)}, dst);
+  cx.add(n, "pad", ps, {cx.in_buf(n, 0)}, dst);
 }
 
 }  // namespace nnd::jit

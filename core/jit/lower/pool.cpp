@@ -34,7 +34,7 @@ void lower_pool(LowerContext& cx, const Node& n, PoolKind kind, const Window& wi
     ws.scale = static_cast<float>(1.0 / static_cast<double>(win.kernel_h * win.kernel_w));
   }
   ws.out_place = cx.placement_for(n, dst);
-  cx.add(n, kind == PoolKind::kMax ? "f32-maxpool" : "f32-avgpool", ws, {src}, dst);
+  cx.add(n, kind == PoolKind::kMax ? "maxpool" : "avgpool", ws, {src}, dst);
   if (kind == PoolKind::kAverage && padded_any) {
     // Average over the valid (unpadded) positions of each window, as TensorFlow does.
     std::vector<float> map(static_cast<size_t>(pd.h.out * pd.w.out));
@@ -48,7 +48,7 @@ void lower_pool(LowerContext& cx, const Node& n, PoolKind kind, const Window& wi
       }
     }
     const int64_t off = cx.add_weights(map);
-    cx.add(n, "f32-posscale", PositionScaleSpec{pd.h.out * pd.w.out, in.c, off}, {dst}, dst);
+    cx.add(n, "posscale", PositionScaleSpec{pd.h.out * pd.w.out, in.c, off}, {dst}, dst);
   }
 }
 

@@ -76,7 +76,7 @@ void lower_resize(LowerContext& cx, const Node& n, const ResizeTaps& r, const ch
     }
   }
   gs.table_off = cx.add_weights(table);
-  cx.add(n, "f32-bilinear", gs, {src}, dst);
+  cx.add(n, "bilinear", gs, {src}, dst);
 }
 
 }  // namespace
@@ -90,7 +90,7 @@ void lower(LowerContext& cx, const Node& n, const PermuteParams& p) {
   std::vector<int> perm;
   for (int d : p.dims) perm.push_back(d - 1);
   gather_step(cx, n, permute_map(cx.in_shape(n), perm, nullptr), in_count_of(cx, n), cx.in_buf(n, 0), dst,
-              "f32-permute");
+              "permute");
 }
 
 void lower(LowerContext& cx, const Node& n, const RepeatVectorParams&) {
@@ -98,7 +98,7 @@ void lower(LowerContext& cx, const Node& n, const RepeatVectorParams&) {
   const int64_t in_count = in_count_of(cx, n), out_count = cx.out_count(n);
   std::vector<int64_t> map(static_cast<size_t>(out_count));
   for (int64_t i = 0; i < out_count; ++i) map[static_cast<size_t>(i)] = i % in_count;
-  gather_step(cx, n, map, in_count, cx.in_buf(n, 0), dst, "f32-repeat");
+  gather_step(cx, n, map, in_count, cx.in_buf(n, 0), dst, "repeat");
 }
 
 void lower(LowerContext& cx, const Node& n, const CroppingParams& p) {
@@ -110,7 +110,7 @@ void lower(LowerContext& cx, const Node& n, const CroppingParams& p) {
     for (int64_t x = 0; x < out.w; ++x)
       for (int64_t c = 0; c < out.c; ++c)
         map[static_cast<size_t>((y * out.w + x) * out.c + c)] = ((y + top) * in.w + x + p.left) * in.c + c;
-  gather_step(cx, n, map, in_count_of(cx, n), cx.in_buf(n, 0), dst, "f32-crop");
+  gather_step(cx, n, map, in_count_of(cx, n), cx.in_buf(n, 0), dst, "crop");
 }
 
 void lower(LowerContext& cx, const Node& n, const GatherParams& p) {
@@ -126,15 +126,15 @@ void lower(LowerContext& cx, const Node& n, const GatherParams& p) {
     const int64_t o = i / (kept * inner), k = i / inner % kept, j = i % inner;
     map[static_cast<size_t>(i)] = (o * len + p.indices[static_cast<size_t>(k)]) * inner + j;
   }
-  gather_step(cx, n, map, in_count_of(cx, n), cx.in_buf(n, 0), dst, "f32-gather");
+  gather_step(cx, n, map, in_count_of(cx, n), cx.in_buf(n, 0), dst, "gather");
 }
 
 void lower(LowerContext& cx, const Node& n, const UpSamplingParams& p) {
-  lower_resize(cx, n, resize_taps(p, cx.in_shape(n)), "f32-upsample-nearest");
+  lower_resize(cx, n, resize_taps(p, cx.in_shape(n)), "upsample-nearest");
 }
 
 void lower(LowerContext& cx, const Node& n, const ResizeParams& p) {
-  lower_resize(cx, n, resize_taps(p, cx.in_shape(n)), "f32-resize-nearest");
+  lower_resize(cx, n, resize_taps(p, cx.in_shape(n)), "resize-nearest");
 }
 
 }  // namespace nnd::jit
