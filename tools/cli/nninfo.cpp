@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,11 @@ int main(int argc, char** argv) {
       "layer or ONNX node it came from) with output shapes, parameter counts and FLOPs per sample\n"
       "(a multiply-add counts 2). Exits 1 with a message if nnd cannot load it."};
   std::string model_path;
+  bool list_kernels = false;
   app.add_option("model", model_path, "model file: Keras HDF5 (.h5), Keras 3 archive (.keras) or ONNX (.onnx), recognised by content")->required();
+  app.add_flag("--kernels", list_kernels,
+               "compile with the JIT for this CPU and list each layer's kernels (after the graph passes, which\n"
+               "fold and fuse layers), named as in docs/jit.md \"Kernel names\"");
   app.set_version_flag("--version", NND_VERSION_TEXT("nninfo"));
   CLI11_PARSE(app, argc, argv);
 
@@ -62,6 +67,18 @@ int main(int argc, char** argv) {
     } else {
       std::printf("jit: %zu layer(s) not compiled:\n", missing.size());
       for (const std::string& m : missing) std::printf("  %s\n", m.c_str());
+    }
+    if (list_kernels && missing.empty()) {
+      const std::unique_ptr<nnd::jit::JitEngine> jit = nnd::jit::make_jit_engine(g, nnd::EngineOptions{});
+      const nnd::Graph& compiled = jit->graph();
+      std::printf("kernels (%s, %zu layers after the graph passes):\n", jit->name().c_str(), compiled.nodes.size());
+      for (size_t i = 0; i < compiled.nodes.size(); ++i) {
+        const std::vector<std::string> kernels = jit->node_kernels(i);
+        std::printf("%-4zu %-32s", i, compiled.nodes[i].name.c_str());
+        if (kernels.empty()) std::printf(" (no kernel: shares its input's storage)");
+        for (size_t k = 0; k < kernels.size(); ++k) std::printf("%s%s", k ? ", " : " ", kernels[k].c_str());
+        std::printf("\n");
+      }
     }
   } catch (const nnd::Error& e) {
     std::fprintf(stderr, "nninfo: %s\n", e.what());
