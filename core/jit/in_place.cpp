@@ -1,13 +1,9 @@
 // Which element-wise layers run in place (see in_place.h).
 #include "core/jit/in_place.h"
 
+#include <algorithm>
 #include <limits>
-#include <type_traits>
 #include <variant>
-
-#include "core/ir/activation.h"
-#include "core/jit/x86/kernels.h"
-#include "core/jit/x86/math.h"
 
 namespace nnd::jit {
 
@@ -18,34 +14,9 @@ bool aliases_input(const Node& n) {
          std::holds_alternative<IdentityParams>(n.params);
 }
 
-// Whether the kernel the engine emits for n is element-wise and reads before it writes.
-bool elementwise_kernel(const Graph& g, const Node& n, MathMode math) {
-  const Dims& out = g.values[static_cast<size_t>(n.output)].shape;
-  return std::visit(
-      [&](const auto& p) -> bool {
-        using T = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, BatchNormParams>) {
-          return p.axis == static_cast<int>(out.size()) - 1;  // other axes: jit_lower_extra.cpp
-        } else if constexpr (std::is_same_v<T, ReluParams>) {
-          return p.threshold == 0.0;  // f32-vrelu (thresholds go through a helper)
-        } else if constexpr (std::is_same_v<T, ActivationParams>) {
-          if (activation_is_softmax_like(p.activation)) return false;
-          return unary_vectorised(p.activation) || (math == MathMode::kFast && fast_math_kind(p.activation));
-        } else if constexpr (std::is_same_v<T, MergeParams>) {
-          for (ValueId v : n.inputs) {
-            if (g.values[static_cast<size_t>(v)].shape != out) return false;  // broadcasting
-          }
-          return true;
-        } else {
-          return false;
-        }
-      },
-      n.params);
-}
-
 }  // namespace
 
-std::vector<int> plan_in_place(const Graph& g, MathMode math) {
+std::vector<int> dying_inputs(const Graph& g) {
   constexpr int kForever = std::numeric_limits<int>::max();
   // The storage root of every value (aliases share their input's storage) and the last node
   // reading each root.
@@ -58,18 +29,39 @@ std::vector<int> plan_in_place(const Graph& g, MathMode math) {
     for (ValueId v : n.inputs) last_read[static_cast<size_t>(root[static_cast<size_t>(v)])] = static_cast<int>(i);
   }
   for (ValueId v : g.outputs) last_read[static_cast<size_t>(root[static_cast<size_t>(v)])] = kForever;
-  std::vector<int> plan(g.nodes.size(), -1);
+  std::vector<int> dying(g.nodes.size(), -1);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    if (last_read[static_cast<size_t>(n.output)] == kForever || !elementwise_kernel(g, n, math)) continue;
+    if (last_read[static_cast<size_t>(n.output)] == kForever || aliases_input(n)) continue;
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       if (last_read[static_cast<size_t>(root[static_cast<size_t>(n.inputs[k])])] == static_cast<int>(i)) {
-        plan[i] = static_cast<int>(k);
+        dying[i] = static_cast<int>(k);
         break;
       }
     }
   }
-  return plan;
+  return dying;
+}
+
+bool write_in_place(LowerContext& cx, const Node& n, size_t first, int dying) {
+  if (dying < 0 || first >= cx.kernels.size() || !runs_in_place(cx.kernels[first].spec)) return false;
+  const int dst = cx.value_buf[static_cast<size_t>(n.output)];
+  const int src = cx.in_buf(n, static_cast<size_t>(dying));
+  const std::vector<int>& reads = cx.kernels[first].in;
+  if (std::find(reads.begin(), reads.end(), src) == reads.end()) return false;
+  const PlanBuffer& in = cx.buffers[static_cast<size_t>(src)];
+  const PlanBuffer& out = cx.buffers[static_cast<size_t>(dst)];
+  if (in.kind != PlanBuffer::kArena || in.placed || in.floats != cx.out_count(n)) return false;
+  if (out.kind != PlanBuffer::kArena || out.placed) return false;
+  for (size_t k = first; k < cx.kernels.size(); ++k) {
+    for (int& b : cx.kernels[k].in) b = b == dst ? src : b;
+    if (cx.kernels[k].out == dst) cx.kernels[k].out = src;
+  }
+  cx.value_buf[static_cast<size_t>(n.output)] = src;
+  // The fresh output buffer was the node's last (an element-wise node makes no others).
+  if (dst == static_cast<int>(cx.buffers.size()) - 1) cx.buffers.pop_back();
+  cx.reused_input[static_cast<size_t>(&n - cx.g.nodes.data())] = dying;
+  return true;
 }
 
 }  // namespace nnd::jit

@@ -18,12 +18,10 @@
 #include <variant>
 
 #include "core/ir/shape_inference.h"
-#include "core/jit/in_place.h"
 #include "core/jit/kernel_helpers.h"
 #include "core/jit/kernel_plan.h"
 #include "core/jit/lower/lower.h"
 #include "core/jit/memory_plan.h"
-#include "core/jit/padded_storage.h"
 #include "core/jit/x86/emit_kernel.h"
 #include "core/passes/pass.h"
 #include "core/util/checked_math.h"
@@ -177,21 +175,15 @@ class JitEngineImpl final : public JitEngine {
   // The uint8 conversion kernels of the inputs come first, compiled as their buffers are made.
   void lower() {
     LowerContext cx(g_, isa_, math_);
-    cx.padded = plan_padded_storage(g_);
-    cx.in_place = plan_in_place(g_, math_);
+    lower_graph(cx);
+    // The uint8 -> float32 conversion kernels of the inputs (used when the caller passes uint8
+    // data) are compiled first, then the plan in order.
     for (size_t i = 0; i < g_.inputs.size(); ++i) {
       const ValueId v = g_.inputs[i];
-      const int64_t count = element_count(g_.values[v].shape, g_.values[v].name);
-      const int b = cx.new_buffer(count, g_.values[v].name);
-      cx.buffers[static_cast<size_t>(b)].kind = Buffer::kInput;
-      cx.buffers[static_cast<size_t>(b)].index = static_cast<int>(i);
-      cx.value_buf[static_cast<size_t>(v)] = b;
-      input_buf_.push_back(b);
-      // The uint8 -> float32 conversion kernel, used when the caller passes uint8 data.
-      const int cb = cx.new_buffer(count, g_.values[v].name + ":f32");
-      input_u8_buf_.push_back(cb);
+      input_buf_.push_back(cx.inputs[i].input);
+      input_u8_buf_.push_back(cx.inputs[i].u8);
       UnarySpec us;
-      us.count = count;
+      us.count = element_count(g_.values[v].shape, g_.values[v].name);
       us.u8 = true;
       const KernelSpec spec = us;
       KernelName kn;
@@ -201,7 +193,6 @@ class JitEngineImpl final : public JitEngine {
       input_u8_fn_.push_back(module_.compile(g_.values[v].name + ": " + kn.str(),
                                              [&spec](VecEmitter& ve) { emit_kernel(ve, spec); }));
     }
-    for (const Node& n : g_.nodes) lower_node(cx, n);
     // Graph outputs not produced into their slot (graph inputs, repeated outputs, aliases).
     for (size_t i = 0; i < g_.outputs.size(); ++i) {
       const ValueId v = g_.outputs[i];

@@ -15,6 +15,11 @@ void add_epilogue(KernelName& k, bool bias, bool residual, ActivationKind act) {
 
 }  // namespace
 
+bool runs_in_place(const KernelSpec& spec) {
+  if (const auto* u = std::get_if<UnarySpec>(&spec)) return !u->u8;
+  return std::holds_alternative<FastUnarySpec>(spec) || std::holds_alternative<MergeSpec>(spec);
+}
+
 KernelName kernel_name(const std::string& op, const KernelSpec& spec, Isa isa, const std::string& variant) {
   KernelName k;
   k.op = op;

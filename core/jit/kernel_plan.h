@@ -72,6 +72,12 @@ struct PlanBuffer {
   std::optional<PaddedStore> placed;
 };
 
+// A graph input's buffers.
+struct GraphInputBuffers {
+  int input = -1;  // the caller's float32 data
+  int u8 = -1;     // the arena buffer its uint8 conversion writes, which then stands in for it
+};
+
 struct PlannedKernel {
   KernelName kernel;
   std::string name;  // "<node>: <kernel>", as listings and dumps show it
@@ -80,6 +86,11 @@ struct PlannedKernel {
   int out = -1;         // buffer written
   int node = -1;        // index in Graph::nodes (-1: an input's uint8 conversion)
 };
+
+// Kernel properties planning relies on.
+// Element-wise: reads element i of every input before writing element i of its output, all of one
+// size, so the output may overwrite an input (in_place.h).
+bool runs_in_place(const KernelSpec& spec);
 
 // The name of a kernel computing `spec` as `op`: epilogue and tile come from the spec.
 KernelName kernel_name(const std::string& op, const KernelSpec& spec, Isa isa, const std::string& variant = "");

@@ -10,11 +10,6 @@
 
 namespace nnd::jit {
 
-struct GraphInputBuffers {
-  int input = -1;  // the caller's float32 data
-  int u8 = -1;     // the arena buffer its uint8 conversion writes, which then stands in for it
-};
-
 // Fills first/last/offset of every buffer; returns the arena size per sample in floats.
 // live_to_end: buffers read after the last kernel (copied to graph outputs by the run loop).
 int64_t plan_memory(std::vector<PlanBuffer>& buffers, const std::vector<PlannedKernel>& kernels,

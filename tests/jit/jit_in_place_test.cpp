@@ -1,4 +1,4 @@
-// In-place element-wise layers (core/jit/in_place.h): which nodes qualify, that their outputs
+// In-place element-wise layers (core/jit/in_place.h): which nodes' plans qualify, that their outputs
 // really share the input's arena storage (the arena shrinks to what the plan predicts), and that
 // results still match the reference engine on every ISA.
 #include <gtest/gtest.h>
@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/jit/in_place.h"
+#include "core/jit/lower/lower.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace nnd::jit::test {
@@ -32,6 +33,13 @@ BatchNormParams batch_norm(Rng& r, int64_t c) {
 ReluParams relu() { return ReluParams{}; }
 
 int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
+
+// Per node: the input whose storage the lowered plan let its output take (SSE4.1), or -1.
+std::vector<int> reused_inputs(const Graph& g, MathMode math) {
+  LowerContext cx(g, Isa::kSse41, math);
+  lower_graph(cx);
+  return cx.reused_input;
+}
 
 std::unique_ptr<JitEngine> compile_unfused(const Graph& g, Isa isa) {
   EngineOptions o;
@@ -71,7 +79,7 @@ TEST(InPlace, PlanFollowsLivenessAndKernelKinds) {
   const ValueId mx = gb.node("max", MergeParams{MergeOp::kMaximum}, {q, sm});
   const ValueId out = gb.node("last", relu(), {mx});
   const Graph g = gb.finish({out, f});
-  const std::vector<int> exact = plan_in_place(g, MathMode::kExact);
+  const std::vector<int> exact = reused_inputs(g, MathMode::kExact);
   ASSERT_EQ(exact.size(), g.nodes.size());
   EXPECT_EQ(exact[2], 0) << "bn over a";
   EXPECT_EQ(exact[3], 1) << "sum over bn (b is read later)";
@@ -80,7 +88,10 @@ TEST(InPlace, PlanFollowsLivenessAndKernelKinds) {
   EXPECT_EQ(exact[8], -1) << "relu over c: the Flatten alias is a graph output";
   EXPECT_EQ(exact[9], 0) << "max over q";
   EXPECT_EQ(exact[10], -1) << "the graph output";
-  EXPECT_EQ(plan_in_place(g, MathMode::kFast)[4], 0) << "fast sigmoid is a vectorised kernel";
+  EXPECT_EQ(reused_inputs(g, MathMode::kFast)[4], 0) << "fast sigmoid is a vectorised kernel";
+  const std::vector<int> dying = dying_inputs(g);
+  EXPECT_EQ(dying[4], 0) << "sum dies at the sigmoid, whatever its kernel";
+  EXPECT_EQ(dying[8], -1) << "c is read through the Flatten alias, a graph output";
 }
 
 class JitInPlace : public ::testing::TestWithParam<Isa> {};

@@ -26,6 +26,10 @@
 
 namespace nnd::jit {
 
+// Plans the whole graph into cx: the inputs' buffers (and their uint8 conversion buffers), padded
+// storage, every node, and in-place reuse on the nodes' plans (in_place.h).
+void lower_graph(LowerContext& cx);
+
 // Plans the kernels of node n into cx.
 void lower_node(LowerContext& cx, const Node& n);
 

@@ -28,7 +28,8 @@ LowerContext::LowerContext(const Graph& graph, Isa isa_, MathMode math_)
       isa(isa_),
       math(math_),
       width(isa_traits(isa_).f32_lanes),
-      value_buf(graph.values.size(), -1) {}
+      value_buf(graph.values.size(), -1),
+      reused_input(graph.nodes.size(), -1) {}
 
 int LowerContext::new_buffer(int64_t floats, const std::string& name) {
   PlanBuffer b;
@@ -65,27 +66,18 @@ int64_t LowerContext::out_count(const Node& n) const {
 int LowerContext::output_buffer(const Node& n) {
   const int64_t count = out_count(n);
   int dst = -1;
-  // An element-wise node overwrites its input when that buffer is the arena's, dense and exactly
-  // the output's size.
-  if (const int k = in_place[static_cast<size_t>(&n - g.nodes.data())]; k >= 0) {
-    const int b = in_buf(n, static_cast<size_t>(k));
-    const PlanBuffer& bf = buffers[static_cast<size_t>(b)];
-    if (bf.kind == PlanBuffer::kArena && !bf.placed && bf.floats == count) dst = b;
+  const ValueId v = n.output;
+  // A value that is a graph output is written straight into the caller's output buffer (first
+  // listing of it); others live in the arena.
+  for (size_t i = 0; i < g.outputs.size() && dst < 0; ++i) {
+    if (g.outputs[i] != v) continue;
+    dst = new_buffer(count, g.values[v].name);
+    buffers[static_cast<size_t>(dst)].kind = PlanBuffer::kOutput;
+    buffers[static_cast<size_t>(dst)].index = static_cast<int>(i);
   }
   if (dst < 0) {
-    const ValueId v = n.output;
-    // A value that is a graph output is written straight into the caller's output buffer (first
-    // listing of it); others live in the arena.
-    for (size_t i = 0; i < g.outputs.size() && dst < 0; ++i) {
-      if (g.outputs[i] != v) continue;
-      dst = new_buffer(count, g.values[v].name);
-      buffers[static_cast<size_t>(dst)].kind = PlanBuffer::kOutput;
-      buffers[static_cast<size_t>(dst)].index = static_cast<int>(i);
-    }
-    if (dst < 0) {
-      const auto& ps = padded[static_cast<size_t>(v)];
-      dst = new_buffer(ps ? ps->padded_floats() : count, g.values[v].name);
-    }
+    const auto& ps = padded[static_cast<size_t>(v)];
+    dst = new_buffer(ps ? ps->padded_floats() : count, g.values[v].name);
   }
   value_buf[static_cast<size_t>(n.output)] = dst;
   return dst;

@@ -43,7 +43,8 @@ class LowerContext {
   std::vector<float> weights;
   std::vector<int> value_buf;                       // per value: its buffer
   std::vector<std::optional<PaddedStore>> padded;   // per value: bordered storage (padded_storage.h)
-  std::vector<int> in_place;                        // per node: input whose storage it reuses (in_place.h)
+  std::vector<int> reused_input;                    // per node: input whose storage it took (in_place.h), or -1
+  std::vector<GraphInputBuffers> inputs;            // per graph input
 
   int new_buffer(int64_t floats, const std::string& name);
   // Appends w to the weight blob, 64-byte aligned; returns its offset in floats.
@@ -59,8 +60,8 @@ class LowerContext {
   const Dims& out_shape(const Node& n) const { return g.values[n.output].shape; }
   int64_t out_count(const Node& n) const;
 
-  // The buffer n writes its output to: an input it may overwrite (in_place.h), the caller's
-  // output slot, or a new arena buffer (bordered when padded storage chose so). Sets value_buf.
+  // The buffer n writes its output to: the caller's output slot, or a new arena buffer (bordered
+  // when padded storage chose so). Sets value_buf.
   int output_buffer(const Node& n);
   // Layers whose output is their input's storage (Flatten, Reshape, Identity).
   void alias_output(const Node& n) { value_buf[static_cast<size_t>(n.output)] = in_buf(n, 0); }

@@ -1,7 +1,10 @@
 // The exhaustive dispatch: one lowering per layer kind (lower.h), no fallback.
 #include <variant>
 
+#include "core/ir/shape_inference.h"
+#include "core/jit/in_place.h"
 #include "core/jit/lower/lower.h"
+#include "core/jit/padded_storage.h"
 
 namespace nnd::jit {
 
@@ -45,5 +48,27 @@ struct LowerKind {
 }  // namespace
 
 void lower_node(LowerContext& cx, const Node& n) { std::visit(LowerKind{cx, n}, n.params); }
+
+void lower_graph(LowerContext& cx) {
+  const Graph& g = cx.g;
+  cx.padded = plan_padded_storage(g);
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const ValueId v = g.inputs[i];
+    const int64_t count = element_count(g.values[v].shape, g.values[v].name);
+    GraphInputBuffers in;
+    in.input = cx.new_buffer(count, g.values[v].name);
+    cx.buffers[static_cast<size_t>(in.input)].kind = PlanBuffer::kInput;
+    cx.buffers[static_cast<size_t>(in.input)].index = static_cast<int>(i);
+    cx.value_buf[static_cast<size_t>(v)] = in.input;
+    in.u8 = cx.new_buffer(count, g.values[v].name + ":f32");
+    cx.inputs.push_back(in);
+  }
+  const std::vector<int> dying = dying_inputs(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const size_t first = cx.kernels.size();
+    lower_node(cx, g.nodes[i]);
+    write_in_place(cx, g.nodes[i], first, dying[i]);
+  }
+}
 
 }  // namespace nnd::jit
