@@ -44,7 +44,7 @@ struct WindowBlocking {
 WindowBlocking pool_blocking(const IsaTraits& t, int64_t channels);
 WindowBlocking depthwise_blocking(const IsaTraits& t, int64_t channels);
 
-// Whether a convolution runs as f32-planar-pack + f32-conv-planar (x86/kernels_planar.h): the
+// Whether a convolution runs as f32-planar-pack + f32-conv-...-planar (x86/kernels_planar.h): the
 // SSE4.1 planar layout with four pixels per register. It suits one group, whole groups of 4
 // output channels, few input channels (the pack costs a pass over the input, and the weights of a
 // tile, pre-broadcast to 16 bytes each, must stay in L1), and a kernel wider than 1x1 (pointwise

@@ -30,7 +30,7 @@ bool hwc_of(const Dims& s, int rank, PaddedStore& p) {
   return false;
 }
 
-// The engine's padding of a window over an (h, w) input (as JitEngine::pads_for).
+// The padding of a window over an (h, w) input (as lowering's pads_for, lower/lower_context.h).
 void window_pads(const Window& win, PaddedStore& p) {
   const AxisGeometry gh = window_h(win, p.h);
   const AxisGeometry gw = window_w(win, p.w);

@@ -7,8 +7,8 @@
 // writes straight into the interior of the bordered buffer instead, and the consumer only fills the
 // border (a few rows and columns) before it runs.
 //
-// This unit only decides which values qualify; the JIT engine allocates the bordered buffers, tells
-// the producer kernels where to write (OutPlacement) and emits the border fills.
+// This unit only decides which values qualify; lowering (core/jit/lower/) allocates the bordered
+// buffers, tells the producer kernels where to write (OutPlacement) and plans the border fills.
 #pragma once
 
 #include <cstdint>

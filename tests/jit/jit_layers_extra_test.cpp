@@ -1,4 +1,4 @@
-// Randomised property tests for the kinds lowered in core/jit/jit_lower_extra.cpp (transposed
+// Randomised property tests for the rarer kinds (core/jit/lower/: shape.cpp, conv.cpp, ...; transposed
 // convolutions, LayerNormalization, PReLU, Permute, RepeatVector, UpSampling, Cropping, Gather,
 // broadcasting merges, BatchNormalization on a non-last axis): JIT vs the reference engine within
 // 1e-5 * max(1, |ref|), channels 1..67, odd sizes, batch 1..9, on every ISA this CPU has.

@@ -33,7 +33,7 @@ void conv_step(LowerContext& cx, const Node& n, ConvSpec cs, const Weights& kern
 namespace {
 
 // SSE4.1 convolutions with few input channels (planar_conv_suits): the input is rearranged into
-// channel/phase planes (f32-planar-pack), then f32-conv-planar computes 4 pixels per vector.
+// channel/phase planes (planar-pack), then the planar conv computes 4 pixels per vector.
 void planar_conv(LowerContext& cx, const Node& n, const ConvParams& p, const Hwc& in, const Pads& pd, int src,
                  int dst, int residual, const OutPlacement& place) {
   const Window& w = p.window;

@@ -2,8 +2,7 @@
 // KernelModule) through the VecEmitter hooks, so the same generator serves every ISA. Shapes are
 // compile-time constants; only the batch is read at run time (KernelArgs::batch).
 //
-// Naming follows the XNNPACK grammar: f32-<op>[-<variant>]; KernelModule appends the ISA
-// ("f32-conv-relu-avx2") in logs and dumps.
+// Kernels are named by lowering (core/jit/kernel_name.h): "f32-conv-bias+relu-4x3v-avx2-direct".
 #pragma once
 
 #include <cstdint>
@@ -52,7 +51,7 @@ void pack_conv_weights(ConvSpec& spec, int width, const std::vector<float>& kern
 void emit_conv(VecEmitter& ve, const ConvSpec& s);
 
 // f32-dwconv: depthwise (depth multiplier already expanded: output channel c reads input channel c)
-// and f32-maxpool / f32-sumpool (no weights) over an already padded input.
+// and f32-maxpool / f32-avgpool (no weights) over an already padded input.
 enum class WindowOp : uint8_t { kDepthwise, kMax, kSum };
 struct WindowSpec {
   WindowOp op = WindowOp::kDepthwise;
@@ -84,8 +83,8 @@ struct PadSpec {
 };
 void emit_pad(VecEmitter& ve, const PadSpec& s);
 
-// f32-eltwise: y = f(x) over batch*count floats, or over (outer, C) with per-channel scale/shift
-// (BatchNorm). Kinds the generator cannot vectorise exactly call a helper (see kernel_helpers.h).
+// f32-vact-* / f32-vrelu / f32-affine: y = f(x) over batch*count floats, or over (outer, C) with
+// per-channel scale/shift (BatchNorm). Kinds the generator cannot vectorise exactly call a helper (see kernel_helpers.h).
 struct UnarySpec {
   int64_t count = 1;  // per sample
   bool u8 = false;    // input is uint8 (conversion kernel)

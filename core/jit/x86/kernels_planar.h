@@ -1,4 +1,4 @@
-// Planar convolution for SSE4.1 ("pixels in lanes"): f32-planar-pack and f32-conv-planar.
+// Planar convolution for SSE4.1 ("pixels in lanes"): f32-planar-pack and f32-conv-...-planar.
 //
 // Why a second conv family: SSE has no FMA and no broadcast memory operand. The NHWC conv kernel
 // (x86/kernels.cpp) holds output channels in the vector lanes, so every input value must be
@@ -17,7 +17,7 @@
 // x*sw + kx*dw = (x + kx*dw/sw)*sw + (kx*dw)%sw, so four neighbouring output pixels read four
 // consecutive floats of plane (c, (kx*dw) % sw), also for strided convolutions.
 //
-// f32-conv-planar accumulates K output channels x G groups of 4 pixels per tile, then transposes
+// The planar conv accumulates K output channels x G groups of 4 pixels per tile, then transposes
 // each 4 x 4 block into NHWC pixel vectors for the epilogue (residual, activation) and stores only
 // the pixels that exist, so any output width works without masked stores.
 #pragma once

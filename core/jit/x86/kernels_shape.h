@@ -32,7 +32,7 @@ void emit_gather(VecEmitter& ve, const GatherSpec& s);
 void gather_from_map(const std::vector<int64_t>& map, int64_t in_count, GatherSpec& spec,
                      std::vector<float>& table);
 
-// f32-vparam: per sample, y[i] = prelu(x[i], a[i]) or y[i] = x[i] * a[i] + b[i] with per-element
+// f32-vprelu / f32-vaffine: per sample, y[i] = prelu(x[i], a[i]) or y[i] = x[i] * a[i] + b[i] with per-element
 // parameter vectors a, b of `count` floats (broadcast parameters expanded at compile time).
 enum class ParamOp : uint8_t { kPRelu, kAffine };
 struct ParamEltSpec {
