@@ -76,9 +76,18 @@ TEST(IpcSleeper, TimeoutEndsTheSleep) {
 TEST(IpcSleeper, ClientSubmitWakesTheSleeperAndFlagsAreSetMeanwhile) {
   SleeperFixture f;
   std::thread client([&] {
-    // Wait until the poller announced its sleep, then submit (which must write the eventfd).
-    while (sleeping_flag(*f.sessions[0]) == 0) std::this_thread::yield();
-    EXPECT_EQ(sleeping_flag(*f.sessions[1]), 1u);
+    // Wait until the poller announced its sleep on every session (it sets the flags one after
+    // the other, so seeing the first is not yet seeing the second), then submit, which must
+    // write the eventfd. A flag never set fails here after 10 s.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    auto all_set = [&] {
+      for (auto& s : f.sessions) {
+        if (sleeping_flag(*s) == 0) return false;
+      }
+      return true;
+    };
+    while (!all_set() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    for (auto& s : f.sessions) EXPECT_EQ(sleeping_flag(*s), 1u);
     client_submit(*f.sessions[0], 3);
   });
   std::unique_lock lk(f.mu);
