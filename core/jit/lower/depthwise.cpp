@@ -13,17 +13,7 @@ void depthwise_step(LowerContext& cx, const Node& n, const Window& win, const We
                     OutPlacement place) {
   Hwc padded;
   const int b = pad_step(cx, n, src, in, dm, pd, 0.0f, &padded);
-  WindowSpec ws;
-  ws.op = WindowOp::kDepthwise;
-  ws.in_h = padded.h;
-  ws.in_w = padded.w;
-  ws.c = padded.c;
-  ws.out_h = pd.h.out;
-  ws.out_w = pd.w.out;
-  ws.kh = win.kernel_h;
-  ws.kw = win.kernel_w;
-  ws.sh = win.stride_h;
-  ws.sw = win.stride_w;
+  WindowSpec ws = window_geometry(WindowOp::kDepthwise, win, padded, padded.c, pd);
   ws.dh = win.dilation_h;
   ws.dw = win.dilation_w;
   ws.has_bias = bias != nullptr;

@@ -23,6 +23,21 @@ Pads pads_for(const Window& win, const Hwc& in) {
   return p;
 }
 
+WindowSpec window_geometry(WindowOp op, const Window& win, const Hwc& padded, int64_t channels, const Pads& pd) {
+  WindowSpec ws;
+  ws.op = op;
+  ws.in_h = padded.h;
+  ws.in_w = padded.w;
+  ws.c = channels;
+  ws.out_h = pd.h.out;
+  ws.out_w = pd.w.out;
+  ws.kh = win.kernel_h;
+  ws.kw = win.kernel_w;
+  ws.sh = win.stride_h;
+  ws.sw = win.stride_w;
+  return ws;
+}
+
 LowerContext::LowerContext(const Graph& graph, Isa isa_, MathMode math_)
     : g(graph),
       isa(isa_),

@@ -29,6 +29,11 @@ struct Pads {
 };
 Pads pads_for(const Window& win, const Hwc& in);
 
+// The geometry of a window kernel (depthwise or pooling) over an input already padded to
+// `padded` with `channels` per pixel: sizes, kernel and strides. Dilation, blocking and the
+// epilogue are the caller's (pooling has no dilation; the loaders refuse dilated pools).
+WindowSpec window_geometry(WindowOp op, const Window& win, const Hwc& padded, int64_t channels, const Pads& pd);
+
 class LowerContext {
  public:
   LowerContext(const Graph& graph, Isa isa, MathMode math);

@@ -16,17 +16,7 @@ void lower_pool(LowerContext& cx, const Node& n, PoolKind kind, const Window& wi
   Hwc padded;
   const float fill = kind == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
   const int src = pad_step(cx, n, cx.in_buf(n, 0), in, 1, pd, fill, &padded);
-  WindowSpec ws;
-  ws.op = kind == PoolKind::kMax ? WindowOp::kMax : WindowOp::kSum;
-  ws.in_h = padded.h;
-  ws.in_w = padded.w;
-  ws.c = in.c;
-  ws.out_h = pd.h.out;
-  ws.out_w = pd.w.out;
-  ws.kh = win.kernel_h;
-  ws.kw = win.kernel_w;
-  ws.sh = win.stride_h;
-  ws.sw = win.stride_w;
+  WindowSpec ws = window_geometry(kind == PoolKind::kMax ? WindowOp::kMax : WindowOp::kSum, win, padded, in.c, pd);
   const WindowBlocking wb = pool_blocking(isa_traits(cx.isa), in.c);
   ws.vmax = wb.vmax;
   ws.rows = wb.rows;
