@@ -53,7 +53,7 @@ Sample measure(const std::string& model) {
 // Runs this executable with --load-child and parses its line; throws nnd::Error on failure.
 Sample measure_cold(const std::string& model) {
   int fds[2];
-  if (pipe(fds) != 0) throw nnd::Error(std::string("pipe: ") + std::strerror(errno));
+  if (pipe(fds) != 0) throw nnd::Error(nnd::ErrorCode::kIo, std::string("pipe: ") + std::strerror(errno));
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
@@ -67,7 +67,7 @@ Sample measure_cold(const std::string& model) {
   close(fds[1]);
   if (rc != 0) {
     close(fds[0]);
-    throw nnd::Error(std::string("cannot start a child nnbench: ") + std::strerror(rc));
+    throw nnd::Error(nnd::ErrorCode::kIo, std::string("cannot start a child nnbench: ") + std::strerror(rc));
   }
   std::string out;
   char buf[512];
@@ -84,7 +84,7 @@ Sample measure_cold(const std::string& model) {
   std::istringstream in(out);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
       !(in >> s.load_wall >> s.compile_wall >> s.load_cpu >> s.compile_cpu)) {
-    throw nnd::Error("cold run of " + model + " failed: " + out.substr(0, 300));
+    throw nnd::Error(nnd::ErrorCode::kInternal, "cold run of " + model + " failed: " + out.substr(0, 300));
   }
   return s;
 }

@@ -51,7 +51,7 @@ std::unique_ptr<Engine> make_engine(const Graph& g, const EngineOptions& options
     case EngineKind::kJit:
       return jit::make_jit_engine(g, options);
   }
-  throw Error("unknown engine");
+  throw Error(ErrorCode::kInvalidArgument, "unknown engine");
 }
 
 }  // namespace nnd

@@ -142,11 +142,11 @@ File::File(const std::string& path, const std::string& display_name)
   // 100-weight model) or the core driver's own read into a fresh buffer (a page fault per 4 KiB).
   if (bytes_.data() != nullptr) {
     if (!has_hdf5_signature(bytes_.data(), bytes_.size())) {
-      throw Error(name_ + ": not an HDF5 file (no HDF5 signature)");
+      throw Error(ErrorCode::kFormat, name_ + ": not an HDF5 file (no HDF5 signature)");
     }
     // Before libhdf5 decodes them: a broken global heap hangs or over-reads inside H5Aread.
     const std::string bad = check_global_heaps(static_cast<const uint8_t*>(bytes_.data()), bytes_.size());
-    if (!bad.empty()) throw Error(name_ + ": corrupt HDF5 file: " + bad);
+    if (!bad.empty()) throw Error(ErrorCode::kFormat, name_ + ": corrupt HDF5 file: " + bad);
     if (open_in_memory()) return;
     bytes_ = FileBytes();
   }
@@ -156,19 +156,19 @@ File::File(const std::string& path, const std::string& display_name)
     std::string detail = last_error();
     // H5Fis_hdf5 fails for missing/unreadable files and for files whose superblock is damaged.
     FILE* f = std::fopen(path.c_str(), "rb");
-    if (f == nullptr) throw Error(name_ + ": cannot open file: " + std::strerror(errno));
+    if (f == nullptr) throw Error(ErrorCode::kIo, name_ + ": cannot open file: " + std::strerror(errno));
     std::fclose(f);
-    throw Error(name_ + ": not a readable HDF5 file (corrupt or truncated)" +
+    throw Error(ErrorCode::kFormat, name_ + ": not a readable HDF5 file (corrupt or truncated)" +
                 (detail.empty() ? "" : ": " + detail));
   }
-  if (is == 0) throw Error(name_ + ": not an HDF5 file (no HDF5 signature)");
+  if (is == 0) throw Error(ErrorCode::kFormat, name_ + ": not an HDF5 file (no HDF5 signature)");
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
   // Close every object when the file closes even if a handle leaked (it should not).
   if (fapl.valid()) H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
   hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.valid() ? fapl.get() : H5P_DEFAULT);
   if (id < 0) {
     std::string detail = last_error();
-    throw Error(name_ + ": cannot open HDF5 file (corrupt or truncated)" +
+    throw Error(ErrorCode::kFormat, name_ + ": cannot open HDF5 file (corrupt or truncated)" +
                 (detail.empty() ? "" : ": " + detail));
   }
   file_ = Handle(id);
@@ -189,7 +189,7 @@ bool File::open_in_memory() {
   hid_t id = H5Fopen(unique_image_name().c_str(), H5F_ACC_RDONLY, fapl.get());
   if (id < 0) {
     std::string detail = last_error();
-    throw Error(name_ + ": cannot open HDF5 file (corrupt or truncated)" +
+    throw Error(ErrorCode::kFormat, name_ + ": cannot open HDF5 file (corrupt or truncated)" +
                 (detail.empty() ? "" : ": " + detail));
   }
   file_ = Handle(id);
@@ -199,10 +199,10 @@ bool File::open_in_memory() {
 File::File(const void* image, size_t size, const std::string& display_name) : name_(display_name) {
   silence_errors();
   // H5Fis_hdf5 has no image variant: look for the signature as it does.
-  if (!has_hdf5_signature(image, size)) throw Error(name_ + ": not an HDF5 file (no HDF5 signature)");
+  if (!has_hdf5_signature(image, size)) throw Error(ErrorCode::kFormat, name_ + ": not an HDF5 file (no HDF5 signature)");
   // Before libhdf5 decodes them: a broken global heap hangs or over-reads inside H5Aread.
   const std::string bad = check_global_heaps(static_cast<const uint8_t*>(image), size);
-  if (!bad.empty()) throw Error(name_ + ": corrupt HDF5 file: " + bad);
+  if (!bad.empty()) throw Error(ErrorCode::kFormat, name_ + ": corrupt HDF5 file: " + bad);
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
   if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), 64 * 1024, 0) < 0 ||
       H5Pset_file_image(fapl.get(), const_cast<void*>(image), size) < 0 ||
@@ -215,15 +215,17 @@ File::File(const void* image, size_t size, const std::string& display_name) : na
   hid_t id = H5Fopen(unique_image_name().c_str(), H5F_ACC_RDONLY, fapl.get());
   if (id < 0) {
     std::string detail = last_error();
-    throw Error(name_ + ": cannot open HDF5 file (corrupt or truncated)" +
+    throw Error(ErrorCode::kFormat, name_ + ": cannot open HDF5 file (corrupt or truncated)" +
                 (detail.empty() ? "" : ": " + detail));
   }
   file_ = Handle(id);
 }
 
-void File::fail(const std::string& what) const {
+void File::fail(const std::string& what) const { fail(ErrorCode::kFormat, what); }
+
+void File::fail(ErrorCode code, const std::string& what) const {
   std::string detail = last_error();
-  throw Error(name_ + ": " + what + (detail.empty() ? "" : " (HDF5: " + detail + ")"));
+  throw Error(code, name_ + ": " + what + (detail.empty() ? "" : " (HDF5: " + detail + ")"));
 }
 
 std::optional<Handle> File::open_group(hid_t parent, const std::string& path) const {
@@ -249,10 +251,10 @@ std::vector<std::string> File::read_strings(hid_t attr, const std::string& what)
   if (ndims < 0 || n < 0) fail(what + ": cannot read the attribute's shape");
   if (H5Tget_class(type.get()) != H5T_STRING) {
     if (n == 0) return {};  // Keras writes an empty float64 array for "no names"
-    throw Error(name_ + ": " + what + ": expected string(s), found a non-string attribute");
+    throw Error(ErrorCode::kFormat, name_ + ": " + what + ": expected string(s), found a non-string attribute");
   }
-  if (ndims > 1) throw Error(name_ + ": " + what + ": expected a scalar or 1-D string attribute");
-  if (n > kMaxListEntries) throw Error(name_ + ": " + what + ": too many entries");
+  if (ndims > 1) throw Error(ErrorCode::kFormat, name_ + ": " + what + ": expected a scalar or 1-D string attribute");
+  if (n > kMaxListEntries) throw Error(ErrorCode::kLimit, name_ + ": " + what + ": too many entries");
   std::vector<std::string> out;
   if (n == 0) return out;
   out.reserve(static_cast<size_t>(n));
@@ -276,7 +278,7 @@ std::vector<std::string> File::read_strings(hid_t attr, const std::string& what)
   }
   size_t size = H5Tget_size(type.get());
   if (size == 0 || size > kMaxStringBytes / static_cast<size_t>(n)) {
-    throw Error(name_ + ": " + what + ": string attribute has an invalid size");
+    throw Error(ErrorCode::kFormat, name_ + ": " + what + ": string attribute has an invalid size");
   }
   H5T_str_t pad = H5Tget_strpad(type.get());
   Handle mem(H5Tcopy(H5T_C_S1));
@@ -303,7 +305,7 @@ std::string File::read_string_attr(hid_t obj, const std::string& attr,
   Handle a(H5Aopen(obj, attr.c_str(), H5P_DEFAULT));
   if (!a.valid()) fail(what + ": cannot open");
   std::vector<std::string> v = read_strings(a.get(), what);
-  if (v.size() != 1) throw Error(name_ + ": " + what + ": expected one string");
+  if (v.size() != 1) throw Error(ErrorCode::kFormat, name_ + ": " + what + ": expected one string");
   return v[0];
 }
 
@@ -324,7 +326,7 @@ std::optional<std::vector<std::string>> File::read_string_list_attr(
     if (!a.valid()) fail(where + " attribute '" + name + "': cannot open");
     std::vector<std::string> part = read_strings(a.get(), where + " attribute '" + name + "'");
     if (static_cast<hssize_t>(all.size() + part.size()) > kMaxListEntries) {
-      throw Error(name_ + ": " + where + " attribute '" + attr + "': too many entries");
+      throw Error(ErrorCode::kLimit, name_ + ": " + where + " attribute '" + attr + "': too many entries");
     }
     all.insert(all.end(), part.begin(), part.end());
   }
@@ -367,7 +369,7 @@ std::optional<Weights> File::read_float_dataset(hid_t parent, const std::string&
                        : cls == H5T_STRING ? "string"
                        : cls == H5T_FLOAT  ? "float"
                                            : "non-numeric";
-    throw Error(name_ + ": " + what + ": dataset '" + path + "' has an unsupported element type (" +
+    throw Error(ErrorCode::kUnsupported, name_ + ": " + what + ": dataset '" + path + "' has an unsupported element type (" +
                 kind + ", " + std::to_string(tsize) +
                 " bytes); expected float32 (float64 and float16 are converted)");
   }
@@ -375,7 +377,7 @@ std::optional<Weights> File::read_float_dataset(hid_t parent, const std::string&
   int ndims = H5Sget_simple_extent_ndims(space.get());
   if (sclass == H5S_NO_CLASS || ndims < 0) fail(what + ": cannot read the shape of '" + path + "'");
   if (ndims > kMaxRank) {
-    throw Error(name_ + ": " + what + ": dataset '" + path + "' has rank " +
+    throw Error(ErrorCode::kLimit, name_ + ": " + what + ": dataset '" + path + "' has rank " +
                 std::to_string(ndims) + " (at most " + std::to_string(kMaxRank) + " supported)");
   }
   hsize_t dims[kMaxRank] = {};
@@ -385,21 +387,21 @@ std::optional<Weights> File::read_float_dataset(hid_t parent, const std::string&
   Weights w;
   for (int i = 0; i < ndims; ++i) {
     if (dims[i] > static_cast<hsize_t>(kMaxElements)) {
-      throw Error(name_ + ": " + what + ": dataset '" + path + "' has an absurd dimension " +
+      throw Error(ErrorCode::kLimit, name_ + ": " + what + ": dataset '" + path + "' has an absurd dimension " +
                   std::to_string(dims[i]));
     }
     w.shape.push_back(static_cast<int64_t>(dims[i]));
   }
   int64_t count = sclass == H5S_NULL ? 0 : element_count(w.shape, name_ + ": " + what);
   if (count > kMaxWeightElements) {
-    throw Error(name_ + ": " + what + ": dataset '" + path + "' has " + std::to_string(count) +
+    throw Error(ErrorCode::kLimit, name_ + ": " + what + ": dataset '" + path + "' has " + std::to_string(count) +
                 " elements, more than the supported " + std::to_string(kMaxWeightElements));
   }
   if (count == 0) return w;
   try {
     w.data.resize(static_cast<size_t>(count));
   } catch (const std::bad_alloc&) {
-    throw Error(name_ + ": " + what + ": out of memory reading '" + path + "'");
+    throw Error(ErrorCode::kLimit, name_ + ": " + what + ": out of memory reading '" + path + "'");
   }
   if (H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, w.data.data()) < 0) {
     fail(what + ": cannot read dataset '" + path + "' (corrupt or truncated file?)");

@@ -14,6 +14,7 @@
 
 #include "core/io/file_bytes.h"
 #include "core/ir/tensor.h"
+#include "core/util/error.h"
 
 namespace nnd::h5 {
 
@@ -84,7 +85,8 @@ class File {
                                             bool integers_too = false) const;
 
  private:
-  [[noreturn]] void fail(const std::string& what) const;
+  [[noreturn]] void fail(const std::string& what) const;  // kFormat
+  [[noreturn]] void fail(ErrorCode code, const std::string& what) const;
   // Opens bytes_ through the core driver without copying it; false (nothing thrown) when HDF5
   // refuses the set-up, so the caller can fall back to reading the file from disk.
   bool open_in_memory();

@@ -84,7 +84,7 @@ std::string read_keras_version(const ZipArchive& zip) {
   try {
     meta = json::parse(*text);
   } catch (const json::exception& e) {
-    throw Error(zip.name() + ": " + kMetadata + ": invalid JSON: " + e.what());
+    throw Error(ErrorCode::kFormat, zip.name() + ": " + kMetadata + ": invalid JSON: " + e.what());
   }
   auto v = meta.is_object() ? meta.find("keras_version") : meta.end();
   if (meta.is_object() && v != meta.end() && v->is_string()) return v->get<std::string>();
@@ -130,17 +130,17 @@ Graph load_archive(const ZipArchive& zip) {
   const std::string& src = zip.name();
   std::optional<std::string> config = zip.read(kConfig, kMaxJsonBytes);
   if (!config) {
-    throw Error(src + ": a zip archive without " + kConfig + ", so not a Keras .keras file (entries: " +
+    throw Error(ErrorCode::kFormat, src + ": a zip archive without " + kConfig + ", so not a Keras .keras file (entries: " +
                 joined(zip.entry_names(), 8) + ")");
   }
   const std::string keras_version = read_keras_version(zip);
   std::optional<std::string> weights = zip.read(kWeights, kMaxWeightsBytes);
   if (!weights) {
     if (zip.has("model.weights.npz")) {
-      throw Error(src + ": the weights are stored as model.weights.npz; nnd reads the default "
+      throw Error(ErrorCode::kUnsupported, src + ": the weights are stored as model.weights.npz; nnd reads the default "
                         "model.weights.h5 (save with model.save(path) without weights_format)");
     }
-    throw Error(src + ": the archive has no " + kWeights + " (entries: " + joined(zip.entry_names(), 8) + ")");
+    throw Error(ErrorCode::kFormat, src + ": the archive has no " + kWeights + " (entries: " + joined(zip.entry_names(), 8) + ")");
   }
   // A path below the archive file cannot name an existing file (HDF5's core driver refuses those).
   h5::File file(weights->data(), weights->size(), src + "/" + kWeights);

@@ -95,7 +95,7 @@ std::vector<std::string> nested_weight_names(const std::vector<std::string>& nam
 Graph load_keras_file(const h5::File& file, const std::string& path) {
   const hid_t root = file.root();
   if (!file.has_attr(root, "model_config")) {
-    throw Error(path + ": missing root attribute 'model_config' (not a Keras model file, or a "
+    throw Error(ErrorCode::kFormat, path + ": missing root attribute 'model_config' (not a Keras model file, or a "
                        "weights-only file)");
   }
   const std::string config = file.read_string_attr(root, "model_config", "root");
@@ -103,7 +103,7 @@ Graph load_keras_file(const h5::File& file, const std::string& path) {
   if (file.has_attr(root, "keras_version")) keras_version = file.read_string_attr(root, "keras_version", "root");
   if (file.has_attr(root, "backend")) backend = file.read_string_attr(root, "backend", "root");
   if (backend == "theano") {
-    throw Error(path + ": backend: 'theano' files store flipped convolution kernels and are not supported");
+    throw Error(ErrorCode::kUnsupported, path + ": backend: 'theano' files store flipped convolution kernels and are not supported");
   }
   std::optional<h5::Handle> mw = file.open_group(root, "model_weights");
   std::set<std::string> layer_names;

@@ -27,6 +27,9 @@ class Cfg {
   }
 
   [[noreturn]] void fail(const std::string& key, const std::string& msg) const { ctx_.fail(key, msg); }
+  [[noreturn]] void fail(ErrorCode code, const std::string& key, const std::string& msg) const {
+    ctx_.fail(code, key, msg);
+  }
 
   // The value at `key`, or null when absent or null.
   const json* get(const std::string& key) const {
@@ -104,14 +107,14 @@ class Cfg {
   void check_positive(const std::string& key, int64_t v) const {
     if (v < 1) fail(key, "must be >= 1, got " + std::to_string(v));
     if (v > kMaxElements) {
-      fail(key, std::to_string(v) + " exceeds the limit of " + std::to_string(kMaxElements));
+      fail(ErrorCode::kLimit, key, std::to_string(v) + " exceeds the limit of " + std::to_string(kMaxElements));
     }
   }
 
   void check_nonnegative(const std::string& key, int64_t v) const {
     if (v < 0) fail(key, "must be >= 0, got " + std::to_string(v));
     if (v > kMaxElements) {
-      fail(key, std::to_string(v) + " exceeds the limit of " + std::to_string(kMaxElements));
+      fail(ErrorCode::kLimit, key, std::to_string(v) + " exceeds the limit of " + std::to_string(kMaxElements));
     }
   }
 
@@ -119,7 +122,7 @@ class Cfg {
   void channels_last() const {
     std::string f = str("data_format", "channels_last");
     if (f != "channels_last") {
-      fail("data_format", "'" + f + "' is not supported (only channels_last / NHWC)");
+      fail(ErrorCode::kUnsupported, "data_format", "'" + f + "' is not supported (only channels_last / NHWC)");
     }
   }
 
@@ -140,7 +143,7 @@ class Cfg {
     } else {
       fail("dtype", "expected a string or a dtype policy, got " + dump_short(*v));
     }
-    if (name != "float32") fail("dtype", "'" + name + "' is not supported (only float32)");
+    if (name != "float32") fail(ErrorCode::kUnsupported, "dtype", "'" + name + "' is not supported (only float32)");
   }
 
   // An optional feature that must be off: null, false, 0 or absent.
@@ -148,7 +151,7 @@ class Cfg {
     const json* v = get(key);
     if (v == nullptr) return;
     if ((v->is_boolean() && !v->get<bool>()) || (v->is_number() && v->get<double>() == 0)) return;
-    fail(key, dump_short(*v) + " is not supported (" + why + ")");
+    fail(ErrorCode::kUnsupported, key, dump_short(*v) + " is not supported (" + why + ")");
   }
 
   const json& raw() const { return j_; }
@@ -169,7 +172,7 @@ Padding parse_padding(const Cfg& c, bool allow_causal) {
   if (p == "valid") return Padding::kValid;
   if (p == "same") return Padding::kSame;
   if (p == "causal" && allow_causal) return Padding::kCausal;
-  c.fail("padding", "'" + v->get<std::string>() + "' is not supported (valid, same" +
+  c.fail(ErrorCode::kUnsupported, "padding", "'" + v->get<std::string>() + "' is not supported (valid, same" +
                         std::string(allow_causal ? ", causal" : "") + ")");
 }
 
@@ -186,7 +189,7 @@ Window conv_window(const Cfg& c, int rank, bool allow_causal) {
   bool any_stride = std::any_of(s.begin(), s.end(), [](int64_t v) { return v > 1; });
   bool any_dil = std::any_of(d.begin(), d.end(), [](int64_t v) { return v > 1; });
   if (any_stride && any_dil) {
-    c.fail("dilation_rate", "dilation_rate > 1 together with strides > 1 is not supported (Keras "
+    c.fail(ErrorCode::kUnsupported, "dilation_rate", "dilation_rate > 1 together with strides > 1 is not supported (Keras "
                             "and TensorFlow reject it)");
   }
   if (rank == 2) {
@@ -222,7 +225,7 @@ int single_axis(const Cfg& c, const std::string& key, int def) {
   if (v == nullptr) return def;
   const json* e = v;
   if (v->is_array()) {
-    if (v->size() != 1) c.fail(key, "only a single axis is supported, got " + dump_short(*v));
+    if (v->size() != 1) c.fail(ErrorCode::kUnsupported, key, "only a single axis is supported, got " + dump_short(*v));
     e = &(*v)[0];
   }
   int64_t a = c.as_int(*e, key);
@@ -237,7 +240,7 @@ std::vector<std::pair<int64_t, int64_t>> pad_pairs(const Cfg& c, const std::stri
   const json* v = c.get(key);
   if (v == nullptr) return out;
   auto bad = [&]() {
-    c.fail(key, "unsupported form " + dump_short(*v));
+    c.fail(ErrorCode::kUnsupported, key, "unsupported form " + dump_short(*v));
   };
   if (v->is_number()) {
     int64_t p = c.as_int(*v, key);
@@ -337,7 +340,7 @@ MappedLayer map_tf_op_lambda(const Cfg& c, const json* kwargs, const LayerCtx& c
     int a = -1;
     if (axis) {
       if (!axis->is_number_integer()) {
-        ctx.fail("function", "TFOpLambda '" + fn + "': axis " + dump_short(*axis) + " is not supported");
+        ctx.fail(ErrorCode::kUnsupported, "function", "TFOpLambda '" + fn + "': axis " + dump_short(*axis) + " is not supported");
       }
       a = axis->get<int>();
     }
@@ -348,7 +351,7 @@ MappedLayer map_tf_op_lambda(const Cfg& c, const json* kwargs, const LayerCtx& c
       sp.keras_axis = a;
       m.params = sp;
     } else {
-      ctx.fail("function", "TFOpLambda '" + fn + "' over axis " + std::to_string(a) +
+      ctx.fail(ErrorCode::kUnsupported, "function", "TFOpLambda '" + fn + "' over axis " + std::to_string(a) +
                                " is not supported (last axis only)");
     }
   } else if (fn == "nn.gelu" || fn == "math.gelu") {
@@ -366,21 +369,21 @@ MappedLayer map_tf_op_lambda(const Cfg& c, const json* kwargs, const LayerCtx& c
   } else if (fn == "nn.silu" || fn == "nn.swish") {
     double beta = take_number("beta", 1.0);
     if (beta != 1.0) {
-      ctx.fail("function", "TFOpLambda '" + fn + "' with beta " + std::to_string(beta) +
+      ctx.fail(ErrorCode::kUnsupported, "function", "TFOpLambda '" + fn + "' with beta " + std::to_string(beta) +
                                " is not supported (beta = 1 only)");
     }
     m.params = ActivationParams{ActivationKind::kSwish};
   } else {
     auto it = tf_unary_ops().find(fn);
     if (it == tf_unary_ops().end()) {
-      ctx.fail("function", "TFOpLambda function '" + fn +
+      ctx.fail(ErrorCode::kUnsupported, "function", "TFOpLambda function '" + fn +
                                "' is not supported (only element-wise activations such as "
                                "nn.relu, math.sigmoid, math.tanh, nn.softmax)");
     }
     m.params = ActivationParams{it->second};
   }
   if (!kw.empty()) {
-    ctx.fail("function", "TFOpLambda '" + fn + "': argument '" + kw.begin()->first + "' = " +
+    ctx.fail(ErrorCode::kUnsupported, "function", "TFOpLambda '" + fn + "': argument '" + kw.begin()->first + "' = " +
                              dump_short(kw.begin()->second) + " is not supported");
   }
   return m;
@@ -486,7 +489,7 @@ bool map_preprocessing(const std::string& cls, const Cfg& c, const LayerCtx& ctx
     int64_t axis_index = -1;
     if (const json* axis = c.get("axis")) {
       const json* one = axis->is_array() && axis->size() == 1 ? &(*axis)[0] : axis;
-      if (!one->is_number_integer()) c.fail("axis", dump_short(*axis) + " is not supported (one axis: the last)");
+      if (!one->is_number_integer()) c.fail(ErrorCode::kUnsupported, "axis", dump_short(*axis) + " is not supported (one axis: the last)");
       axis_index = one->get<int64_t>();
     }
     std::vector<double> mean, variance;
@@ -507,7 +510,7 @@ bool map_preprocessing(const std::string& cls, const Cfg& c, const LayerCtx& ctx
       const Dims& s = single_input(in, ctx, false);
       const int64_t rank = static_cast<int64_t>(s.size()) + 1;  // with the batch axis, as Keras counts
       if (axis_index != -1 && axis_index != rank - 1) {
-        ctx.fail("axis", std::to_string(axis_index) + " is not supported (only the last axis, -1)");
+        ctx.fail(ErrorCode::kUnsupported, "axis", std::to_string(axis_index) + " is not supported (only the last axis, -1)");
       }
       const int64_t ch = s.back();
       std::vector<double> mu = mean, var = variance;
@@ -557,14 +560,14 @@ bool map_preprocessing(const std::string& cls, const Cfg& c, const LayerCtx& ctx
     const std::string interp = c.str("interpolation", "bilinear");
     Interpolation mode = Interpolation::kBilinear;
     if (interp == "nearest") mode = Interpolation::kNearest;
-    else if (interp != "bilinear") c.fail("interpolation", "'" + interp + "' is not supported (nearest, bilinear)");
+    else if (interp != "bilinear") c.fail(ErrorCode::kUnsupported, "interpolation", "'" + interp + "' is not supported (nearest, bilinear)");
     c.must_be_off("antialias", "antialiasing");
     const bool crop = c.boolean("crop_to_aspect_ratio", false) || c.boolean("pad_to_aspect_ratio", false);
     m.params = IdentityParams{};
     m.complete_from_shapes = [height, width, mode, crop, ctx](MappedLayer& mm, const std::vector<Dims>& in) {
       const Dims& s = single_input(in, ctx, true);
       if (crop && s[0] * width != s[1] * height) {
-        ctx.fail("crop_to_aspect_ratio", "changing the aspect ratio of " + dims_to_string(s) + " is not supported");
+        ctx.fail(ErrorCode::kUnsupported, "crop_to_aspect_ratio", "changing the aspect ratio of " + dims_to_string(s) + " is not supported");
       }
       if (s[0] == height && s[1] == width) {
         mm.params = IdentityParams{};
@@ -600,7 +603,11 @@ Version version_from_string(const std::string& v) {
 }
 
 void LayerCtx::fail(const std::string& field, const std::string& msg) const {
-  throw Error(prefix + ": " + field + ": " + msg);
+  fail(ErrorCode::kFormat, field, msg);
+}
+
+void LayerCtx::fail(ErrorCode code, const std::string& field, const std::string& msg) const {
+  throw Error(code, prefix + ": " + field + ": " + msg);
 }
 
 std::string weight_role(const std::string& name) {
@@ -653,7 +660,7 @@ ActivationKind map_activation(const json& value, const LayerCtx& ctx, const std:
                     (mod == value.end() ||
                      (mod->is_string() && mod->get<std::string>().rfind("keras", 0) == 0));
     if (!keras_fn) {
-      ctx.fail(field, "activation object " + dump_short(value) +
+      ctx.fail(ErrorCode::kUnsupported, field, "activation object " + dump_short(value) +
                           " is not supported (use a built-in activation name, or a separate "
                           "activation layer)");
     }
@@ -689,7 +696,7 @@ ActivationKind map_activation(const json& value, const LayerCtx& ctx, const std:
   if (name == "hard_sigmoid") return k3 ? ActivationKind::kHardSigmoidK3 : ActivationKind::kHardSigmoidK2;
   auto it = common.find(name);
   if (it == common.end()) {
-    ctx.fail(field, "activation '" + name + "' is not supported");
+    ctx.fail(ErrorCode::kUnsupported, field, "activation '" + name + "' is not supported");
   }
   return it->second;
 }
@@ -790,7 +797,7 @@ MappedLayer map_bidirectional(const Cfg& c, const LayerCtx& ctx) {
       c.fail(key, "expected {\"class_name\": ..., \"config\": {...}}, got " + dump_short(*v));
     }
     if (!is_recurrent_class(cls->get<std::string>())) {
-      c.fail(key, "wraps a " + cls->get<std::string>() + "; nnd reads Bidirectional LSTM, GRU and SimpleRNN");
+      c.fail(ErrorCode::kUnsupported, key, "wraps a " + cls->get<std::string>() + "; nnd reads Bidirectional LSTM, GRU and SimpleRNN");
     }
     return {cls->get<std::string>(), &*cfg};
   };
@@ -798,7 +805,7 @@ MappedLayer map_bidirectional(const Cfg& c, const LayerCtx& ctx) {
   if (fw_json == nullptr) c.fail("layer", "missing");
   const LayerCtx fw_ctx{ctx.prefix + ": layer", ctx.version};
   const RecurrentConfig fw = read_recurrent(fw_cls, Cfg(*fw_json, fw_ctx), fw_ctx, true);
-  if (fw.go_backwards) c.fail("layer", "the forward layer has go_backwards=True; nnd reads the usual forward layer");
+  if (fw.go_backwards) c.fail(ErrorCode::kUnsupported, "layer", "the forward layer has go_backwards=True; nnd reads the usual forward layer");
   RecurrentConfig bw = fw;
   bw.go_backwards = true;
   if (const auto [bw_cls, bw_json] = sub("backward_layer"); bw_json != nullptr) {
@@ -808,7 +815,7 @@ MappedLayer map_bidirectional(const Cfg& c, const LayerCtx& ctx) {
     if (bw_cls != fw_cls || bw.units != fw.units || bw.activation != fw.activation ||
         bw.recurrent_activation != fw.recurrent_activation || bw.use_bias != fw.use_bias ||
         bw.reset_after != fw.reset_after || bw.return_sequences != fw.return_sequences) {
-      c.fail("backward_layer", "differs from the forward layer in class, units, activations, use_bias, reset_after "
+      c.fail(ErrorCode::kUnsupported, "backward_layer", "differs from the forward layer in class, units, activations, use_bias, reset_after "
                                "or return_sequences; nnd reads two directions of one kind");
     }
     if (!bw.go_backwards) c.fail("backward_layer", "must have go_backwards=True (Keras requires it)");
@@ -824,7 +831,7 @@ MappedLayer map_bidirectional(const Cfg& c, const LayerCtx& ctx) {
                                                                {"ave", RecurrentMerge::kAverage}};
   auto it = merges.find(merge);
   if (mode == nullptr) {
-    c.fail("merge_mode", "None returns the two directions as separate outputs; nnd reads 'concat', 'sum', "
+    c.fail(ErrorCode::kUnsupported, "merge_mode", "None returns the two directions as separate outputs; nnd reads 'concat', 'sum', "
                          "'mul' and 'ave'");
   }
   if (it == merges.end()) c.fail("merge_mode", dump_short(*mode) + " is not 'concat', 'sum', 'mul' or 'ave'");
@@ -1004,7 +1011,7 @@ MappedLayer map_layer(const std::string& cls, const json& config, const json* ca
         axes.push_back(c.as_int(*sa, "shared_axes"));
       }
       for (int64_t a : axes) {
-        if (a < 1 || a > 64) c.fail("shared_axes", "axis " + std::to_string(a) + " is not supported");
+        if (a < 1 || a > 64) c.fail(ErrorCode::kUnsupported, "shared_axes", "axis " + std::to_string(a) + " is not supported");
         m.prelu_shared_axes.push_back(static_cast<int>(a));
       }
     }
@@ -1110,7 +1117,7 @@ MappedLayer map_layer(const std::string& cls, const json& config, const json* ca
     std::string interp = c.str("interpolation", "nearest");
     if (interp == "nearest") p.interpolation = Interpolation::kNearest;
     else if (interp == "bilinear") p.interpolation = Interpolation::kBilinear;
-    else c.fail("interpolation", "'" + interp + "' is not supported (nearest, bilinear)");
+    else c.fail(ErrorCode::kUnsupported, "interpolation", "'" + interp + "' is not supported (nearest, bilinear)");
     m.params = p;
   } else if (cls == "Add" || cls == "Subtract" || cls == "Multiply" || cls == "Average" ||
              cls == "Maximum" || cls == "Minimum") {
@@ -1140,11 +1147,11 @@ MappedLayer map_layer(const std::string& cls, const json& config, const json* ca
     // The model builder inlines nested models before layers are mapped; one arriving here was not.
     ctx.fail("class_name", "nested model '" + c.str("name", "?") + "' (" + cls + ") was not inlined");
   } else if (cls == "Masking") {
-    ctx.fail("class_name", "Masking is not supported (nnd does not propagate masks)");
+    ctx.fail(ErrorCode::kUnsupported, "class_name", "Masking is not supported (nnd does not propagate masks)");
   } else if (cls == "Lambda") {
-    ctx.fail("class_name", "Lambda layers hold Python code and are not supported");
+    ctx.fail(ErrorCode::kUnsupported, "class_name", "Lambda layers hold Python code and are not supported");
   } else {
-    ctx.fail("class_name", "unknown or unsupported layer class '" + cls + "'");
+    ctx.fail(ErrorCode::kUnsupported, "class_name", "unknown or unsupported layer class '" + cls + "'");
   }
   return m;
 }
@@ -1264,7 +1271,7 @@ void attach_weights(MappedLayer& m, std::vector<std::pair<std::string, Weights>>
     if (spec->unused) continue;
     if (spec->prepend_one) w.shape.insert(w.shape.begin(), 1);
     Weights* target = weight_field(m.params, role);
-    if (target == nullptr) ctx.fail(role, "internal error: no field for weight role");
+    if (target == nullptr) ctx.fail(ErrorCode::kInternal, role, "internal error: no field for weight role");
     *target = std::move(w);
   }
   for (const WeightSpec& s : m.weights) {
@@ -1354,7 +1361,7 @@ void zero_weights(MappedLayer& m, const std::vector<Dims>& in, const LayerCtx& c
     if (spec.unused) continue;
     auto it = shapes.find(spec.role);
     Weights* target = weight_field(m.params, spec.role);
-    if (it == shapes.end() || target == nullptr) ctx.fail(spec.role, "internal error: no shape for weight");
+    if (it == shapes.end() || target == nullptr) ctx.fail(ErrorCode::kInternal, spec.role, "internal error: no shape for weight");
     int64_t n = element_count(it->second, ctx.prefix + ": " + spec.role);
     target->shape = it->second;
     target->data.assign(static_cast<size_t>(n), 0.0f);

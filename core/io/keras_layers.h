@@ -15,6 +15,7 @@
 
 #include "core/ir/layers.h"
 #include "core/ir/tensor.h"
+#include "core/util/error.h"
 
 namespace nnd::keras {
 
@@ -30,8 +31,10 @@ struct LayerCtx {
   std::string prefix;
   Version version = Version::kKeras2;
 
-  // Throws nnd::Error "<prefix>: <field>: <msg>".
+  // Throws nnd::Error "<prefix>: <field>: <msg>" with `code`; without one, kFormat (a malformed
+  // or inconsistent config).
   [[noreturn]] void fail(const std::string& field, const std::string& msg) const;
+  [[noreturn]] void fail(ErrorCode code, const std::string& field, const std::string& msg) const;
 };
 
 // One weight the layer needs. `dims` is the shape Keras stores (-1 where it depends on the input

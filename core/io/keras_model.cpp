@@ -53,12 +53,12 @@ json parse_json(const std::string& text, const std::string& what) {
   // before parsing, rather than in a parser callback, keeps nlohmann's plain DOM parser, which
   // takes a fifth fewer instructions than the callback parser on the real networks' configs.
   if (json_depth(text, kMaxJsonDepth) > kMaxJsonDepth) {
-    throw Error(what + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    throw Error(ErrorCode::kLimit, what + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   }
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
-    throw Error(what + ": invalid JSON: " + e.what());
+    throw Error(ErrorCode::kFormat, what + ": invalid JSON: " + e.what());
   }
 }
 
@@ -132,12 +132,20 @@ class SpecParser {
   }
 
  private:
+  // Without a code: a malformed model config (kFormat).
   [[noreturn]] void fail(const std::string& field, const std::string& msg) const {
-    throw Error(where_ + ": " + field + ": " + msg);
+    fail(ErrorCode::kFormat, field, msg);
+  }
+  [[noreturn]] void fail(ErrorCode code, const std::string& field, const std::string& msg) const {
+    throw Error(code, where_ + ": " + field + ": " + msg);
   }
   [[noreturn]] void fail_layer(const LayerEntry& l, const std::string& field,
                                const std::string& msg) const {
-    throw Error(src_ + ": layer '" + name_prefix_ + l.name + "' (" + l.cls + "): " + field + ": " + msg);
+    fail_layer(ErrorCode::kFormat, l, field, msg);
+  }
+  [[noreturn]] void fail_layer(ErrorCode code, const LayerEntry& l, const std::string& field,
+                               const std::string& msg) const {
+    throw Error(code, src_ + ": layer '" + name_prefix_ + l.name + "' (" + l.cls + "): " + field + ": " + msg);
   }
 
   std::string str_field(const json& o, const std::string& key, const std::string& where) const {
@@ -175,7 +183,7 @@ class SpecParser {
   void collect_k2(const LayerEntry& l, const json& v, Call& call) const {
     if (v.is_array() && v.size() >= 3 && v[0].is_string()) {
       if (v[0].get<std::string>() == "_CONSTANT_VALUE") {
-        fail_layer(l, "inbound_nodes", "constant call arguments are not supported");
+        fail_layer(ErrorCode::kUnsupported, l, "inbound_nodes", "constant call arguments are not supported");
       }
       call.inputs.push_back(ref_from(v, "layer '" + l.name + "' (" + l.cls + "): inbound_nodes"));
       if (v.size() >= 4 && v[3].is_object() && call.kwargs->empty()) call.kwargs = &v[3];
@@ -200,13 +208,13 @@ class SpecParser {
                                        "layer '" + l.name + "' (" + l.cls + "): inbound_nodes"));
         return;
       }
-      fail_layer(l, "inbound_nodes", "unsupported call argument " + short_json(v));
+      fail_layer(ErrorCode::kUnsupported, l, "inbound_nodes", "unsupported call argument " + short_json(v));
     }
     if (v.is_array()) {
       for (const json& e : v) collect_k3(l, e, call);
       return;
     }
-    fail_layer(l, "inbound_nodes", "constant call argument " + short_json(v) + " is not supported");
+    fail_layer(ErrorCode::kUnsupported, l, "inbound_nodes", "constant call argument " + short_json(v) + " is not supported");
   }
 
   static bool contains_keras_tensor(const json& v) {
@@ -227,7 +235,7 @@ class SpecParser {
   void parse_calls(LayerEntry& l, const json& nodes) const {
     if (nodes.is_null()) return;
     if (!nodes.is_array()) fail_layer(l, "inbound_nodes", "expected a list");
-    if (nodes.size() > kMaxCallsPerLayer) fail_layer(l, "inbound_nodes", "too many calls");
+    if (nodes.size() > kMaxCallsPerLayer) fail_layer(ErrorCode::kLimit, l, "inbound_nodes", "too many calls");
     const bool tf_op = l.cls == "TFOpLambda" || l.cls == "SlicingOpLambda";
     for (const json& n : nodes) {
       Call call;
@@ -241,7 +249,7 @@ class SpecParser {
           if (!kw->is_object()) fail_layer(l, "inbound_nodes", "'kwargs' is not an object");
           for (auto it = kw->begin(); it != kw->end(); ++it) {
             if (contains_keras_tensor(it.value())) {
-              fail_layer(l, "inbound_nodes", "tensor keyword argument '" + it.key() +
+              fail_layer(ErrorCode::kUnsupported, l, "inbound_nodes", "tensor keyword argument '" + it.key() +
                                                  "' is not supported");
             }
           }
@@ -255,7 +263,7 @@ class SpecParser {
           for (auto it = call.kwargs->begin(); it != call.kwargs->end(); ++it) {
             const json& v = it.value();
             if (v.is_array() && v.size() >= 3 && v[0].is_string() && v[1].is_number_integer()) {
-              fail_layer(l, "inbound_nodes", "tensor keyword argument '" + it.key() +
+              fail_layer(ErrorCode::kUnsupported, l, "inbound_nodes", "tensor keyword argument '" + it.key() +
                                                  "' is not supported");
             }
           }
@@ -290,7 +298,7 @@ class SpecParser {
 
   void check_layer_count(size_t n) const {
     if (n == 0) fail("model_config", "the model has no layers");
-    if (n > kMaxLayers) fail("model_config", "too many layers (" + std::to_string(n) + ")");
+    if (n > kMaxLayers) fail(ErrorCode::kLimit, "model_config", "too many layers (" + std::to_string(n) + ")");
   }
 
   ModelSpec parse_functional(const json& cfg) {
@@ -369,7 +377,7 @@ class SpecParser {
     }
     for (size_t i = 1; i < spec.layers.size(); ++i) {
       if (spec.layers[i].cls == "InputLayer") {
-        fail_layer(spec.layers[i], "class_name", "an InputLayer inside a Sequential model is not supported");
+        fail_layer(ErrorCode::kUnsupported, spec.layers[i], "class_name", "an InputLayer inside a Sequential model is not supported");
       }
       Call call;
       const LayerEntry& prev = spec.layers[i - 1];
@@ -476,7 +484,7 @@ class Flattener {
       if (!is_model_class(l.cls)) continue;
       const std::string where = layer_prefix(m, l);
       if (depth + 1 > kMaxNesting) {
-        throw Error(where + ": class_name: nested models deeper than " + std::to_string(kMaxNesting) +
+        throw Error(ErrorCode::kLimit, where + ": class_name: nested models deeper than " + std::to_string(kMaxNesting) +
                     " levels are not supported");
       }
       auto c = std::make_unique<Model>();
@@ -491,7 +499,7 @@ class Flattener {
       c->node_offset = first_node_index(l, version_);
       c->instances = m.instances * l.calls.size();
       if (c->instances > kMaxFlatCalls) {
-        throw Error(where + ": inbound_nodes: inlining the nested model would make more than " +
+        throw Error(ErrorCode::kLimit, where + ": inbound_nodes: inlining the nested model would make more than " +
                     std::to_string(kMaxFlatCalls) + " calls");
       }
       build_tree(*c, depth + 1);
@@ -502,13 +510,13 @@ class Flattener {
   // The flattened form of reference `r` made in instance `inst` of model `m`.
   TensorRef resolve(Model& m, size_t inst, const TensorRef& r, const std::string& where, int depth) {
     if (depth > kMaxResolveDepth) {
-      throw Error(where + ": nested models are chained deeper than " + std::to_string(kMaxResolveDepth) +
+      throw Error(ErrorCode::kLimit, where + ": nested models are chained deeper than " + std::to_string(kMaxResolveDepth) +
                   " references (or through a cycle)");
     }
     auto it = m.by_name.find(r.layer);
     if (it == m.by_name.end()) {
       if (m.parent == nullptr) return r;  // the graph builder names the missing layer
-      throw Error(where + ": inbound layer '" + r.layer + "' does not exist in nested model '" +
+      throw Error(ErrorCode::kFormat, where + ": inbound layer '" + r.layer + "' does not exist in nested model '" +
                   m.prefix.substr(0, m.prefix.size() - 1) + "'");
     }
     const LayerEntry& l = m.spec.layers[it->second];
@@ -517,12 +525,12 @@ class Flattener {
       const int64_t calls = static_cast<int64_t>(l.calls.size());
       const int64_t call = r.node - c.node_offset;
       if (call < 0 || call >= calls) {
-        throw Error(where + ": nested model '" + m.prefix + l.name + "' has no call (node) " +
+        throw Error(ErrorCode::kFormat, where + ": nested model '" + m.prefix + l.name + "' has no call (node) " +
                     std::to_string(r.node) + " (its " + std::to_string(calls) + " call(s) are nodes " +
                     std::to_string(c.node_offset) + " and up)");
       }
       if (r.tensor < 0 || r.tensor >= static_cast<int64_t>(c.spec.outputs.size())) {
-        throw Error(where + ": output " + std::to_string(r.tensor) + " of nested model '" + m.prefix +
+        throw Error(ErrorCode::kFormat, where + ": output " + std::to_string(r.tensor) + " of nested model '" + m.prefix +
                     l.name + "' does not exist (it has " + std::to_string(c.spec.outputs.size()) + ")");
       }
       const size_t ci = inst * l.calls.size() + static_cast<size_t>(call);
@@ -535,19 +543,19 @@ class Flattener {
       for (size_t k = 0; k < m.spec.inputs.size(); ++k) {
         if (m.spec.inputs[k].layer != r.layer) continue;
         if (r.node != 0 || r.tensor != 0) {
-          throw Error(where + ": input layer '" + name + "' has no node " + std::to_string(r.node) +
+          throw Error(ErrorCode::kFormat, where + ": input layer '" + name + "' has no node " + std::to_string(r.node) +
                       " / tensor " + std::to_string(r.tensor));
         }
         return binding(m, inst, depth + 1)[k];
       }
-      throw Error(where + ": input layer '" + name + "' is not listed in its model's input_layers");
+      throw Error(ErrorCode::kFormat, where + ": input layer '" + name + "' is not listed in its model's input_layers");
     }
     if (r.node < 0 || r.node >= static_cast<int64_t>(l.calls.size())) {
-      throw Error(where + ": layer '" + name + "' has no call (node) " + std::to_string(r.node) + " (it has " +
+      throw Error(ErrorCode::kFormat, where + ": layer '" + name + "' has no call (node) " + std::to_string(r.node) + " (it has " +
                   std::to_string(l.calls.size()) + ")");
     }
     if (r.tensor != 0) {
-      throw Error(where + ": output " + std::to_string(r.tensor) + " of layer '" + name +
+      throw Error(ErrorCode::kFormat, where + ": output " + std::to_string(r.tensor) + " of layer '" + name +
                   "' does not exist (layers have one output)");
     }
     return TensorRef{name, static_cast<int64_t>(inst * l.calls.size()) + r.node, 0};
@@ -563,12 +571,12 @@ class Flattener {
     const LayerEntry& l = p.spec.layers[m.parent_layer];
     const std::string where = layer_prefix(p, l) + ": inbound_nodes";
     if (m.binding_state[inst] == 2) return m.bindings[inst];
-    if (m.binding_state[inst] == 1) throw Error(where + ": the model graph has a cycle through this nested model");
+    if (m.binding_state[inst] == 1) throw Error(ErrorCode::kFormat, where + ": the model graph has a cycle through this nested model");
     m.binding_state[inst] = 1;
     const size_t calls = l.calls.size();
     const Call& call = l.calls[inst % calls];
     if (call.inputs.size() != m.spec.inputs.size()) {
-      throw Error(where + ": called on " + std::to_string(call.inputs.size()) + " input(s); the nested model has " +
+      throw Error(ErrorCode::kFormat, where + ": called on " + std::to_string(call.inputs.size()) + " input(s); the nested model has " +
                   std::to_string(m.spec.inputs.size()) + " (input_layers)");
     }
     std::vector<TensorRef> refs;
@@ -600,7 +608,7 @@ class Flattener {
       } else {
         const std::string where = src_ + ": layer '" + e.name + "' (" + e.cls + "): inbound_nodes";
         if (m.instances * l.calls.size() > kMaxFlatCalls) {
-          throw Error(where + ": inlining the nested model would make more than " +
+          throw Error(ErrorCode::kLimit, where + ": inlining the nested model would make more than " +
                       std::to_string(kMaxFlatCalls) + " calls");
         }
         for (size_t inst = 0; inst < m.instances; ++inst) {
@@ -614,7 +622,7 @@ class Flattener {
       }
       out_->layers.push_back(std::move(e));
       if (out_->layers.size() > kMaxLayers) {
-        throw Error(src_ + ": model_config: too many layers once nested models are inlined");
+        throw Error(ErrorCode::kLimit, src_ + ": model_config: too many layers once nested models are inlined");
       }
     }
   }
@@ -648,12 +656,12 @@ Dims input_dims(const LayerEntry& l, const LayerCtx& ctx) {
                                         " is not a positive integer");
     }
     if (e.get<int64_t>() > kMaxElements) {
-      ctx.fail("batch_input_shape", "dimension " + e.dump() + " exceeds the limit of " +
+      ctx.fail(ErrorCode::kLimit, "batch_input_shape", "dimension " + e.dump() + " exceeds the limit of " +
                                         std::to_string(kMaxElements));
     }
     d.push_back(e.get<int64_t>());
   }
-  if (d.size() > 8) ctx.fail("batch_input_shape", "rank " + std::to_string(d.size()) + " is not supported");
+  if (d.size() > 8) ctx.fail(ErrorCode::kUnsupported, "batch_input_shape", "rank " + std::to_string(d.size()) + " is not supported");
   element_count(d, ctx.prefix + ": batch_input_shape " + short_json(*bs));
   return d;
 }
@@ -662,7 +670,7 @@ void check_input_layer(const LayerEntry& l, const LayerCtx& ctx) {
   for (const char* k : {"sparse", "ragged"}) {
     auto it = l.config->find(k);
     if (it != l.config->end() && it->is_boolean() && it->get<bool>()) {
-      ctx.fail(k, std::string(k) + " inputs are not supported");
+      ctx.fail(ErrorCode::kUnsupported, k, std::string(k) + " inputs are not supported");
     }
   }
   auto dt = l.config->find("dtype");
@@ -673,7 +681,7 @@ void check_input_layer(const LayerEntry& l, const LayerCtx& ctx) {
              (*dt)["config"].contains("name") && (*dt)["config"]["name"].is_string()) {
       name = (*dt)["config"]["name"].get<std::string>();
     }
-    if (name != "float32") ctx.fail("dtype", "input dtype '" + (name.empty() ? short_json(*dt) : name) +
+    if (name != "float32") ctx.fail(ErrorCode::kUnsupported, "dtype", "input dtype '" + (name.empty() ? short_json(*dt) : name) +
                                                  "' is not supported (float32 only)");
   }
 }
@@ -741,16 +749,16 @@ class GraphBuilder {
   int resolve(const TensorRef& r, const std::string& where) const {
     auto it = by_name_.find(r.layer);
     if (it == by_name_.end()) {
-      throw Error(where + ": inbound layer '" + r.layer + "' does not exist");
+      throw Error(ErrorCode::kFormat, where + ": inbound layer '" + r.layer + "' does not exist");
     }
     const LayerEntry& l = spec_.layers[it->second];
     const int64_t calls = is_input(l) ? 1 : static_cast<int64_t>(l.calls.size());
     if (r.node < 0 || r.node >= calls) {
-      throw Error(where + ": layer '" + r.layer + "' has no call (node) " + std::to_string(r.node) +
+      throw Error(ErrorCode::kFormat, where + ": layer '" + r.layer + "' has no call (node) " + std::to_string(r.node) +
                   " (it has " + std::to_string(calls) + ")");
     }
     if (r.tensor != 0) {
-      throw Error(where + ": output " + std::to_string(r.tensor) + " of layer '" + r.layer +
+      throw Error(ErrorCode::kFormat, where + ": output " + std::to_string(r.tensor) + " of layer '" + r.layer +
                   "' does not exist (layers have one output)");
     }
     return first_inst_[it->second] + static_cast<int>(r.node);
@@ -762,7 +770,7 @@ class GraphBuilder {
       int i = resolve(r, src_ + ": input_layers");
       const LayerEntry& l = spec_.layers[insts_[i].layer];
       if (!is_input(l)) {
-        throw Error(src_ + ": input_layers: '" + l.name + "' is a " + l.cls + ", not an InputLayer");
+        throw Error(ErrorCode::kFormat, src_ + ": input_layers: '" + l.name + "' is a " + l.cls + ", not an InputLayer");
       }
       in_insts_.push_back(i);
     }
@@ -806,7 +814,7 @@ class GraphBuilder {
       for (size_t i = 0; i < insts_.size(); ++i) {
         if (reach[i] && indeg[i] > 0) {
           const LayerEntry& l = spec_.layers[insts_[i].layer];
-          throw Error(layer_prefix(l) + ": inbound_nodes: the model graph has a cycle through this layer");
+          throw Error(ErrorCode::kFormat, layer_prefix(l) + ": inbound_nodes: the model graph has a cycle through this layer");
         }
       }
     }
@@ -822,7 +830,7 @@ class GraphBuilder {
     for (int i : in_insts_) {
       Inst& inst = insts_[i];
       if (inst.value >= 0) {
-        throw Error(src_ + ": input_layers: '" + spec_.layers[inst.layer].name + "' is listed twice");
+        throw Error(ErrorCode::kFormat, src_ + ": input_layers: '" + spec_.layers[inst.layer].name + "' is listed twice");
       }
       const LayerEntry& l = spec_.layers[inst.layer];
       LayerCtx ctx = ctx_of(l);
@@ -944,7 +952,7 @@ Graph build_graph(const std::string& config_text, const std::string& keras_versi
     return GraphBuilder(spec, source, version, reader).build(keras_version);
   } catch (const json::exception& e) {
     // Every access is type-checked; this is a safety net that keeps the file name in the message.
-    throw Error(source + ": model_config: unexpected JSON structure: " + e.what());
+    throw Error(ErrorCode::kFormat, source + ": model_config: unexpected JSON structure: " + e.what());
   }
 }
 

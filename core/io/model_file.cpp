@@ -30,11 +30,11 @@ bool looks_like_onnx(const unsigned char* p, size_t n) {
 [[noreturn]] void reject(ModelFormat format, const std::string& name) {
   switch (format) {
     case ModelFormat::kEmpty:
-      throw Error(name + ": the file is empty");
+      throw Error(ErrorCode::kFormat, name + ": the file is empty");
     case ModelFormat::kGitLfsPointer:
-      throw Error(name + ": this is a Git LFS pointer, not the model: fetch the file with `git lfs pull`");
+      throw Error(ErrorCode::kFormat, name + ": this is a Git LFS pointer, not the model: fetch the file with `git lfs pull`");
     default:
-      throw Error(name + ": not a model file nnd reads (Keras .h5 or ONNX .onnx, recognised by content)");
+      throw Error(ErrorCode::kFormat, name + ": not a model file nnd reads (Keras .h5 or ONNX .onnx, recognised by content)");
   }
 }
 
@@ -67,11 +67,11 @@ Graph load_model(const std::string& path) {
   ssize_t n = 0;
   {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+    if (fd < 0) throw Error(ErrorCode::kIo, path + ": cannot open: " + std::strerror(errno));
     n = ::read(fd, head, sizeof head);
     const int err = errno;
     ::close(fd);
-    if (n < 0) throw Error(path + ": cannot read: " + std::strerror(err));
+    if (n < 0) throw Error(ErrorCode::kIo, path + ": cannot read: " + std::strerror(err));
   }
   const ModelFormat format = sniff_model_format(head, static_cast<size_t>(n));
   switch (format) {

@@ -36,7 +36,7 @@ ModelInputs prepare_inputs(const Graph& g, const std::map<std::string, std::stri
     if (!known) {
       std::string list;
       for (const std::string& n : g.input_names) list += (list.empty() ? "" : ", ") + n;
-      throw Error("--input " + name + "=" + path + ": the model has no input named '" + name +
+      throw Error(ErrorCode::kInvalidArgument, "--input " + name + "=" + path + ": the model has no input named '" + name +
                   "' (its inputs: " + list + ")");
     }
   }
@@ -51,13 +51,13 @@ ModelInputs prepare_inputs(const Graph& g, const std::map<std::string, std::stri
     const Dims& want = g.values[g.inputs[i]].shape;
     Dims got_sample(a.shape.size() > 0 ? a.shape.begin() + 1 : a.shape.end(), a.shape.end());
     if (a.shape.empty() || got_sample != want) {
-      throw Error(it->second + ": shape " + dims_to_string(a.shape) + " does not fit input '" +
+      throw Error(ErrorCode::kInvalidArgument, it->second + ": shape " + dims_to_string(a.shape) + " does not fit input '" +
                   g.input_names[i] + "', which takes (batch, " +
                   dims_to_string(want).substr(1));
     }
-    if (a.shape[0] < 1) throw Error(it->second + ": the batch (first axis) is empty");
+    if (a.shape[0] < 1) throw Error(ErrorCode::kInvalidArgument, it->second + ": the batch (first axis) is empty");
     if (file_batch >= 0 && a.shape[0] != file_batch) {
-      throw Error(it->second + ": batch " + std::to_string(a.shape[0]) +
+      throw Error(ErrorCode::kInvalidArgument, it->second + ": batch " + std::to_string(a.shape[0]) +
                   " differs from the other inputs' batch " + std::to_string(file_batch));
     }
     file_batch = a.shape[0];
@@ -65,7 +65,7 @@ ModelInputs prepare_inputs(const Graph& g, const std::map<std::string, std::stri
     in.sources[i] = it->second;
   }
   if (file_batch >= 0 && batch > 0 && batch != file_batch) {
-    throw Error("--batch " + std::to_string(batch) + " disagrees with the input files' batch " +
+    throw Error(ErrorCode::kInvalidArgument, "--batch " + std::to_string(batch) + " disagrees with the input files' batch " +
                 std::to_string(file_batch));
   }
   in.batch = file_batch >= 0 ? file_batch : (batch > 0 ? batch : 1);
@@ -97,7 +97,7 @@ std::vector<std::string> write_outputs(const Graph& g, const ModelOutputs& out,
                                        const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) throw Error(dir + ": cannot create the output directory: " + ec.message());
+  if (ec) throw Error(ErrorCode::kIo, dir + ": cannot create the output directory: " + ec.message());
   std::vector<std::string> paths;
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     std::string file = g.output_names[i];

@@ -23,8 +23,9 @@ struct HeaderParser {
   const std::string& name;
   size_t pos = 0;
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error(name + ": malformed .npy header (" + what + "): " + s);
+  [[noreturn]] void fail(const std::string& what) const { fail(ErrorCode::kFormat, what); }
+  [[noreturn]] void fail(ErrorCode code, const std::string& what) const {
+    throw Error(code, name + ": malformed .npy header (" + what + "): " + s);
   }
   void skip_ws() {
     while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\n' || s[pos] == '\t')) ++pos;
@@ -64,7 +65,7 @@ struct HeaderParser {
       if (pos >= s.size() || s[pos] < '0' || s[pos] > '9') fail("expected a dimension");
       int64_t v = 0;
       while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
-        if (v > kMaxElements) fail("dimension too large");
+        if (v > kMaxElements) fail(ErrorCode::kLimit, "dimension too large");
         v = v * 10 + (s[pos++] - '0');
       }
       out.push_back(v);
@@ -87,7 +88,7 @@ int64_t NpyArray::element_count() const {
 
 NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name) {
   if (size < kMagicLen + 4 || std::memcmp(data, kMagic, kMagicLen) != 0) {
-    throw Error(name + ": not a .npy file (missing \\x93NUMPY magic)");
+    throw Error(ErrorCode::kFormat, name + ": not a .npy file (missing \\x93NUMPY magic)");
   }
   const uint8_t major = data[6];
   size_t header_len = 0, offset = 0;
@@ -95,14 +96,14 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name) {
     header_len = data[8] | (size_t{data[9]} << 8);
     offset = 10;
   } else if (major == 2 || major == 3) {
-    if (size < 12) throw Error(name + ": truncated .npy header");
+    if (size < 12) throw Error(ErrorCode::kFormat, name + ": truncated .npy header");
     header_len = data[8] | (size_t{data[9]} << 8) | (size_t{data[10]} << 16) |
                  (size_t{data[11]} << 24);
     offset = 12;
   } else {
-    throw Error(name + ": unsupported .npy format version " + std::to_string(major));
+    throw Error(ErrorCode::kUnsupported, name + ": unsupported .npy format version " + std::to_string(major));
   }
-  if (header_len > size - offset) throw Error(name + ": truncated .npy header");
+  if (header_len > size - offset) throw Error(ErrorCode::kFormat, name + ": truncated .npy header");
   const std::string header(reinterpret_cast<const char*>(data + offset), header_len);
 
   HeaderParser p{header, name};
@@ -131,7 +132,7 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name) {
     }
   }
   if (!have_descr || !have_order || !have_shape) p.fail("missing descr, fortran_order or shape");
-  if (fortran) throw Error(name + ": Fortran-ordered arrays are not supported; save in C order");
+  if (fortran) throw Error(ErrorCode::kUnsupported, name + ": Fortran-ordered arrays are not supported; save in C order");
 
   size_t elem_size = 0;
   if (descr == "<f4") {
@@ -141,7 +142,7 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name) {
     arr.dtype = DType::kUInt8;
     elem_size = 1;
   } else {
-    throw Error(name + ": unsupported dtype '" + descr +
+    throw Error(ErrorCode::kUnsupported, name + ": unsupported dtype '" + descr +
                 "'; nnd reads float32 ('<f4') or uint8 ('|u1') arrays");
   }
   int64_t count = 1;
@@ -149,11 +150,11 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name) {
   const size_t nbytes = static_cast<size_t>(count) * elem_size;
   const size_t body = offset + header_len;
   if (size - body < nbytes) {
-    throw Error(name + ": truncated .npy data: shape " + dims_to_string(arr.shape) + " needs " +
+    throw Error(ErrorCode::kFormat, name + ": truncated .npy data: shape " + dims_to_string(arr.shape) + " needs " +
                 std::to_string(nbytes) + " bytes, file has " + std::to_string(size - body));
   }
   if (size - body > nbytes) {
-    throw Error(name + ": .npy file has " + std::to_string(size - body - nbytes) +
+    throw Error(ErrorCode::kFormat, name + ": .npy file has " + std::to_string(size - body - nbytes) +
                 " bytes after the data of shape " + dims_to_string(arr.shape));
   }
   arr.bytes.assign(data + body, data + body + nbytes);
@@ -162,7 +163,7 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name) {
 
 NpyArray read_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
+  if (!in) throw Error(ErrorCode::kIo, path + ": cannot open: " + std::strerror(errno));
   std::vector<uint8_t> buf((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return parse_npy(buf.data(), buf.size(), path);
 }
@@ -183,14 +184,14 @@ void write_npy_f32(const std::string& path, const std::vector<int64_t>& shape, c
   header += '\n';
 
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(path + ": cannot create: " + std::strerror(errno));
+  if (!out) throw Error(ErrorCode::kIo, path + ": cannot create: " + std::strerror(errno));
   const char prefix[] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0,
                          static_cast<char>(header.size() & 0xff),
                          static_cast<char>(header.size() >> 8)};
   out.write(prefix, sizeof prefix);
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(count * 4));
-  if (!out) throw Error(path + ": write failed");
+  if (!out) throw Error(ErrorCode::kIo, path + ": write failed");
 }
 
 }  // namespace nnd

@@ -21,7 +21,7 @@ std::string dims_text(const std::vector<int64_t>& d) {
 int64_t count_of(const std::vector<int64_t>& dims, const std::string& what) {
   int64_t n = 1;
   for (int64_t d : dims) {
-    if (d < 0) throw Error(what + ": negative dimension in " + dims_text(dims));
+    if (d < 0) throw Error(ErrorCode::kFormat, what + ": negative dimension in " + dims_text(dims));
     n = checked_mul(n, d, what);
   }
   return n;
@@ -49,7 +49,7 @@ float half_to_float(uint16_t h) {
 template <typename T>
 std::vector<T> raw_values(const std::string& raw, int64_t n, const std::string& what) {
   if (raw.size() != static_cast<size_t>(n) * sizeof(T)) {
-    throw Error(what + ": raw_data holds " + std::to_string(raw.size()) + " bytes, expected " +
+    throw Error(ErrorCode::kFormat, what + ": raw_data holds " + std::to_string(raw.size()) + " bytes, expected " +
                 std::to_string(static_cast<size_t>(n) * sizeof(T)));
   }
   std::vector<T> v(static_cast<size_t>(n));
@@ -59,7 +59,7 @@ std::vector<T> raw_values(const std::string& raw, int64_t n, const std::string& 
 
 void check_count(int64_t have, int64_t want, const std::string& what) {
   if (have != want) {
-    throw Error(what + ": holds " + std::to_string(have) + " values, its dims need " + std::to_string(want));
+    throw Error(ErrorCode::kFormat, what + ": holds " + std::to_string(have) + " values, its dims need " + std::to_string(want));
   }
 }
 
@@ -73,7 +73,7 @@ int64_t normalise_axis(int64_t axis, size_t rank, const std::string& what) {
   const int64_t r = static_cast<int64_t>(rank);
   const int64_t a = axis < 0 ? axis + r : axis;
   if (a < 0 || a >= r) {
-    throw Error(what + ": axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+    throw Error(ErrorCode::kFormat, what + ": axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
   }
   return a;
 }
@@ -83,9 +83,9 @@ int64_t normalise_axis(int64_t axis, size_t rank, const std::string& what) {
 void check_fold_size(const std::vector<int64_t>& dims, const std::string& what) {
   int64_t n = 1;
   for (int64_t d : dims) {
-    if (d < 0) throw Error(what + ": negative dimension in " + dims_text(dims));
+    if (d < 0) throw Error(ErrorCode::kFormat, what + ": negative dimension in " + dims_text(dims));
     if (d != 0 && n > kMaxFoldedElements / d) {
-      throw Error(what + ": a folded constant of shape " + dims_text(dims) + " is too large (limit " +
+      throw Error(ErrorCode::kLimit, what + ": a folded constant of shape " + dims_text(dims) + " is too large (limit " +
                   std::to_string(kMaxFoldedElements) + " elements)");
     }
     n *= d;
@@ -104,31 +104,31 @@ int64_t Constant::size() const {
 
 double Constant::real_at(int64_t i) const {
   if (i < 0 || i >= static_cast<int64_t>(is_int ? ints.size() : reals.size())) {
-    throw Error("a constant with " + std::to_string(size()) + " elements is read at element " + std::to_string(i));
+    throw Error(ErrorCode::kFormat, "a constant with " + std::to_string(size()) + " elements is read at element " + std::to_string(i));
   }
   if (!is_int) return reals[static_cast<size_t>(i)];
   const int64_t v = ints[static_cast<size_t>(i)];
-  if (v == kBatchMarker) throw Error("a value computed from the batch size is used as a number");
+  if (v == kBatchMarker) throw Error(ErrorCode::kUnsupported, "a value computed from the batch size is used as a number");
   return static_cast<double>(v);
 }
 
 int64_t Constant::int_at(int64_t i) const {
   if (i < 0 || i >= static_cast<int64_t>(ints.size())) {
-    throw Error("an integer constant with " + std::to_string(ints.size()) + " elements is read at element " +
+    throw Error(ErrorCode::kFormat, "an integer constant with " + std::to_string(ints.size()) + " elements is read at element " +
                 std::to_string(i));
   }
   return ints[static_cast<size_t>(i)];
 }
 
 std::vector<int64_t> Constant::as_ints(const std::string& what) const {
-  if (!is_int) throw Error(what + ": expected an integer tensor, got floating-point values");
-  if (dims.size() > 1) throw Error(what + ": expected a 1-D list, got shape " + dims_text(dims));
+  if (!is_int) throw Error(ErrorCode::kFormat, what + ": expected an integer tensor, got floating-point values");
+  if (dims.size() > 1) throw Error(ErrorCode::kFormat, what + ": expected a 1-D list, got shape " + dims_text(dims));
   return ints;
 }
 
 Constant decode_tensor(const onnx::TensorProto& t, const std::string& what) {
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL || t.external_data_size() > 0) {
-    throw Error(what + ": the tensor is stored in an external data file; nnd reads self-contained "
+    throw Error(ErrorCode::kUnsupported, what + ": the tensor is stored in an external data file; nnd reads self-contained "
                        "models (re-export with the weights inside the .onnx file)");
   }
   Constant c;
@@ -199,7 +199,7 @@ Constant decode_tensor(const onnx::TensorProto& t, const std::string& what) {
       break;
     }
     default:
-      throw Error(what + ": element type " + std::to_string(t.data_type()) + " (" +
+      throw Error(ErrorCode::kUnsupported, what + ": element type " + std::to_string(t.data_type()) + " (" +
                   onnx::TensorProto_DataType_Name(t.data_type()) +
                   ") is not supported for constants (float, double, float16 and integer types are)");
   }
@@ -214,7 +214,7 @@ std::vector<int64_t> broadcast_dims(const std::vector<int64_t>& a, const std::ve
     const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
     const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
     if (da != db && da != 1 && db != 1) {
-      throw Error(what + ": shapes " + dims_text(a) + " and " + dims_text(b) + " do not broadcast");
+      throw Error(ErrorCode::kFormat, what + ": shapes " + dims_text(a) + " and " + dims_text(b) + " do not broadcast");
     }
     out[i] = da == 1 ? db : da;
   }
@@ -255,7 +255,7 @@ Constant fold_binary(ConstOp op, const Constant& a, const Constant& b, const std
     if (c.is_int) {
       const int64_t x = a.int_at(ia), y = b.int_at(ib);
       if (x == kBatchMarker || y == kBatchMarker) {
-        throw Error(what + ": arithmetic on the batch size cannot be folded at load time");
+        throw Error(ErrorCode::kUnsupported, what + ": arithmetic on the batch size cannot be folded at load time");
       }
       int64_t v = 0;
       bool overflow = false;
@@ -264,7 +264,7 @@ Constant fold_binary(ConstOp op, const Constant& a, const Constant& b, const std
         case ConstOp::kSub: overflow = __builtin_sub_overflow(x, y, &v); break;
         case ConstOp::kMul: overflow = __builtin_mul_overflow(x, y, &v); break;
         case ConstOp::kDiv:
-          if (y == 0) throw Error(what + ": integer division by zero");
+          if (y == 0) throw Error(ErrorCode::kFormat, what + ": integer division by zero");
           if (x == std::numeric_limits<int64_t>::min() && y == -1) overflow = true;
           else v = x / y;
           break;
@@ -272,7 +272,7 @@ Constant fold_binary(ConstOp op, const Constant& a, const Constant& b, const std
         case ConstOp::kMax: v = std::max(x, y); break;
         case ConstOp::kPow: break;
       }
-      if (overflow) throw Error(what + ": integer overflow in constant arithmetic");
+      if (overflow) throw Error(ErrorCode::kLimit, what + ": integer overflow in constant arithmetic");
       c.ints.push_back(v);
     } else {
       const double x = a.real_at(ia), y = b.real_at(ib);
@@ -293,8 +293,8 @@ Constant fold_binary(ConstOp op, const Constant& a, const Constant& b, const std
 }
 
 Constant fold_gather(const Constant& data, const Constant& indices, int64_t axis, const std::string& what) {
-  if (!indices.is_int) throw Error(what + ": Gather indices must be integers");
-  if (data.dims.empty()) throw Error(what + ": Gather on a scalar");
+  if (!indices.is_int) throw Error(ErrorCode::kFormat, what + ": Gather indices must be integers");
+  if (data.dims.empty()) throw Error(ErrorCode::kFormat, what + ": Gather on a scalar");
   const int64_t a = normalise_axis(axis, data.dims.size(), what);
   const int64_t len = data.dims[static_cast<size_t>(a)];
   Constant c;
@@ -311,7 +311,7 @@ Constant fold_gather(const Constant& data, const Constant& indices, int64_t axis
       int64_t idx = indices.int_at(j);
       if (idx < 0) idx += len;
       if (idx < 0 || idx >= len) {
-        throw Error(what + ": Gather index " + std::to_string(indices.int_at(j)) +
+        throw Error(ErrorCode::kFormat, what + ": Gather index " + std::to_string(indices.int_at(j)) +
                     " is out of range for an axis of length " + std::to_string(len));
       }
       for (int64_t i = 0; i < inner; ++i) {
@@ -328,7 +328,7 @@ Constant fold_gather(const Constant& data, const Constant& indices, int64_t axis
 }
 
 Constant fold_concat(const std::vector<const Constant*>& parts, int64_t axis, const std::string& what) {
-  if (parts.empty()) throw Error(what + ": Concat without inputs");
+  if (parts.empty()) throw Error(ErrorCode::kFormat, what + ": Concat without inputs");
   const Constant& first = *parts[0];
   const int64_t a = normalise_axis(axis, std::max<size_t>(first.dims.size(), 1), what);
   Constant c;
@@ -337,11 +337,11 @@ Constant fold_concat(const std::vector<const Constant*>& parts, int64_t axis, co
   c.dims[static_cast<size_t>(a)] = 0;
   for (const Constant* p : parts) {
     std::vector<int64_t> d = p->dims.empty() ? std::vector<int64_t>{1} : p->dims;
-    if (p->is_int != c.is_int) throw Error(what + ": Concat of integer and floating-point constants");
-    if (d.size() != c.dims.size()) throw Error(what + ": Concat inputs of different ranks");
+    if (p->is_int != c.is_int) throw Error(ErrorCode::kFormat, what + ": Concat of integer and floating-point constants");
+    if (d.size() != c.dims.size()) throw Error(ErrorCode::kFormat, what + ": Concat inputs of different ranks");
     for (size_t k = 0; k < d.size(); ++k) {
       if (static_cast<int64_t>(k) != a && d[k] != c.dims[k]) {
-        throw Error(what + ": Concat inputs differ outside the concatenation axis: " + dims_text(first.dims) +
+        throw Error(ErrorCode::kFormat, what + ": Concat inputs differ outside the concatenation axis: " + dims_text(first.dims) +
                     " and " + dims_text(p->dims));
       }
     }
@@ -375,13 +375,13 @@ Constant fold_slice(const Constant& data, const std::vector<int64_t>& starts, co
   }
   if (starts.size() != ends.size() || axes.size() != starts.size() ||
       (!steps_in.empty() && steps_in.size() != starts.size())) {
-    throw Error(what + ": Slice starts, ends, axes and steps differ in length");
+    throw Error(ErrorCode::kFormat, what + ": Slice starts, ends, axes and steps differ in length");
   }
   for (size_t k = 0; k < axes.size(); ++k) {
     const size_t a = static_cast<size_t>(normalise_axis(axes[k], r, what));
     const int64_t dim = data.dims[a];
     const int64_t s = steps_in.empty() ? 1 : steps_in[k];
-    if (s == 0 || s == std::numeric_limits<int64_t>::min()) throw Error(what + ": Slice step " + std::to_string(s));
+    if (s == 0 || s == std::numeric_limits<int64_t>::min()) throw Error(ErrorCode::kFormat, what + ": Slice step " + std::to_string(s));
     auto clampi = [&](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
     int64_t st = starts[k], en = ends[k];
     if (st < 0) st += dim;
@@ -424,11 +424,11 @@ Constant fold_transpose(const Constant& data, std::vector<int64_t> perm, const s
   if (perm.empty()) {
     for (size_t k = 0; k < r; ++k) perm.push_back(static_cast<int64_t>(r - 1 - k));
   }
-  if (perm.size() != r) throw Error(what + ": Transpose perm has the wrong length");
+  if (perm.size() != r) throw Error(ErrorCode::kFormat, what + ": Transpose perm has the wrong length");
   std::vector<bool> seen(r, false);
   for (int64_t p : perm) {
     if (p < 0 || p >= static_cast<int64_t>(r) || seen[static_cast<size_t>(p)]) {
-      throw Error(what + ": Transpose perm is not a permutation");
+      throw Error(ErrorCode::kFormat, what + ": Transpose perm is not a permutation");
     }
     seen[static_cast<size_t>(p)] = true;
   }
@@ -462,7 +462,7 @@ Constant fold_cast(const Constant& c, bool to_int, const std::string& what) {
       out.ints = c.ints;
     } else {
       for (double v : c.reals) {
-        if (!std::isfinite(v) || std::fabs(v) > 9.2e18) throw Error(what + ": Cast of " + std::to_string(v) + " to an integer");
+        if (!std::isfinite(v) || std::fabs(v) > 9.2e18) throw Error(ErrorCode::kFormat, what + ": Cast of " + std::to_string(v) + " to an integer");
         out.ints.push_back(static_cast<int64_t>(v));
       }
     }
@@ -483,7 +483,7 @@ Constant fold_equal(const Constant& a, const Constant& b, const std::string& wha
     if (a.is_int && b.is_int) {
       const int64_t x = a.int_at(ia), y = b.int_at(ib);
       // The batch size is unknown: whether it equals anything is too.
-      if (x == kBatchMarker || y == kBatchMarker) throw Error(what + ": comparing the batch size cannot be folded at load time");
+      if (x == kBatchMarker || y == kBatchMarker) throw Error(ErrorCode::kUnsupported, what + ": comparing the batch size cannot be folded at load time");
       c.ints.push_back(x == y);
     } else {
       c.ints.push_back(a.real_at(ia) == b.real_at(ib));

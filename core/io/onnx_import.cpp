@@ -66,11 +66,11 @@ const onnx::AttributeProto* Attributes::find(const std::string& name, int type) 
   for (const auto& a : node_.attribute()) {
     if (a.name() != name) continue;
     if (!a.ref_attr_name().empty()) {
-      throw Error(context_ + ": attribute '" + name + "' refers to a function attribute, which is not supported");
+      throw Error(ErrorCode::kUnsupported, context_ + ": attribute '" + name + "' refers to a function attribute, which is not supported");
     }
     // Files from old exporters leave `type` unset; trust the field that is filled in then.
     if (a.type() != onnx::AttributeProto_AttributeType_UNDEFINED && a.type() != type) {
-      throw Error(context_ + ": attribute '" + name + "' must be " + attribute_type_name(type) + ", got " +
+      throw Error(ErrorCode::kFormat, context_ + ": attribute '" + name + "' must be " + attribute_type_name(type) + ", got " +
                   attribute_type_name(a.type()));
     }
     return &a;
@@ -120,7 +120,7 @@ const onnx::TensorProto* Attributes::t(const std::string& name) {
 void Attributes::check_all_read() const {
   for (const auto& a : node_.attribute()) {
     if (!read_.count(a.name())) {
-      throw Error(context_ + ": attribute '" + a.name() + "' is not supported for this operator");
+      throw Error(ErrorCode::kUnsupported, context_ + ": attribute '" + a.name() + "' is not supported for this operator");
     }
   }
 }
@@ -140,7 +140,8 @@ Importer::Importer(const onnx::ModelProto& model, std::string source)
                                                               model_.producer_version());
 }
 
-void Importer::fail(const std::string& message) const { throw Error(context_ + ": " + message); }
+void Importer::fail(const std::string& message) const { fail(ErrorCode::kFormat, message); }
+void Importer::fail(ErrorCode code, const std::string& message) const { throw Error(code, context_ + ": " + message); }
 
 std::string Importer::unique_value_name(const std::string& base) {
   std::string name = base.empty() ? "value" : base;
@@ -179,12 +180,12 @@ void Importer::read_inputs() {
   }
   fold_budget_ = std::max(kMaxFoldedElements, 4 * initializer_elements);
   if (graph.sparse_initializer_size() > 0) {
-    throw Error(source_ + ": sparse initializers are not supported");
+    throw Error(ErrorCode::kUnsupported, source_ + ": sparse initializers are not supported");
   }
   for (const auto& in : graph.input()) {
     if (symbols_.count(in.name())) continue;  // an initializer also listed as input (IR < 4)
     const std::string ctx = source_ + ": input '" + in.name() + "'";
-    if (!in.type().has_tensor_type()) throw Error(ctx + ": is not a tensor");
+    if (!in.type().has_tensor_type()) throw Error(ErrorCode::kFormat, ctx + ": is not a tensor");
     const auto& tt = in.type().tensor_type();
     DType dtype;
     if (tt.elem_type() == onnx::TensorProto_DataType_FLOAT) {
@@ -192,13 +193,13 @@ void Importer::read_inputs() {
     } else if (tt.elem_type() == onnx::TensorProto_DataType_UINT8) {
       dtype = DType::kUInt8;
     } else {
-      throw Error(ctx + ": element type " + onnx::TensorProto_DataType_Name(tt.elem_type()) +
+      throw Error(ErrorCode::kUnsupported, ctx + ": element type " + onnx::TensorProto_DataType_Name(tt.elem_type()) +
                   " is not supported (float32 and uint8 inputs are)");
     }
-    if (!tt.has_shape()) throw Error(ctx + ": has no shape; nnd compiles models with fixed input shapes");
+    if (!tt.has_shape()) throw Error(ErrorCode::kUnsupported, ctx + ": has no shape; nnd compiles models with fixed input shapes");
     const auto& dims = tt.shape().dim();
     if (dims.size() < 2) {
-      throw Error(ctx + ": has rank " + std::to_string(dims.size()) +
+      throw Error(ErrorCode::kUnsupported, ctx + ": has rank " + std::to_string(dims.size()) +
                   "; nnd needs a batch axis followed by at least one more axis");
     }
     const int b = input_batch_axis(in.name(), tt.shape());
@@ -208,7 +209,7 @@ void Importer::read_inputs() {
     for (int k = 0; k < dims.size(); ++k) {
       if (k == b) continue;
       if (!dims[k].has_dim_value() || dims[k].dim_value() < 1) {
-        throw Error(ctx + ": dimension " + std::to_string(k) + " is " +
+        throw Error(ErrorCode::kUnsupported, ctx + ": dimension " + std::to_string(k) + " is " +
                     (dims[k].has_dim_param() ? "symbolic ('" + dims[k].dim_param() + "')" : "unknown") +
                     "; only the batch axis (" + std::to_string(b) +
                     ") may vary: export the model with a fixed input size");
@@ -225,7 +226,7 @@ void Importer::read_inputs() {
     g_.input_names.push_back(in.name());
     symbols_[in.name()] = dynamic_symbol(id, batch_front_perm(sample.size() + 1, b), dtype);
   }
-  if (g_.inputs.empty()) throw Error(source_ + ": the graph has no inputs besides its weights");
+  if (g_.inputs.empty()) throw Error(ErrorCode::kFormat, source_ + ": the graph has no inputs besides its weights");
   for (const auto& node : graph.node()) {
     for (const auto& name : node.input()) {
       if (!name.empty()) ++readers_[name];
@@ -310,7 +311,7 @@ const Constant& Importer::const_input(const onnx::NodeProto& node, int n, const 
 Symbol& Importer::dynamic_input(const onnx::NodeProto& node, int n) {
   Symbol& s = input(node, n);
   if (s.is_const()) {
-    fail("input '" + node.input(n) + "' is a constant; this operator on constants only is not folded");
+    fail(ErrorCode::kUnsupported, "input '" + node.input(n) + "' is a constant; this operator on constants only is not folded");
   }
   return s;
 }
@@ -327,13 +328,13 @@ int Importer::ir_axis(const Symbol& s, int64_t axis) const {
   for (size_t j = 0; j < s.perm.size(); ++j) {
     if (s.perm[j] == a) return static_cast<int>(j);
   }
-  fail("internal: axis not in layout");
+  fail(ErrorCode::kInternal, "internal: axis not in layout");
 }
 
 ValueId Importer::in_layout(Symbol& s, const Perm& perm) {
   if (s.perm == perm) return s.value;
-  if (perm.size() != s.perm.size()) fail("internal: layout of the wrong rank");
-  if (perm[0] != s.perm[0]) fail("internal: a layout change cannot move the batch axis");
+  if (perm.size() != s.perm.size()) fail(ErrorCode::kInternal, "internal: layout of the wrong rank");
+  if (perm[0] != s.perm[0]) fail(ErrorCode::kInternal, "internal: a layout change cannot move the batch axis");
   auto key = std::make_pair(s.value, perm);
   if (auto it = layouts_.find(key); it != layouts_.end()) return it->second;
   std::vector<int> pos(s.perm.size());
@@ -399,7 +400,7 @@ void Importer::set_constant(const onnx::NodeProto& node, int out, Constant c, bo
   if (from_file) fold_budget_ += 4 * c.size();
   folded_elements_ += c.size();
   if (folded_elements_ > fold_budget_) {
-    fail("the constants folded so far hold " + std::to_string(folded_elements_) + " elements, more than " +
+    fail(ErrorCode::kLimit, "the constants folded so far hold " + std::to_string(folded_elements_) + " elements, more than " +
          std::to_string(fold_budget_) + " (4x the initializers and 4x the stored constants, at least " +
          std::to_string(kMaxFoldedElements) + "): the file computes unusually large constants at load time");
   }
@@ -413,10 +414,10 @@ void Importer::lower(const onnx::NodeProto& node, int index) {
   node_name_ = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
   context_ = source_ + ": node '" + node_name_ + "' (" + node.op_type() + ")";
   if (!node.domain().empty() && node.domain() != "ai.onnx") {
-    fail("operator domain '" + node.domain() + "' is not supported (only the default ONNX domain is)");
+    fail(ErrorCode::kUnsupported, "operator domain '" + node.domain() + "' is not supported (only the default ONNX domain is)");
   }
   const Lowering lowering = find_lowering(node.op_type());
-  if (!lowering) fail("operator '" + node.op_type() + "' is not supported");
+  if (!lowering) fail(ErrorCode::kUnsupported, "operator '" + node.op_type() + "' is not supported");
   if (node.output_size() < 1 || node.output(0).empty()) fail("the node has no output");
   Attributes attrs(node, context_);
   try {
@@ -426,12 +427,12 @@ void Importer::lower(const onnx::NodeProto& node, int index) {
     // A node of a chain that was almost one of the patterns: say why it was not.
     auto note = pattern_notes_.find(index);
     if (note == pattern_notes_.end()) throw;
-    throw Error(std::string(e.what()) + " (" + note->second + ")");
+    throw Error(e.code(), std::string(e.what()) + " (" + note->second + ")");
   }
   for (int k = 0; k < node.output_size(); ++k) {
     const std::string& name = node.output(k);
     if (!name.empty() && !symbols_.count(name) && readers(name) > 0) {
-      fail("output " + std::to_string(k) + " ('" + name + "') is used but not supported");
+      fail(ErrorCode::kUnsupported, "output " + std::to_string(k) + " ('" + name + "') is used but not supported");
     }
   }
 }
@@ -443,7 +444,7 @@ void Importer::set_outputs() {
     auto it = symbols_.find(out.name());
     if (it == symbols_.end()) fail("is not produced by any node");
     Symbol& s = it->second;
-    if (s.is_const()) fail("is a constant; nnd serves outputs computed from the inputs");
+    if (s.is_const()) fail(ErrorCode::kUnsupported, "is a constant; nnd serves outputs computed from the inputs");
     // An output whose batch axis is not first in the file (an RNN state [directions, N, units]) is
     // served batch-first, the other axes in the file's order (docs/onnx.md).
     ValueId v = in_layout(s, batch_front_perm(s.rank(), s.perm[0]));
@@ -453,7 +454,7 @@ void Importer::set_outputs() {
     g_.outputs.push_back(v);
     g_.output_names.push_back(out.name());
   }
-  if (g_.outputs.empty()) throw Error(source_ + ": the graph has no outputs");
+  if (g_.outputs.empty()) throw Error(ErrorCode::kFormat, source_ + ": the graph has no outputs");
 }
 
 // Lowers the nodes of a recognised chain at its last node (the others were held back).
@@ -497,14 +498,14 @@ Graph Importer::run() {
 namespace {
 
 Graph parse_and_import(const void* data, size_t size, const std::string& name) {
-  if (size == 0) throw Error(name + ": the file is empty");
-  if (size > static_cast<size_t>(INT32_MAX)) throw Error(name + ": larger than 2 GiB, the protobuf limit");
+  if (size == 0) throw Error(ErrorCode::kFormat, name + ": the file is empty");
+  if (size > static_cast<size_t>(INT32_MAX)) throw Error(ErrorCode::kLimit, name + ": larger than 2 GiB, the protobuf limit");
   onnx::ModelProto model;
   if (!model.ParseFromArray(data, static_cast<int>(size))) {
-    throw Error(name + ": not an ONNX model (the protobuf message does not parse; truncated or another format)");
+    throw Error(ErrorCode::kFormat, name + ": not an ONNX model (the protobuf message does not parse; truncated or another format)");
   }
   if (!model.has_graph() || model.graph().node_size() == 0) {
-    throw Error(name + ": not an ONNX model (no graph with nodes)");
+    throw Error(ErrorCode::kFormat, name + ": not an ONNX model (no graph with nodes)");
   }
   return onnx_import::Importer(model, name).run();
 }
@@ -514,7 +515,7 @@ Graph parse_and_import(const void* data, size_t size, const std::string& name) {
 Graph load_onnx(const std::string& path) {
   constexpr uint64_t kMaxModelBytes = uint64_t{2} << 30;
   h5::FileBytes bytes = h5::FileBytes::read(path, kMaxModelBytes);
-  if (!bytes.data()) throw Error(path + ": cannot read the file (missing, not a regular file, or over 2 GiB)");
+  if (!bytes.data()) throw Error(ErrorCode::kIo, path + ": cannot read the file (missing, not a regular file, or over 2 GiB)");
   return parse_and_import(bytes.data(), bytes.size(), path);
 }
 

@@ -28,6 +28,7 @@
 #include "core/io/onnx_constant.h"
 #include "core/io/onnx_patterns.h"
 #include "core/ir/graph.h"
+#include "core/util/error.h"
 
 namespace onnx {
 class ModelProto;
@@ -97,7 +98,9 @@ class Importer {
   // The batch size the file fixes on its inputs (all of them alike), or 0 when it is free.
   int64_t declared_batch() const { return declared_batch_; }
   const std::string& context() const { return context_; }  // "file.onnx: node 'x' (Conv)"
+  // Throws nnd::Error "<context>: <message>" with `code`; without one, kFormat (a malformed node).
   [[noreturn]] void fail(const std::string& message) const;
+  [[noreturn]] void fail(ErrorCode code, const std::string& message) const;
 
   // The n-th input of the current node (empty names are optional inputs left out).
   bool has_input(const onnx::NodeProto& node, int n) const;

@@ -46,7 +46,7 @@ constexpr int64_t kMaxMadeUpParameters = int64_t{1} << 24;
 
 Weights filled(int64_t n, float v) {
   if (n > kMaxMadeUpParameters) {
-    throw Error("a per-axis parameter vector of " + std::to_string(n) + " elements exceeds the limit of " +
+    throw Error(ErrorCode::kLimit, "a per-axis parameter vector of " + std::to_string(n) + " elements exceeds the limit of " +
                 std::to_string(kMaxMadeUpParameters));
   }
   return Weights::filled(n, v);
@@ -81,7 +81,7 @@ AxisVector axis_vector(Importer& im, const Symbol& x, const Constant& c) {
       im.fail("the constant operand of shape " + list_text(c.dims) + " does not broadcast to the tensor");
     }
     if (v.axis >= 0) {
-      im.fail("the constant operand of shape " + list_text(c.dims) +
+      im.fail(ErrorCode::kUnsupported, "the constant operand of shape " + list_text(c.dims) +
               " varies along more than one axis (only scalars and per-axis vectors are supported)");
     }
     v.axis = static_cast<int>(axis);
@@ -96,7 +96,7 @@ BatchNormParams affine_params(Importer& im, const Symbol& x, int onnx_axis, std:
                               std::vector<double> shift) {
   const int axis = onnx_axis >= 1 ? onnx_axis : static_cast<int>(x.perm[x.rank() - 1]);
   const int64_t n = x.dims[static_cast<size_t>(axis)];
-  if (n > kMaxMadeUpParameters) im.fail("an element-wise constant over an axis of " + std::to_string(n) + " elements is too large");
+  if (n > kMaxMadeUpParameters) im.fail(ErrorCode::kLimit, "an element-wise constant over an axis of " + std::to_string(n) + " elements is too large");
   auto expand = [n](std::vector<double> v) {
     if (v.size() == 1) v.assign(static_cast<size_t>(n), v[0]);
     return v;
@@ -198,7 +198,7 @@ void lower_constant(Importer& im, const Node_& node, Attributes& a) {
     c.dims = {static_cast<int64_t>(is->size())};
     c.ints = *is;
   } else {
-    im.fail("has no value attribute nnd reads (value, value_float(s), value_int(s))");
+    im.fail(ErrorCode::kUnsupported, "has no value attribute nnd reads (value, value_float(s), value_int(s))");
   }
   im.set_constant(node, 0, std::move(c), /*from_file=*/true);
 }
@@ -265,7 +265,7 @@ void lower_cast(Importer& im, const Node_& node, Attributes& a) {
     return;
   }
   if (to != onnx::TensorProto_DataType_FLOAT) {
-    im.fail("cast of a computed tensor to type " + std::to_string(to) + " (only to float is supported)");
+    im.fail(ErrorCode::kUnsupported, "cast of a computed tensor to type " + std::to_string(to) + " (only to float is supported)");
   }
   im.alias(node, 0, s, s.perm);
 }
@@ -282,7 +282,7 @@ void lower_const_unary(Importer& im, const Node_& node, Attributes&) {
     } else if (op == "Neg") {
       emit_affine(im, node, x, -1, {-1.0}, {0.0});
     } else {
-      im.fail("'" + op + "' of a computed tensor is not supported (nnd folds it on constants only)");
+      im.fail(ErrorCode::kUnsupported, "'" + op + "' of a computed tensor is not supported (nnd folds it on constants only)");
     }
     return;
   }
@@ -290,7 +290,7 @@ void lower_const_unary(Importer& im, const Node_& node, Attributes&) {
   Constant out = c;
   if (c.is_int && (op == "Neg" || op == "Abs")) {
     for (auto& v : out.ints) {
-      if (v == kBatchMarker) im.fail("arithmetic on the batch size cannot be folded at load time");
+      if (v == kBatchMarker) im.fail(ErrorCode::kUnsupported, "arithmetic on the batch size cannot be folded at load time");
       v = op == "Neg" ? -v : std::abs(v);
     }
   } else {
@@ -366,7 +366,7 @@ void lower_unsqueeze(Importer& im, const Node_& node, Attributes& a) {
     im.set_constant(node, 0, std::move(c));
     return;
   }
-  if (inserted[0]) im.fail("inserting an axis before the batch axis is not supported");
+  if (inserted[0]) im.fail(ErrorCode::kUnsupported, "inserting an axis before the batch axis is not supported");
   // New axes sit in the IR right after the IR position of the ONNX axis before them.
   Perm perm;
   for (int old : x.perm) perm.push_back(old_to_new[static_cast<size_t>(old)]);
@@ -387,7 +387,7 @@ void lower_squeeze(Importer& im, const Node_& node, Attributes& a) {
     for (int64_t ax : *axes) {
       const int64_t k = ax < 0 ? ax + r : ax;
       if (k < 0 || k >= r) im.fail("axis " + std::to_string(ax) + " is out of range");
-      if (!x.is_const() && k == x.perm[0]) im.fail("squeezing the batch axis is not supported");
+      if (!x.is_const() && k == x.perm[0]) im.fail(ErrorCode::kUnsupported, "squeezing the batch axis is not supported");
       if (old_dims[static_cast<size_t>(k)] != 1) im.fail("axis " + std::to_string(ax) + " does not have length 1");
       drop[static_cast<size_t>(k)] = true;
     }
@@ -573,7 +573,7 @@ void lower_flatten(Importer& im, const Node_& node, Attributes& a) {
   const int64_t axis = a.i("axis", 1);
   const int64_t r = static_cast<int64_t>(x.rank());
   const int64_t k = axis < 0 ? axis + r : axis;
-  if (k < 1 || k > r) im.fail("axis " + std::to_string(axis) + ": flattening into the batch axis is not supported");
+  if (k < 1 || k > r) im.fail(ErrorCode::kUnsupported, "axis " + std::to_string(axis) + ": flattening into the batch axis is not supported");
   const ValueId v = im.in_layout(x, identity_perm(x.rank()));
   Dims target;
   for (int64_t i = 1; i < k; ++i) target.push_back(x.dims[static_cast<size_t>(i)]);
@@ -604,10 +604,10 @@ void lower_concat(Importer& im, const Node_& node, Attributes& a) {
     im.set_constant(node, 0, fold_concat(parts, axis, im.context()));
     return;
   }
-  if (any_const) im.fail("concatenating constants with computed tensors is not supported");
+  if (any_const) im.fail(ErrorCode::kUnsupported, "concatenating constants with computed tensors is not supported");
   Symbol& first = im.input(node, 0);
   const int64_t onnx_axis = im.onnx_axis(first, axis);
-  if (onnx_axis == 0) im.fail("concatenation along the batch axis is not supported");
+  if (onnx_axis == 0) im.fail(ErrorCode::kUnsupported, "concatenation along the batch axis is not supported");
   const Perm perm = first.perm;
   std::vector<ValueId> ins;
   for (int k = 0; k < node.input_size(); ++k) {
@@ -740,9 +740,9 @@ void gather_computed(Importer& im, const Node_& node, Symbol& x, const Constant&
     im.fail("indices of shape " + list_text(idx.dims) + ": gathering from a computed tensor takes one index or a list");
   }
   const int64_t a = im.onnx_axis(x, axis);
-  if (a == x.perm[0]) im.fail("gathering along the batch axis is not supported");
+  if (a == x.perm[0]) im.fail(ErrorCode::kUnsupported, "gathering along the batch axis is not supported");
   const int64_t len = x.dims[static_cast<size_t>(a)];
-  if (idx.size() > kMaxMadeUpParameters) im.fail("too many indices");
+  if (idx.size() > kMaxMadeUpParameters) im.fail(ErrorCode::kLimit, "too many indices");
   std::vector<int64_t> picked;
   for (int64_t k = 0; k < idx.size(); ++k) {
     const auto given = static_cast<int64_t>(idx.real_at(k));
@@ -796,7 +796,7 @@ Perm subsample_layout(Importer& im, const Symbol& x, const std::vector<int64_t>&
     if (stride[a] > 1) strided.push_back(static_cast<int64_t>(a));
   }
   if ((r != 3 && r != 4) || strided.size() > r - 2) {
-    im.fail("a slice with steps on axes " + list_text(strided) + " of a rank-" + std::to_string(r) +
+    im.fail(ErrorCode::kUnsupported, "a slice with steps on axes " + list_text(strided) + " of a rank-" + std::to_string(r) +
             " tensor is not supported (steps on at most rank - 2 axes of a rank 3 or 4 tensor)");
   }
   int channel = x.perm.back();  // stays last when unstrided: no layout change
@@ -868,7 +868,7 @@ void lower_slice(Importer& im, const Node_& node, Attributes& a) {
       // batch to b. Anything else depends on the batch.
       const int64_t whole = im.declared_batch() > 0 ? im.declared_batch() : int64_t{1} << 31;
       if (starts[k] == 0 && ends[k] >= whole && step == 1) continue;
-      im.fail("slicing the batch axis is not supported");
+      im.fail(ErrorCode::kUnsupported, "slicing the batch axis is not supported");
     }
     const int64_t dim = x.dims[static_cast<size_t>(ax)];
     // ONNX: negative starts and ends count from the end, then both are clamped, to [0, dim]
@@ -960,7 +960,7 @@ void lower_split(Importer& im, const Node_& node, Attributes& a) {
   const int64_t r = static_cast<int64_t>(dims.size());
   const int64_t axis = axis_attr < 0 ? axis_attr + r : axis_attr;
   if (axis < 0 || axis >= r) im.fail("axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(r));
-  if (axis == 0 && !x.is_const()) im.fail("splitting the batch axis is not supported");
+  if (axis == 0 && !x.is_const()) im.fail(ErrorCode::kUnsupported, "splitting the batch axis is not supported");
   const int64_t dim = dims[static_cast<size_t>(axis)];
   const std::vector<int64_t> lengths = split_lengths(im, node, a, dim);
   int64_t offset = 0;
@@ -983,7 +983,7 @@ void lower_split(Importer& im, const Node_& node, Attributes& a) {
 void lower_expand(Importer& im, const Node_& node, Attributes&) {
   Symbol& x = im.input(node, 0);
   const std::vector<int64_t> shape = im.const_input(node, 1, "shape").as_ints(im.context() + ": shape");
-  if (x.is_const()) im.fail("Expand of a constant is not folded");
+  if (x.is_const()) im.fail(ErrorCode::kUnsupported, "Expand of a constant is not folded");
   std::vector<int64_t> want = shape;
   for (auto& d : want) {
     if (d == kBatchMarker) d = 1;
@@ -999,14 +999,14 @@ void lower_expand(Importer& im, const Node_& node, Attributes&) {
   // last axis is one that stays (the latest such axis in x's layout, to move the least data).
   const size_t r = x.rank();
   if (out.size() != r || out[0] != 1 || (r != 3 && r != 4)) {
-    im.fail("Expand to " + list_text(shape) + " copies data; only repeats of up to " + std::to_string(r - 2) +
+    im.fail(ErrorCode::kUnsupported, "Expand to " + list_text(shape) + " copies data; only repeats of up to " + std::to_string(r - 2) +
             " non-batch axes of a rank 3 or 4 tensor are supported");
   }
   int channel = -1;
   for (size_t j = r; j-- > 1 && channel < 0;) {
     if (out[static_cast<size_t>(x.perm[j])] == have[static_cast<size_t>(x.perm[j])]) channel = x.perm[j];
   }
-  if (channel < 0) im.fail("Expand to " + list_text(shape) + " repeats every non-batch axis; not supported");
+  if (channel < 0) im.fail(ErrorCode::kUnsupported, "Expand to " + list_text(shape) + " repeats every non-batch axis; not supported");
   Perm perm{0};
   for (int ax : x.perm) {
     if (ax != 0 && ax != channel) perm.push_back(ax);
@@ -1099,7 +1099,7 @@ Window make_window(Importer& im, const WindowAttrs& wa, const std::vector<int64_
     } else {
       im.fail("auto_pad '" + wa.auto_pad + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
     }
-    if (begin[k] < 0 || end[k] < 0) im.fail("negative pads " + list_text(wa.pads) + " are not supported");
+    if (begin[k] < 0 || end[k] < 0) im.fail(ErrorCode::kUnsupported, "negative pads " + list_text(wa.pads) + " are not supported");
   }
   const bool any = std::any_of(begin.begin(), begin.end(), [](int64_t v) { return v; }) ||
                    std::any_of(end.begin(), end.end(), [](int64_t v) { return v; });
@@ -1192,17 +1192,17 @@ void lower_conv_transpose(Importer& im, const Node_& node, Attributes& a) {
   const size_t sp = x.rank() - 2;
   if (wc.dims.size() != x.rank()) im.fail("W has shape " + list_text(wc.dims) + ", expected rank " + std::to_string(x.rank()));
   const int64_t groups = a.i("group", 1);
-  if (a.has("output_shape")) im.fail("attribute 'output_shape' is not supported (give pads and output_padding)");
+  if (a.has("output_shape")) im.fail(ErrorCode::kUnsupported, "attribute 'output_shape' is not supported (give pads and output_padding)");
   const int64_t cin = wc.dims[0], m = wc.dims[1];  // m output channels per group
   const int64_t kh = sp == 2 ? wc.dims[2] : 1, kw = wc.dims.back();
   if (cin != x.dims[1]) im.fail("W has " + std::to_string(cin) + " input channels, the input " + std::to_string(x.dims[1]));
   if (groups < 1 || cin % groups != 0) im.fail("group " + std::to_string(groups) + " does not divide the input channels " + std::to_string(cin));
-  if (groups > 4096) im.fail("group " + std::to_string(groups) + " is more than the 4096 groups nnd splits a ConvTranspose into");
+  if (groups > 4096) im.fail(ErrorCode::kLimit, "group " + std::to_string(groups) + " is more than the 4096 groups nnd splits a ConvTranspose into");
   const int64_t cg = cin / groups;  // input channels per group
   const WindowAttrs wa = read_window(im, a, sp, std::vector<int64_t>(wc.dims.begin() + 2, wc.dims.end()));
   const std::vector<int64_t> opad = a.ints("output_padding").value_or(std::vector<int64_t>(sp, 0));
   if (opad.size() != sp) im.fail("output_padding does not match the input rank");
-  if (wa.auto_pad != "NOTSET" && wa.auto_pad != "VALID") im.fail("auto_pad '" + wa.auto_pad + "' is not supported for ConvTranspose");
+  if (wa.auto_pad != "NOTSET" && wa.auto_pad != "VALID") im.fail(ErrorCode::kUnsupported, "auto_pad '" + wa.auto_pad + "' is not supported for ConvTranspose");
   ConvTransposeParams p;
   p.rank = static_cast<int>(sp);
   p.filters = m;
@@ -1275,7 +1275,7 @@ void lower_pool(Importer& im, const Node_& node, Attributes& a) {
   a.ignore("storage_order");
   const bool include_pad = !is_max && a.i("count_include_pad", 0) != 0;
   for (int64_t d : wa.dilations) {
-    if (d != 1) im.fail("dilations " + list_text(wa.dilations) + " are not supported for pooling");
+    if (d != 1) im.fail(ErrorCode::kUnsupported, "dilations " + list_text(wa.dilations) + " are not supported for pooling");
   }
   const Perm perm = channels_last_perm(x.rank());
   ValueId in = im.in_layout(x, perm);
@@ -1287,7 +1287,7 @@ void lower_pool(Importer& im, const Node_& node, Attributes& a) {
   if (include_pad && win.padding == Padding::kExplicit) {
     // Averages over zero padding: pad with zeros explicitly, then pool without padding. The
     // windows ceil_mode adds past the padded input would divide by fewer taps: refused.
-    if (wa.ceil_mode) im.fail("count_include_pad together with ceil_mode is not supported");
+    if (wa.ceil_mode) im.fail(ErrorCode::kUnsupported, "count_include_pad together with ceil_mode is not supported");
     ZeroPaddingParams zp;
     zp.rank = p.rank;
     zp.top = win.pad_top;
@@ -1324,14 +1324,14 @@ void lower_reduce(Importer& im, const Node_& node, Attributes& a) {
   Symbol& x = im.dynamic_input(node, 0);
   const std::string& op = node.op_type();
   const bool keepdims = a.i("keepdims", 1) != 0;
-  if (a.i("noop_with_empty_axes", 0) != 0) im.fail("noop_with_empty_axes is not supported");
+  if (a.i("noop_with_empty_axes", 0) != 0) im.fail(ErrorCode::kUnsupported, "noop_with_empty_axes is not supported");
   const std::vector<int64_t> axes = ints_from(im, node, a, "axes", 1).value_or(std::vector<int64_t>{});
-  if (axes.empty()) im.fail("reducing over every axis (the batch included) is not supported");
+  if (axes.empty()) im.fail(ErrorCode::kUnsupported, "reducing over every axis (the batch included) is not supported");
   const size_t r = x.rank();
   std::vector<bool> reduced(r, false);
   for (int64_t ax : axes) reduced[static_cast<size_t>(im.onnx_axis(x, ax))] = true;
   const int batch = x.perm[0];
-  if (reduced[static_cast<size_t>(batch)]) im.fail("reducing over the batch axis is not supported");
+  if (reduced[static_cast<size_t>(batch)]) im.fail(ErrorCode::kUnsupported, "reducing over the batch axis is not supported");
   Perm red, kept;  // ONNX axes, in x's IR order
   for (size_t j = 1; j < r; ++j) (reduced[static_cast<size_t>(x.perm[j])] ? red : kept).push_back(x.perm[j]);
   int64_t count = 1, kept_size = 1;
@@ -1469,7 +1469,7 @@ void lower_matmul(Importer& im, const Node_& node, Attributes&) {
 void lower_batch_norm(Importer& im, const Node_& node, Attributes& a) {
   Symbol& x = im.dynamic_input(node, 0);
   if (a.i("training_mode", 0)) im.fail("training_mode = 1; nnd runs inference");
-  if (a.i("spatial", 1) != 1) im.fail("spatial = 0 is not supported");
+  if (a.i("spatial", 1) != 1) im.fail(ErrorCode::kUnsupported, "spatial = 0 is not supported");
   a.ignore("momentum");
   a.ignore("is_test");
   a.ignore("consumed_inputs");
@@ -1492,7 +1492,7 @@ void lower_batch_norm(Importer& im, const Node_& node, Attributes& a) {
 void lower_layer_norm(Importer& im, const Node_& node, Attributes& a) {
   Symbol& x = im.dynamic_input(node, 0);
   const int64_t axis = im.onnx_axis(x, a.i("axis", -1));
-  if (axis == 0) im.fail("normalising over the batch axis is not supported");
+  if (axis == 0) im.fail(ErrorCode::kUnsupported, "normalising over the batch axis is not supported");
   a.ignore("stash_type");
   LayerNormParams p;
   p.epsilon = a.f("epsilon", 1e-5);
@@ -1528,7 +1528,7 @@ void lower_simple_activation(Importer& im, const Node_& node, Attributes&) {
 
 void lower_gelu(Importer& im, const Node_& node, Attributes& a) {
   const std::string approx = a.s("approximate", "none");
-  if (approx != "none" && approx != "tanh") im.fail("approximate '" + approx + "' is not supported");
+  if (approx != "none" && approx != "tanh") im.fail(ErrorCode::kUnsupported, "approximate '" + approx + "' is not supported");
   emit_activation(im, node, ActivationParams{approx == "tanh" ? ActivationKind::kGeluTanh : ActivationKind::kGeluErf});
 }
 
@@ -1552,7 +1552,7 @@ bool close_to(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::fabs(
 void lower_selu(Importer& im, const Node_& node, Attributes& a) {
   const double alpha = a.f("alpha", 1.67326319217681884765625), gamma = a.f("gamma", 1.05070102214813232421875);
   if (!close_to(alpha, 1.6732632423543772) || !close_to(gamma, 1.0507009873554805)) {
-    im.fail("alpha " + num(alpha) + " / gamma " + num(gamma) + ": only SELU's standard constants are supported");
+    im.fail(ErrorCode::kUnsupported, "alpha " + num(alpha) + " / gamma " + num(gamma) + ": only SELU's standard constants are supported");
   }
   emit_activation(im, node, ActivationParams{ActivationKind::kSelu});
 }
@@ -1565,7 +1565,7 @@ void lower_hard_sigmoid(Importer& im, const Node_& node, Attributes& a) {
   } else if (close_to(alpha, 1.0 / 6.0) && close_to(beta, 0.5)) {
     k = ActivationKind::kHardSigmoidK3;
   } else {
-    im.fail("alpha " + num(alpha) + ", beta " + num(beta) + ": only (0.2, 0.5) and (1/6, 0.5) are supported");
+    im.fail(ErrorCode::kUnsupported, "alpha " + num(alpha) + ", beta " + num(beta) + ": only (0.2, 0.5) and (1/6, 0.5) are supported");
   }
   emit_activation(im, node, ActivationParams{k});
 }
@@ -1619,7 +1619,7 @@ void lower_prelu(Importer& im, const Node_& node, Attributes&) {
 void lower_softmax(Importer& im, const Node_& node, Attributes& a) {
   Symbol& x = im.dynamic_input(node, 0);
   const int64_t axis = im.onnx_axis(x, a.i("axis", im.opset() >= 13 ? -1 : 1));
-  if (axis == 0) im.fail("softmax over the batch axis is not supported");
+  if (axis == 0) im.fail(ErrorCode::kUnsupported, "softmax over the batch axis is not supported");
   bool trailing_ones = true;
   for (size_t k = static_cast<size_t>(axis) + 1; k < x.rank(); ++k) trailing_ones = trailing_ones && x.dims[k] == 1;
   if (im.opset() < 13 && !trailing_ones) {
@@ -1666,7 +1666,7 @@ void lower_softmax(Importer& im, const Node_& node, Attributes& a) {
 void emit_power(Importer& im, const Node_& node, Symbol& x, double exponent) {
   const double magnitude = std::fabs(exponent);
   if (magnitude != 0.5 && magnitude != 1.0 && magnitude != 2.0 && magnitude != 3.0) {
-    im.fail("the exponent " + std::to_string(exponent) + " (only 0.5, 1, 2, 3 and their negatives are supported)");
+    im.fail(ErrorCode::kUnsupported, "the exponent " + std::to_string(exponent) + " (only 0.5, 1, 2, 3 and their negatives are supported)");
   }
   const std::string& name = node.output(0);
   Steps steps;
@@ -1725,7 +1725,7 @@ void lower_binary(Importer& im, const Node_& node, Attributes& a) {
     else if (op == "Max") m = MergeOp::kMaximum;
     else if (op == "Min") m = MergeOp::kMinimum;
     else if (op == "Div") m = MergeOp::kMultiply;  // x * (1 / y), within an ulp of x / y
-    else im.fail("'" + op + "' of two computed tensors is not supported");
+    else im.fail(ErrorCode::kUnsupported, "'" + op + "' of two computed tensors is not supported");
     const Perm perm = lhs.perm;
     ValueId divisor = im.in_layout(rhs, perm);
     if (op == "Div") {
@@ -1765,7 +1765,7 @@ void lower_binary(Importer& im, const Node_& node, Attributes& a) {
     emit_power(im, node, x, v.values[0]);
     return;
   } else {
-    im.fail("'" + op + "' with a constant " + (const_left ? "left" : "right") + " operand is not supported");
+    im.fail(ErrorCode::kUnsupported, "'" + op + "' with a constant " + (const_left ? "left" : "right") + " operand is not supported");
   }
   emit_affine(im, node, x, v.axis, scale, shift);
 }
@@ -1830,7 +1830,7 @@ struct PadPieces {
       head = side(before, 0);
       tail = side(after, n - 1);
     } else if (mode == "wrap") {
-      if (before > n || after > n) im.fail("wrap pads longer than the axis (" + std::to_string(n) + ") are not supported");
+      if (before > n || after > n) im.fail(ErrorCode::kUnsupported, "wrap pads longer than the axis (" + std::to_string(n) + ") are not supported");
       if (before > 0) head.push_back(crop(v, j, n - before, n));
       if (after > 0) tail.push_back(crop(v, j, 0, after));
     } else {  // reflect
@@ -1838,7 +1838,7 @@ struct PadPieces {
         im.fail("reflect pads must be shorter than the axis (" + std::to_string(n) + ")");
       }
       if (before + after > kMaxMirroredPad) {
-        im.fail("reflect pads of more than " + std::to_string(kMaxMirroredPad) + " elements per axis are not supported");
+        im.fail(ErrorCode::kLimit, "reflect pads of more than " + std::to_string(kMaxMirroredPad) + " elements per axis are not supported");
       }
       for (int64_t k = before; k >= 1; --k) head.push_back(crop(v, j, k, k + 1));
       for (int64_t k = n - 2; k >= n - 1 - after; --k) tail.push_back(crop(v, j, k, k + 1));
@@ -1864,15 +1864,15 @@ void lower_pad(Importer& im, const Node_& node, Attributes& a) {
     pads = im.const_input(node, 1, "pads").as_ints(im.context() + ": pads");
     if (im.has_input(node, 2)) value = im.const_input(node, 2, "constant_value").real_at(0);
   }
-  if (im.has_input(node, 3)) im.fail("the axes input is not supported");
-  if (!std::isfinite(value)) im.fail("constant_value " + num(value) + " is not supported (a finite value is)");
+  if (im.has_input(node, 3)) im.fail(ErrorCode::kUnsupported, "the axes input is not supported");
+  if (!std::isfinite(value)) im.fail(ErrorCode::kUnsupported, "constant_value " + num(value) + " is not supported (a finite value is)");
   Symbol& x = im.dynamic_input(node, 0);
   const size_t r = x.rank();
   if (pads.size() != 2 * r) im.fail("pads " + list_text(pads) + " do not match rank " + std::to_string(r));
-  if (r != 3 && r != 4) im.fail("padding a tensor of rank " + std::to_string(r) + " is not supported");
+  if (r != 3 && r != 4) im.fail(ErrorCode::kUnsupported, "padding a tensor of rank " + std::to_string(r) + " is not supported");
   for (int64_t p : pads) {
-    if (p < 0) im.fail("negative pads (cropping) are not supported");
-    if (p > (int64_t{1} << 20)) im.fail("pads " + list_text(pads) + " are too large");
+    if (p < 0) im.fail(ErrorCode::kUnsupported, "negative pads (cropping) are not supported");
+    if (p > (int64_t{1} << 20)) im.fail(ErrorCode::kLimit, "pads " + list_text(pads) + " are too large");
   }
   auto padded = [&](size_t ax) { return pads[ax] != 0 || pads[ax + r] != 0; };
   if (padded(0)) im.fail("pads " + list_text(pads) + " pad the batch axis");
@@ -1938,9 +1938,9 @@ void lower_resize(Importer& im, const Node_& node, Attributes& a) {
   a.ignore("cubic_coeff_a");
   a.ignore("exclude_outside");
   a.ignore("extrapolation_value");
-  if (a.i("antialias", 0)) im.fail("antialias is not supported");
-  if (a.has("axes")) im.fail("attribute 'axes' is not supported");
-  if (a.s("keep_aspect_ratio_policy", "stretch") != "stretch") im.fail("keep_aspect_ratio_policy is not supported");
+  if (a.i("antialias", 0)) im.fail(ErrorCode::kUnsupported, "antialias is not supported");
+  if (a.has("axes")) im.fail(ErrorCode::kUnsupported, "attribute 'axes' is not supported");
+  if (a.s("keep_aspect_ratio_policy", "stretch") != "stretch") im.fail(ErrorCode::kUnsupported, "keep_aspect_ratio_policy is not supported");
   static const std::map<std::string, ResizeCoordinates> coordinate_maps = {
       {"half_pixel", ResizeCoordinates::kHalfPixel},
       {"pytorch_half_pixel", ResizeCoordinates::kPytorchHalfPixel},
@@ -1948,7 +1948,7 @@ void lower_resize(Importer& im, const Node_& node, Attributes& a) {
       {"asymmetric", ResizeCoordinates::kAsymmetric},
       {"tf_half_pixel_for_nn", ResizeCoordinates::kTfHalfPixelForNn}};
   const auto cm = coordinate_maps.find(coord);
-  if (cm == coordinate_maps.end()) im.fail("coordinate_transformation_mode '" + coord + "' is not supported");
+  if (cm == coordinate_maps.end()) im.fail(ErrorCode::kUnsupported, "coordinate_transformation_mode '" + coord + "' is not supported");
   static const std::map<std::string, NearestRounding> roundings = {
       {"round_prefer_floor", NearestRounding::kRoundPreferFloor},
       {"round_prefer_ceil", NearestRounding::kRoundPreferCeil},
@@ -1971,10 +1971,10 @@ void lower_resize(Importer& im, const Node_& node, Attributes& a) {
     } else if (!v10 && im.has_input(node, 3)) {
       sizes = im.const_input(node, 3, "sizes").as_ints(im.context() + ": sizes");
       if (sizes.size() != r) im.fail("sizes " + list_text(sizes) + " do not match rank " + std::to_string(r));
-      if (sizes[1] != x.dims[1]) im.fail("resizing the channel axis is not supported");
+      if (sizes[1] != x.dims[1]) im.fail(ErrorCode::kUnsupported, "resizing the channel axis is not supported");
       // The batch entry is the batch size itself (computed by Shape) or the batch the file declares.
       if (sizes[0] != kBatchMarker && (im.declared_batch() <= 0 || sizes[0] != im.declared_batch())) {
-        im.fail("sizes " + list_text(sizes) + " resize the batch axis; not supported");
+        im.fail(ErrorCode::kUnsupported, "sizes " + list_text(sizes) + " resize the batch axis; not supported");
       }
     } else {
       im.fail("neither scales nor sizes are given");
@@ -1984,7 +1984,7 @@ void lower_resize(Importer& im, const Node_& node, Attributes& a) {
   std::vector<double> axis_scale(r - 2, 0.0);
   if (sizes.empty()) {
     if (scales.size() != r) im.fail("scales do not match rank " + std::to_string(r));
-    if (scales[1] != 1.0) im.fail("resizing the channel axis is not supported");
+    if (scales[1] != 1.0) im.fail(ErrorCode::kUnsupported, "resizing the channel axis is not supported");
     for (size_t k = 2; k < r; ++k) {
       const double s = scales[k];
       if (!(s > 0.0 && s <= 4096.0)) im.fail("scale " + num(s) + " is not in (0, 4096]");
@@ -1996,7 +1996,7 @@ void lower_resize(Importer& im, const Node_& node, Attributes& a) {
   }
   for (size_t k = 2; k < r; ++k) {
     if (out[k - 2] < 1 || out[k - 2] > 4096 * x.dims[k]) {
-      im.fail("output length " + std::to_string(out[k - 2]) + " of axis " + std::to_string(k) + " (input " +
+      im.fail(ErrorCode::kUnsupported, "output length " + std::to_string(out[k - 2]) + " of axis " + std::to_string(k) + " (input " +
               std::to_string(x.dims[k]) + ") is not supported");
     }
   }
@@ -2014,13 +2014,13 @@ void lower_resize(Importer& im, const Node_& node, Attributes& a) {
       p.rounding = shrinking ? NearestRounding::kCeil : NearestRounding::kFloor;
     } else {
       const auto rm = roundings.find(nearest_mode);
-      if (rm == roundings.end()) im.fail("nearest_mode '" + nearest_mode + "' is not supported");
+      if (rm == roundings.end()) im.fail(ErrorCode::kUnsupported, "nearest_mode '" + nearest_mode + "' is not supported");
       p.rounding = rm->second;
     }
   } else if (mode == "linear" || mode == "bilinear") {
     p.interpolation = Interpolation::kBilinear;
   } else {
-    im.fail("mode '" + mode + "' is not supported (nearest and linear are)");
+    im.fail(ErrorCode::kUnsupported, "mode '" + mode + "' is not supported (nearest and linear are)");
   }
   const Perm perm = channels_last_perm(r);
   const ValueId in = im.in_layout(x, perm);

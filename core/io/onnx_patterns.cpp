@@ -476,7 +476,7 @@ size_t lower_pattern(Importer& im, const onnx::GraphProto& g, const Pattern& p) 
     case PatternKind::kLayerNorm:
       return lower_layer_norm_chain(im, g, p, x);
   }
-  im.fail("internal: unknown pattern");
+  im.fail(ErrorCode::kInternal, "internal: unknown pattern");
 }
 
 }  // namespace nnd::onnx_import

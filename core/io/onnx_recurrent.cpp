@@ -40,7 +40,7 @@ ActivationKind activation_kind(Importer& im, const std::string& name) {
   if (name == "Softsign") return ActivationKind::kSoftsign;
   if (name == "Softplus") return ActivationKind::kSoftplus;
   if (name == "HardSigmoid") return ActivationKind::kHardSigmoidK2;  // default alpha 0.2, beta 0.5
-  im.fail("activation '" + name + "' is not supported (Sigmoid, Tanh, Relu, Softsign, Softplus, HardSigmoid are)");
+  im.fail(ErrorCode::kUnsupported, "activation '" + name + "' is not supported (Sigmoid, Tanh, Relu, Softsign, Softplus, HardSigmoid are)");
 }
 
 // Reads `activations` (names per direction) into the IR's two kinds.
@@ -51,7 +51,7 @@ void read_activations(Importer& im, const Node_& node, Attributes& a, const Cell
   }
   a.ignore("activations");
   if (a.has("activation_alpha") || a.has("activation_beta")) {
-    im.fail("activation_alpha / activation_beta are not supported (the activations' default parameters are)");
+    im.fail(ErrorCode::kUnsupported, "activation_alpha / activation_beta are not supported (the activations' default parameters are)");
   }
   if (names.empty()) return;  // the defaults RecurrentParams starts with
   if (static_cast<int>(names.size()) != spec.activations * dirs) {
@@ -61,7 +61,7 @@ void read_activations(Importer& im, const Node_& node, Attributes& a, const Cell
   for (int d = 1; d < dirs; ++d) {
     for (int k = 0; k < spec.activations; ++k) {
       if (names[static_cast<size_t>(d * spec.activations + k)] != names[static_cast<size_t>(k)]) {
-        im.fail("activations differ between the directions, which is not supported");
+        im.fail(ErrorCode::kUnsupported, "activations differ between the directions, which is not supported");
       }
     }
   }
@@ -72,7 +72,7 @@ void read_activations(Importer& im, const Node_& node, Attributes& a, const Cell
   p.recurrent_activation = activation_kind(im, names[0]);
   p.activation = activation_kind(im, names[1]);
   if (spec.cell == RecurrentCell::kLstm && names[2] != names[1]) {
-    im.fail("LSTM activations g ('" + names[1] + "') and h ('" + names[2] + "') differ, which is not supported");
+    im.fail(ErrorCode::kUnsupported, "LSTM activations g ('" + names[1] + "') and h ('" + names[2] + "') differ, which is not supported");
   }
 }
 
@@ -140,13 +140,13 @@ void lower_recurrent(Importer& im, const Node_& node, Attributes& a) {
   const int dirs = p.direction_count();
   if (spec.cell == RecurrentCell::kSimple) p.activation = ActivationKind::kTanh;
   read_activations(im, node, a, spec, dirs, p);
-  if (a.i("input_forget", 0) != 0) im.fail("input_forget = 1 (coupled input and forget gates) is not supported");
+  if (a.i("input_forget", 0) != 0) im.fail(ErrorCode::kUnsupported, "input_forget = 1 (coupled input and forget gates) is not supported");
   if (spec.cell == RecurrentCell::kGru) p.reset_after = a.i("linear_before_reset", 0) != 0;
   const int64_t layout = a.i("layout", 0);
   if (layout != 0 && layout != 1) im.fail("layout " + std::to_string(layout) + " is not 0 or 1");
 
   Symbol& x = im.input(node, 0);
-  if (x.is_const()) im.fail("X is a constant; nnd serves recurrent layers over computed inputs");
+  if (x.is_const()) im.fail(ErrorCode::kUnsupported, "X is a constant; nnd serves recurrent layers over computed inputs");
   if (x.rank() != 3) im.fail("X must have rank 3");
   const int batch_axis = layout == 0 ? 1 : 0;
   if (x.perm[0] != batch_axis) {
@@ -170,13 +170,13 @@ void lower_recurrent(Importer& im, const Node_& node, Attributes& a) {
     const Constant& lens = im.const_input(node, 4, "sequence_lens");
     for (int64_t i = 0; i < lens.size(); ++i) {
       if (lens.real_at(i) != static_cast<double>(steps)) {
-        im.fail("sequence_lens holds " + std::to_string(static_cast<int64_t>(lens.real_at(i))) +
+        im.fail(ErrorCode::kUnsupported, "sequence_lens holds " + std::to_string(static_cast<int64_t>(lens.real_at(i))) +
                 "; only sequences of the full length (" + std::to_string(steps) + ") are supported");
       }
     }
   }
   if (spec.cell == RecurrentCell::kLstm && im.has_input(node, 7) && !all_zero(im.const_input(node, 7, "P"))) {
-    im.fail("peephole weights P are not supported");
+    im.fail(ErrorCode::kUnsupported, "peephole weights P are not supported");
   }
 
   for (int d = 0; d < dirs; ++d) {

@@ -28,7 +28,7 @@ ZipArchive ZipArchive::open_file(const std::string& path) {
     zip_error_init_with_code(&e, code);
     std::string msg = error_text(&e);
     zip_error_fini(&e);
-    throw Error(path + ": cannot open as a zip archive: " + msg);
+    throw Error(code == ZIP_ER_NOENT || code == ZIP_ER_OPEN || code == ZIP_ER_READ ? ErrorCode::kIo : ErrorCode::kFormat, path + ": cannot open as a zip archive: " + msg);
   }
   return ZipArchive(z, path);
 }
@@ -40,14 +40,14 @@ ZipArchive ZipArchive::open_bytes(const void* data, size_t size, const std::stri
   if (src == nullptr) {
     std::string msg = error_text(&e);
     zip_error_fini(&e);
-    throw Error(name + ": cannot open as a zip archive: " + msg);
+    throw Error(ErrorCode::kFormat, name + ": cannot open as a zip archive: " + msg);
   }
   zip_t* z = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &e);
   if (z == nullptr) {
     zip_source_free(src);  // not taken over on failure
     std::string msg = error_text(&e);
     zip_error_fini(&e);
-    throw Error(name + ": cannot open as a zip archive: " + msg);
+    throw Error(ErrorCode::kFormat, name + ": cannot open as a zip archive: " + msg);
   }
   zip_error_fini(&e);
   return ZipArchive(z, name);
@@ -61,7 +61,8 @@ ZipArchive::~ZipArchive() {
   if (zip_ != nullptr) zip_discard(zip_);  // read-only: nothing to write back
 }
 
-void ZipArchive::fail(const std::string& msg) const { throw Error(name_ + ": " + msg); }
+void ZipArchive::fail(const std::string& msg) const { fail(ErrorCode::kFormat, msg); }
+void ZipArchive::fail(ErrorCode code, const std::string& msg) const { throw Error(code, name_ + ": " + msg); }
 
 std::vector<std::string> ZipArchive::entry_names() const {
   std::vector<std::string> out;
@@ -95,7 +96,7 @@ std::optional<std::string> ZipArchive::read(const std::string& entry, uint64_t m
   }
   if (!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE)) fail(what + ": size unknown");
   if (st.size > max_bytes) {
-    fail(what + " is " + std::to_string(st.size) + " bytes, more than the limit of " +
+    fail(ErrorCode::kLimit, what + " is " + std::to_string(st.size) + " bytes, more than the limit of " +
          std::to_string(max_bytes));
   }
   if (st.size / kMaxExpansion > st.comp_size + kExpansionSlack / kMaxExpansion) {

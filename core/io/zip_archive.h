@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/util/error.h"
+
 struct zip;  // libzip's zip_t
 
 namespace nnd {
@@ -37,7 +39,8 @@ class ZipArchive {
 
  private:
   ZipArchive(zip* z, std::string name) : zip_(z), name_(std::move(name)) {}
-  [[noreturn]] void fail(const std::string& msg) const;
+  [[noreturn]] void fail(const std::string& msg) const;  // kFormat
+  [[noreturn]] void fail(ErrorCode code, const std::string& msg) const;
 
   zip* zip_ = nullptr;
   std::string name_;

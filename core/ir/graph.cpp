@@ -17,32 +17,32 @@ void verify_structure(const Graph& g) {
   // available[v]: value v has been defined (graph input or output of an earlier node).
   std::vector<bool> available(g.values.size(), false);
   std::vector<bool> produced(g.values.size(), false);
-  if (g.inputs.empty()) throw Error(g.source + ": the model has no inputs");
-  if (g.outputs.empty()) throw Error(g.source + ": the model has no outputs");
+  if (g.inputs.empty()) throw Error(ErrorCode::kFormat, g.source + ": the model has no inputs");
+  if (g.outputs.empty()) throw Error(ErrorCode::kFormat, g.source + ": the model has no outputs");
   if (g.input_names.size() != g.inputs.size() || g.output_names.size() != g.outputs.size()) {
-    throw Error(g.source + ": internal error: input/output name lists do not match");
+    throw Error(ErrorCode::kInternal, g.source + ": internal error: input/output name lists do not match");
   }
   for (ValueId v : g.inputs) {
-    if (!in_range(v)) throw Error(g.source + ": graph input refers to a missing tensor");
+    if (!in_range(v)) throw Error(ErrorCode::kFormat, g.source + ": graph input refers to a missing tensor");
     if (g.values[v].producer != kNoNode || available[v]) {
-      throw Error(g.source + ": graph input '" + g.values[v].name + "' is listed twice or produced by a layer");
+      throw Error(ErrorCode::kFormat, g.source + ": graph input '" + g.values[v].name + "' is listed twice or produced by a layer");
     }
     available[v] = true;
   }
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    if (n.inputs.empty()) throw Error(g.node_context(n) + ": has no inputs");
+    if (n.inputs.empty()) throw Error(ErrorCode::kFormat, g.node_context(n) + ": has no inputs");
     for (ValueId v : n.inputs) {
-      if (!in_range(v)) throw Error(g.node_context(n) + ": input refers to a missing tensor");
+      if (!in_range(v)) throw Error(ErrorCode::kFormat, g.node_context(n) + ": input refers to a missing tensor");
       if (!available[v]) {
-        throw Error(g.node_context(n) + ": input '" + g.values[v].name +
+        throw Error(ErrorCode::kFormat, g.node_context(n) + ": input '" + g.values[v].name +
                     "' is not computed before this layer (cycle or dangling reference)");
       }
     }
-    if (!in_range(n.output)) throw Error(g.node_context(n) + ": output refers to a missing tensor");
+    if (!in_range(n.output)) throw Error(ErrorCode::kFormat, g.node_context(n) + ": output refers to a missing tensor");
     if (produced[n.output] || available[n.output] ||
         g.values[n.output].producer != static_cast<NodeId>(i)) {
-      throw Error(g.node_context(n) + ": output tensor '" + g.values[n.output].name +
+      throw Error(ErrorCode::kFormat, g.node_context(n) + ": output tensor '" + g.values[n.output].name +
                   "' is produced more than once");
     }
     produced[n.output] = available[n.output] = true;
@@ -50,7 +50,7 @@ void verify_structure(const Graph& g) {
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     ValueId v = g.outputs[i];
     if (!in_range(v) || !available[v]) {
-      throw Error(g.source + ": model output '" + g.output_names[i] + "' is never computed");
+      throw Error(ErrorCode::kFormat, g.source + ": model output '" + g.output_names[i] + "' is never computed");
     }
   }
 }

@@ -51,8 +51,12 @@ class NodeInference {
   }
 
  private:
+  // Without a code: the layer's parameters contradict each other or its inputs (kFormat).
   [[noreturn]] void fail(const std::string& field, const std::string& msg) const {
-    throw Error(ctx_ + ": " + field + ": " + msg);
+    fail(ErrorCode::kFormat, field, msg);
+  }
+  [[noreturn]] void fail(ErrorCode code, const std::string& field, const std::string& msg) const {
+    throw Error(code, ctx_ + ": " + field + ": " + msg);
   }
 
   std::string what(const std::string& field) const { return ctx_ + ": " + field; }
@@ -97,12 +101,12 @@ class NodeInference {
 
   void check_positive(const std::string& field, int64_t v) const {
     if (v < 1) fail(field, "must be >= 1, got " + num(v));
-    if (v > kMaxElements) fail(field, num(v) + " exceeds the limit of " + num(kMaxElements));
+    if (v > kMaxElements) fail(ErrorCode::kLimit, field, num(v) + " exceeds the limit of " + num(kMaxElements));
   }
 
   void check_nonnegative(const std::string& field, int64_t v) const {
     if (v < 0) fail(field, "must be >= 0, got " + num(v));
-    if (v > kMaxElements) fail(field, num(v) + " exceeds the limit of " + num(kMaxElements));
+    if (v > kMaxElements) fail(ErrorCode::kLimit, field, num(v) + " exceeds the limit of " + num(kMaxElements));
   }
 
   // Keras axis (batch = 0, negative from the end of the full rank) -> per-sample axis.
@@ -113,7 +117,7 @@ class NodeInference {
       fail(field, "axis " + std::to_string(keras_axis) + " is out of range for an input of rank " +
                       num(full) + " (batch included)");
     }
-    if (a == 0) fail(field, "axis " + std::to_string(keras_axis) + " is the batch axis, which is not supported");
+    if (a == 0) fail(ErrorCode::kUnsupported, field, "axis " + std::to_string(keras_axis) + " is the batch axis, which is not supported");
     return static_cast<int>(a - 1);
   }
 
@@ -140,7 +144,7 @@ class NodeInference {
       fail("dilation_rate", "must be 1 for this layer");
     }
     if (w.padding == Padding::kCausal && (!allow_causal || rank != 1)) {
-      fail("padding", "\"causal\" is only supported by 1-D convolutions");
+      fail(ErrorCode::kUnsupported, "padding", "\"causal\" is only supported by 1-D convolutions");
     }
     if (w.padding != Padding::kValid && w.padding != Padding::kSame && w.padding != Padding::kCausal &&
         w.padding != Padding::kExplicit) {
@@ -148,10 +152,10 @@ class NodeInference {
     }
     if (w.dilation_h > 1 && w.stride_h > 1) {
       // TensorFlow rejects this combination too; keep the engines to what Keras can run.
-      fail("dilation_rate", "dilation > 1 together with strides > 1 is not supported (TensorFlow rejects it)");
+      fail(ErrorCode::kUnsupported, "dilation_rate", "dilation > 1 together with strides > 1 is not supported (TensorFlow rejects it)");
     }
     if (w.dilation_w > 1 && w.stride_w > 1) {
-      fail("dilation_rate", "dilation > 1 together with strides > 1 is not supported (TensorFlow rejects it)");
+      fail(ErrorCode::kUnsupported, "dilation_rate", "dilation > 1 together with strides > 1 is not supported (TensorFlow rejects it)");
     }
     // Effective kernel size must stay in range.
     checked_add(checked_mul(w.kernel_h - 1, w.dilation_h, what("dilated kernel_size")), 1,
@@ -525,7 +529,7 @@ class NodeInference {
     }
     if (p.rank == 1) {
       if (p.size_h != 1) fail("size", "a 1-D layer has no height factor");
-      if (p.interpolation != Interpolation::kNearest) fail("interpolation", "UpSampling1D only repeats");
+      if (p.interpolation != Interpolation::kNearest) fail(ErrorCode::kUnsupported, "interpolation", "UpSampling1D only repeats");
       return {checked_mul(s[0], p.size_w, what("size")), s[1]};
     }
     return {checked_mul(s[0], p.size_h, what("size")), checked_mul(s[1], p.size_w, what("size")), s[2]};
@@ -639,9 +643,9 @@ void infer_shapes(Graph& g) {
   for (ValueId v : g.inputs) {
     Value& val = g.values[v];
     const std::string ctx = g.source + ": input '" + val.name + "'";
-    if (val.shape.empty()) throw Error(ctx + ": shape: has no per-sample shape");
+    if (val.shape.empty()) throw Error(ErrorCode::kFormat, ctx + ": shape: has no per-sample shape");
     for (int64_t d : val.shape) {
-      if (d < 1) throw Error(ctx + ": shape: dimension " + std::to_string(d) + " in " +
+      if (d < 1) throw Error(ErrorCode::kFormat, ctx + ": shape: dimension " + std::to_string(d) + " in " +
                              dims_to_string(val.shape) + " is not positive");
     }
     element_count(val.shape, ctx + ": shape " + dims_to_string(val.shape));

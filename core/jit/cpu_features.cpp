@@ -10,7 +10,7 @@ Isa CpuFeatures::best() const {
     if (has(*it)) return *it;
   }
   const char* baseline = isa_traits(isas.front()).name;
-  throw Error(std::string("JIT: this CPU lacks ") + baseline + " (" + brand + "); the JIT needs at least " + baseline);
+  throw Error(ErrorCode::kIsaUnavailable, std::string("JIT: this CPU lacks ") + baseline + " (" + brand + "); the JIT needs at least " + baseline);
 }
 
 std::string CpuFeatures::to_string() const {
@@ -32,7 +32,7 @@ Isa resolve_isa(IsaChoice choice, const CpuFeatures& features) {
   if (choice.is_auto()) return features.best();
   const Isa want = *choice.isa();
   if (!features.has(want)) {
-    throw Error(std::string("JIT: ISA '") + isa_id(want) + "' requested but this CPU (" + features.brand +
+    throw Error(ErrorCode::kIsaUnavailable, std::string("JIT: ISA '") + isa_id(want) + "' requested but this CPU (" + features.brand +
                 ") supports only: " + features.to_string());
   }
   return want;

@@ -30,7 +30,7 @@ static_assert(rows_in_enumerator_order(), "kIsaTable: one row per Isa, in enumer
 
 const IsaTraits& isa_traits(Isa isa) {
   const auto i = static_cast<size_t>(isa);
-  if (i >= std::size(kIsaTable)) throw Error("JIT internal error: no ISA table row for value " + std::to_string(i));
+  if (i >= std::size(kIsaTable)) throw Error(ErrorCode::kInternal, "JIT internal error: no ISA table row for value " + std::to_string(i));
   return kIsaTable[i];
 }
 

@@ -73,7 +73,7 @@ KernelFn KernelModule::compile(const std::string& name, const std::function<void
   const size_t code_size = a.offset();
   ve->emit_const_pool();
   if (eh.first != asmjit::kErrorOk) {
-    throw Error("JIT: code generation of " + name + " failed: " + eh.text);
+    throw Error(ErrorCode::kFormat, "JIT: code generation of " + name + " failed: " + eh.text);
   }
   code.flatten();
   code.resolveUnresolvedLinks();
@@ -87,7 +87,7 @@ KernelFn KernelModule::compile(const std::string& name, const std::function<void
   void* fn = nullptr;
   const asmjit::Error err = rt_.add(&fn, &code);
   if (err != asmjit::kErrorOk) {
-    throw Error("JIT: cannot place " + name + " in executable memory: " + asmjit::DebugUtils::errorAsString(err));
+    throw Error(ErrorCode::kLimit, "JIT: cannot place " + name + " in executable memory: " + asmjit::DebugUtils::errorAsString(err));
   }
   k.fn = reinterpret_cast<KernelFn>(fn);
   append_perf_map(fn, k.bytes.size(), std::to_string(kernels_.size()) + "-" + name);

@@ -217,7 +217,7 @@ class Expansion {
 
   // Makes the node that produced `v` (the last one emitted) produce `result` instead.
   void rename_last(ValueId v, ValueId result) {
-    if (out_.empty() || out_.back().output != v) throw Error(g_.node_context(n_) + ": internal: recurrent expansion order");
+    if (out_.empty() || out_.back().output != v) throw Error(ErrorCode::kInternal, g_.node_context(n_) + ": internal: recurrent expansion order");
     out_.back().output = result;
   }
 

@@ -28,7 +28,7 @@ void write_dump(const std::string& dir, int index, const std::string& what, cons
   std::snprintf(prefix, sizeof prefix, "ir-%02d-", index);
   std::ofstream out(std::filesystem::path(dir) / (prefix + what + ".txt"));
   out << dump_graph(g);
-  if (!out) throw Error("cannot write the IR dump to " + dir);
+  if (!out) throw Error(ErrorCode::kIo, "cannot write the IR dump to " + dir);
 }
 
 }  // namespace
@@ -52,7 +52,7 @@ bool PassPipeline::run(Graph& g) const {
       verify_structure(g);
       infer_shapes(g);
     } catch (const Error& e) {
-      throw Error("graph pass '" + p->name() + "' produced an invalid graph: " + e.what());
+      throw Error(e.code(), "graph pass '" + p->name() + "' produced an invalid graph: " + e.what());
     }
     if (!dump_dir_.empty()) write_dump(dump_dir_, index, p->name(), g);
     ++index;

@@ -100,23 +100,23 @@ class ReferenceEngine final : public Engine {
   }
 
   void run(int64_t batch, std::span<const InputView> inputs, std::span<float* const> outputs) override {
-    if (batch < 1) throw Error("reference engine: batch must be >= 1, got " + std::to_string(batch));
+    if (batch < 1) throw Error(ErrorCode::kInvalidArgument, "reference engine: batch must be >= 1, got " + std::to_string(batch));
     if (inputs.size() != g_.inputs.size()) {
-      throw Error("reference engine: " + g_.source + " has " + std::to_string(g_.inputs.size()) +
+      throw Error(ErrorCode::kInvalidArgument, "reference engine: " + g_.source + " has " + std::to_string(g_.inputs.size()) +
                   " input(s), got " + std::to_string(inputs.size()));
     }
     if (outputs.size() != g_.outputs.size()) {
-      throw Error("reference engine: " + g_.source + " has " + std::to_string(g_.outputs.size()) +
+      throw Error(ErrorCode::kInvalidArgument, "reference engine: " + g_.source + " has " + std::to_string(g_.outputs.size()) +
                   " output(s), got " + std::to_string(outputs.size()));
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!inputs[i].data) throw Error("reference engine: input " + std::to_string(i) + " is null");
+      if (!inputs[i].data) throw Error(ErrorCode::kInvalidArgument, "reference engine: input " + std::to_string(i) + " is null");
       if (inputs[i].dtype != DType::kFloat32 && inputs[i].dtype != DType::kUInt8) {
-        throw Error("reference engine: input " + std::to_string(i) + " has an unknown dtype");
+        throw Error(ErrorCode::kInvalidArgument, "reference engine: input " + std::to_string(i) + " has an unknown dtype");
       }
     }
     for (size_t i = 0; i < outputs.size(); ++i) {
-      if (!outputs[i]) throw Error("reference engine: output " + std::to_string(i) + " is null");
+      if (!outputs[i]) throw Error(ErrorCode::kInvalidArgument, "reference engine: output " + std::to_string(i) + " is null");
     }
     for (const Value& v : g_.values) {
       checked_mul(batch, element_count(v.shape, "tensor '" + v.name + "'"),

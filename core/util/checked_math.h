@@ -19,12 +19,12 @@ inline constexpr int64_t kMaxElements = int64_t{1} << 31;
 // ceil(a / b) for a >= 0, b > 0 (sizes already validated: no overflow check).
 inline constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// a * b, throwing nnd::Error naming `what` if either is negative or the product exceeds
-// kMaxElements.
+// a * b, throwing nnd::Error naming `what` if either is negative (kFormat) or the product exceeds
+// kMaxElements (kLimit).
 inline int64_t checked_mul(int64_t a, int64_t b, const std::string& what) {
-  if (a < 0 || b < 0) throw Error(what + ": negative size");
+  if (a < 0 || b < 0) throw Error(ErrorCode::kFormat, what + ": negative size");
   if (a != 0 && b > kMaxElements / a) {
-    throw Error(what + ": size " + std::to_string(a) + " x " + std::to_string(b) +
+    throw Error(ErrorCode::kLimit, what + ": size " + std::to_string(a) + " x " + std::to_string(b) +
                 " exceeds the limit of " + std::to_string(kMaxElements) + " elements");
   }
   return a * b;
@@ -32,9 +32,9 @@ inline int64_t checked_mul(int64_t a, int64_t b, const std::string& what) {
 
 // a + b with the same rules.
 inline int64_t checked_add(int64_t a, int64_t b, const std::string& what) {
-  if (a < 0 || b < 0) throw Error(what + ": negative size");
+  if (a < 0 || b < 0) throw Error(ErrorCode::kFormat, what + ": negative size");
   if (a > kMaxElements - b) {
-    throw Error(what + ": size " + std::to_string(a) + " + " + std::to_string(b) +
+    throw Error(ErrorCode::kLimit, what + ": size " + std::to_string(a) + " + " + std::to_string(b) +
                 " exceeds the limit of " + std::to_string(kMaxElements) + " elements");
   }
   return a + b;

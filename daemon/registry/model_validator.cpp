@@ -395,7 +395,11 @@ GraphLoader isolated_graph_loader(const ValidatorOptions& options, LogFn log) {
   return [options, log = std::move(log)](const ModelSettings& s) {
     const SealedFile file = SealedFile::read(s.path, kMaxModelFileBytes);
     const ValidationVerdict v = validate_in_child(file, s.path, options);
-    if (!v.valid()) throw Error(validation_failure_message(v, s.path, options));
+    // The child's message names the failure, but its code does not cross the pipe: a file the
+    // validator rejects, or that crashes or stalls it, is malformed as far as the daemon can tell.
+    const ErrorCode code = v.outcome == ValidationVerdict::Outcome::kFailedToRun ? ErrorCode::kInternal
+                                                                                 : ErrorCode::kFormat;
+    if (!v.valid()) throw Error(code, validation_failure_message(v, s.path, options));
     if (log) {
       char buf[96];
       std::snprintf(buf, sizeof buf, "%zu bytes validated in a child process in %.1f ms (",

@@ -123,7 +123,7 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
   try {
     m->graph = load_graph ? load_graph(settings) : load_model(settings.path);
   } catch (const Error& e) {
-    throw Error("model '" + settings.name + "': " + e.what());
+    throw Error(e.code(), "model '" + settings.name + "': " + e.what());
   }
   Graph& g = m->graph;
 
@@ -137,7 +137,7 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
     if (it == g.input_names.end()) {
       std::string known;
       for (const std::string& n : g.input_names) known += (known.empty() ? "" : ", ") + n;
-      throw Error("model '" + settings.name + "': inputs: " + settings.path +
+      throw Error(ErrorCode::kInvalidArgument, "model '" + settings.name + "': inputs: " + settings.path +
                   " has no input named '" + name + "' (its inputs: " + known + ")");
     }
     const size_t i = static_cast<size_t>(it - g.input_names.begin());
@@ -178,8 +178,8 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
     if (!m->engine) m->engine = make_engine(g, opts);
     if (warm_up) warm_up_engine(*m->engine, g, m->input_dtypes);
   } catch (const Error& e) {
-    throw Error("model '" + settings.name + "': engine " + engine_setting_name(settings) + ": " +
-                e.what());
+    throw Error(e.code(), "model '" + settings.name + "': engine " + engine_setting_name(settings) + ": " +
+                              e.what());
   }
   m->engine_name = m->engine->name();
   // Generated machine code (0 for the reference engine, which generates none).

@@ -29,27 +29,27 @@ std::string errno_text() { return std::strerror(errno); }
 SealedFile SealedFile::read(const std::string& path, uint64_t max_bytes) {
   // O_NONBLOCK: opening a FIFO for reading must not wait for a writer; it is refused below.
   FdCloser in{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
-  if (in.fd < 0) throw Error(path + ": cannot open: " + errno_text());
+  if (in.fd < 0) throw Error(ErrorCode::kIo, path + ": cannot open: " + errno_text());
   struct stat st {};
-  if (::fstat(in.fd, &st) != 0) throw Error(path + ": cannot stat: " + errno_text());
-  if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
+  if (::fstat(in.fd, &st) != 0) throw Error(ErrorCode::kIo, path + ": cannot stat: " + errno_text());
+  if (!S_ISREG(st.st_mode)) throw Error(ErrorCode::kIo, path + ": not a regular file");
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    throw Error(path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
+    throw Error(ErrorCode::kLimit, path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
                 std::to_string(max_bytes >> 20) + " MiB a model file may have");
   }
   const size_t n = static_cast<size_t>(st.st_size);
 
   SealedFile out;
   out.fd_ = ::memfd_create("nnd-model", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (out.fd_ < 0) throw Error(path + ": memfd_create: " + errno_text());
+  if (out.fd_ < 0) throw Error(ErrorCode::kIo, path + ": memfd_create: " + errno_text());
   if (n > 0) {
     if (::ftruncate(out.fd_, static_cast<off_t>(n)) != 0) {
-      throw Error(path + ": cannot allocate " + std::to_string(n) + " bytes: " + errno_text());
+      throw Error(ErrorCode::kIo, path + ": cannot allocate " + std::to_string(n) + " bytes: " + errno_text());
     }
     // Read straight into a writable mapping (one copy), unmapped again before sealing: the
     // kernel refuses F_SEAL_WRITE while a shared writable mapping exists.
     void* w = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, out.fd_, 0);
-    if (w == MAP_FAILED) throw Error(path + ": mmap: " + errno_text());
+    if (w == MAP_FAILED) throw Error(ErrorCode::kIo, path + ": mmap: " + errno_text());
     size_t done = 0;
     int err = 0;
     while (done < n) {
@@ -60,19 +60,19 @@ SealedFile SealedFile::read(const std::string& path, uint64_t max_bytes) {
       done += static_cast<size_t>(r);
     }
     ::munmap(w, n);
-    if (err != 0) throw Error(path + ": cannot read: " + std::strerror(err));
-    if (done != n) throw Error(path + ": the file shrank while it was read; try again");
+    if (err != 0) throw Error(ErrorCode::kIo, path + ": cannot read: " + std::strerror(err));
+    if (done != n) throw Error(ErrorCode::kIo, path + ": the file shrank while it was read; try again");
   }
   char extra;
-  if (::read(in.fd, &extra, 1) > 0) throw Error(path + ": the file grew while it was read; try again");
+  if (::read(in.fd, &extra, 1) > 0) throw Error(ErrorCode::kIo, path + ": the file grew while it was read; try again");
   if (::fcntl(out.fd_, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-    throw Error(path + ": cannot seal the copy: " + errno_text());
+    throw Error(ErrorCode::kIo, path + ": cannot seal the copy: " + errno_text());
   }
   if (n > 0) {
     out.data_ = ::mmap(nullptr, n, PROT_READ, MAP_SHARED, out.fd_, 0);
     if (out.data_ == MAP_FAILED) {
       out.data_ = nullptr;
-      throw Error(path + ": mmap: " + errno_text());
+      throw Error(ErrorCode::kIo, path + ": mmap: " + errno_text());
     }
     out.size_ = n;
   }

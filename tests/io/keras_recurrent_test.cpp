@@ -28,7 +28,7 @@ const RecurrentParams& recurrent_of(const Graph& g) {
   for (const Node& n : g.nodes) {
     if (const auto* p = std::get_if<RecurrentParams>(&n.params)) return *p;
   }
-  throw Error("no recurrent node");
+  throw Error(ErrorCode::kInternal, "no recurrent node");
 }
 
 const Dims& output_shape(const Graph& g) { return g.values[static_cast<size_t>(g.outputs[0])].shape; }

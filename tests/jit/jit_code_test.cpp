@@ -37,13 +37,28 @@ TEST(JitCpu, AutoPicksTheBestAndMissingIsaIsAnError) {
     FAIL() << "expected nnd::Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'avx2' requested"), std::string::npos) << e.what();
+    EXPECT_EQ(e.code(), ErrorCode::kIsaUnavailable);
   }
-  EXPECT_THROW(resolve_isa(IsaChoice::kAuto, CpuFeatures{}), Error);
+  try {
+    resolve_isa(IsaChoice::kAuto, CpuFeatures{});
+    FAIL() << "expected nnd::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIsaUnavailable) << e.what();
+  }
   JitConfig cfg;
   cfg.features = atom;
   EngineOptions o;
   o.engine = EngineKind::kJit;
   EXPECT_EQ(make_jit_engine(kitchen_sink(), o, cfg)->isa(), Isa::kSse41);
+  // The engine reports the ISA the (forced) CPU lacks with the same code: `engine: auto` in the
+  // daemon falls back on it.
+  o.isa = Isa::kAvx512;
+  try {
+    make_jit_engine(kitchen_sink(), o, cfg);
+    FAIL() << "expected nnd::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIsaUnavailable) << e.what();
+  }
   std::printf("[ cpu ] %s: %s -> auto = %s\n", f.brand.c_str(), f.to_string().c_str(), isa_id(f.best()));
   // Under qemu -cpu Denverton (the robot's Atom family) ctest sets this: auto must pick SSE4.1.
   if (const char* want = std::getenv("NND_EXPECT_AUTO_ISA")) {

@@ -163,7 +163,7 @@ void check_model(const std::string& name, const fs::path& model, const fs::path&
 
 nlohmann::json read_manifest(const fs::path& p) {
   std::ifstream in(p);
-  if (!in) throw nnd::Error("cannot read " + p.string());
+  if (!in) throw nnd::Error(nnd::ErrorCode::kIo, "cannot read " + p.string());
   return nlohmann::json::parse(in);
 }
 

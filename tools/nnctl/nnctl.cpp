@@ -72,7 +72,7 @@ int cmd_infer(nnclient::Client& client, const std::string& model,
     if (!known) {
       std::string names;
       for (const auto& t : info.inputs()) names += (names.empty() ? "" : ", ") + std::string(t.name);
-      throw nnd::Error("model '" + model + "' has no input '" + name + "' (inputs: " + names + ")");
+      throw nnd::Error(nnd::ErrorCode::kInvalidArgument, "model '" + model + "' has no input '" + name + "' (inputs: " + names + ")");
     }
   }
 
@@ -87,12 +87,12 @@ int cmd_infer(nnclient::Client& client, const std::string& model,
     bool ok = a.shape.size() == t.rank + 1;
     for (uint32_t d = 0; ok && d < t.rank; ++d) ok = a.shape[d + 1] == t.dims[d];
     if (!ok) {
-      throw nnd::Error(it->second + ": shape " + npy_shape_string(a.shape) + " does not fit input '" +
+      throw nnd::Error(nnd::ErrorCode::kInvalidArgument, it->second + ": shape " + npy_shape_string(a.shape) + " does not fit input '" +
                        t.name + "' " + shape_string(-1, t).replace(1, 2, "N") +
                        " (batch first)");
     }
     if (batch > 0 && a.shape[0] != batch) {
-      throw nnd::Error(it->second + ": batch " + std::to_string(a.shape[0]) + " disagrees with " +
+      throw nnd::Error(nnd::ErrorCode::kInvalidArgument, it->second + ": batch " + std::to_string(a.shape[0]) + " disagrees with " +
                        std::to_string(batch) + " (other inputs or --batch)");
     }
     batch = a.shape[0];
@@ -106,13 +106,13 @@ int cmd_infer(nnclient::Client& client, const std::string& model,
       a.bytes = std::move(f);
       a.dtype = nnd::DType::kFloat32;
     } else if (t.dtype == NNCLIENT_UINT8 && a.dtype != nnd::DType::kUInt8) {
-      throw nnd::Error(it->second + ": input '" + std::string(t.name) +
+      throw nnd::Error(nnd::ErrorCode::kInvalidArgument, it->second + ": input '" + std::string(t.name) +
                        "' is uint8 in the daemon's config; give a uint8 .npy file");
     }
     arrays[k] = std::move(a);
   }
   if (batch <= 0) batch = 1;
-  if (batch > UINT32_MAX) throw nnd::Error("batch too large");
+  if (batch > UINT32_MAX) throw nnd::Error(nnd::ErrorCode::kInvalidArgument, "batch too large");
   // Inputs without a file: nnrun's deterministic pattern (float32), or for uint8 inputs the
   // same sequence before the division: ((j*37 + k*101) mod 256).
   for (size_t k = 0; k < info.inputs().size(); ++k) {

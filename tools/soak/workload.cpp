@@ -37,7 +37,7 @@ std::vector<std::vector<float>> run_pool(const Graph& g, const ModelData& m, Mat
   engine->run(static_cast<int64_t>(m.n), std::span<const InputView>(&v, 1), outs);
   for (size_t k = 0; k < single.size(); ++k) {
     if (std::memcmp(single[k].data(), batched[k].data(), single[k].size() * sizeof(float)) != 0) {
-      throw Error(m.path + ": engine " + engine->name() + " (" + math_mode_name(math) +
+      throw Error(ErrorCode::kInternal, m.path + ": engine " + engine->name() + " (" + math_mode_name(math) +
                   ") gives different bits in a batch than alone; exact comparison impossible");
     }
   }
@@ -50,7 +50,7 @@ ModelData load(const std::string& path, bool uint8_input, size_t n, uint32_t see
   m.uint8_input = uint8_input;
   m.n = n;
   const Graph g = load_model(path);
-  if (g.inputs.size() != 1) throw Error(path + ": the soak expects one input");
+  if (g.inputs.size() != 1) throw Error(ErrorCode::kUnsupported, path + ": the soak expects one input");
   m.input_name = g.input_names[0];
   const size_t elems = static_cast<size_t>(element_count(g.values[g.inputs[0]].shape, "input"));
   m.in_bytes = elems * (uint8_input ? 1 : sizeof(float));
@@ -89,7 +89,7 @@ Workload Workload::build(const std::string& models_dir) {
                              of * sizeof(float)) != 0;
   }
   if (differing < w.ball.n / 2) {
-    throw Error("ball_patch.h5: exact and fast math agree on most samples; the soak could not "
+    throw Error(ErrorCode::kInternal, "ball_patch.h5: exact and fast math agree on most samples; the soak could not "
                 "tell config A's answers from B's");
   }
   return w;

@@ -89,7 +89,7 @@ void winograd_conv(LowerContext& cx, const Node& n, const ConvParams& p, const H
   const int b = pad_step(cx, n, src, in, 1, pd, 0.0f, &padded);
   const int64_t th = pd.h.out / 2, tw = pd.w.out / 2;
   if (padded.h != 2 * th + 2 || padded.w != 2 * tw + 2) {
-    throw Error("JIT internal error: Winograd input of " + n.name + " is not 2 * tiles + 2 on each axis");
+    throw Error(ErrorCode::kInternal, "JIT internal error: Winograd input of " + n.name + " is not 2 * tiles + 2 on each axis");
   }
   const int v = cx.new_buffer(th * tw * kWinogradPoints * in.c, n.name + ":winograd-input");
   cx.add(n, "wino-in", WinogradInSpec{th, tw, in.c}, {b}, v);

@@ -17,7 +17,8 @@ std::optional<std::string> recurrent_limit(const Graph& g, const Node& n) {
 
 void lower(LowerContext& cx, const Node& n, const RecurrentParams&) {
   const std::optional<std::string> why = recurrent_limit(cx.g, n);
-  throw Error(cx.g.node_context(n) + ": not compiled by the JIT yet (" +
+  // Over the step limit the JIT does not compile it (kUnsupported); unexpanded otherwise is a bug.
+  throw Error(why ? ErrorCode::kUnsupported : ErrorCode::kInternal, cx.g.node_context(n) + ": not compiled by the JIT yet (" +
               (why ? *why : std::string("a recurrent layer the graph passes did not expand")) + ")");
 }
 

@@ -37,7 +37,7 @@ void count_down_loop(x86::Assembler& a, const Counter& counter, Body&& body) {
 template <LoopCounter Counter, typename Body>
 void counted_loop(x86::Assembler& a, const Counter& counter, int64_t n, Body&& body) {
   // dec/jnz from 0 would run 2^64 times: a zero-trip loop is the caller's to skip.
-  if (n < 1) throw Error("JIT internal error: a counted loop of " + std::to_string(n) + " iterations");
+  if (n < 1) throw Error(ErrorCode::kInternal, "JIT internal error: a counted loop of " + std::to_string(n) + " iterations");
   a.mov(counter, i32(n));
   count_down_loop(a, counter, body);
 }

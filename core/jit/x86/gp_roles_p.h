@@ -77,7 +77,7 @@ class GpRoles {
   }
 
   [[noreturn]] void fail(std::string_view name, const x86::Gp& reg, const std::string& why) const {
-    throw Error("JIT internal error in " + std::string(kernel_) + ": register " + gp_name(reg) + " for '" + std::string(name) +
+    throw Error(ErrorCode::kInternal, "JIT internal error in " + std::string(kernel_) + ": register " + gp_name(reg) + " for '" + std::string(name) +
                 "' is " + why);
   }
 

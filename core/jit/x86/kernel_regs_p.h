@@ -58,7 +58,7 @@ inline x86::Mem slot(int off) { return x86::qword_ptr(x86::rsp, off); }
 // tensor too large for the addressing the kernels use), never a silently truncated address.
 inline int32_t i32(int64_t v) {
   if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
-    throw Error("JIT: an address offset of " + std::to_string(v) +
+    throw Error(ErrorCode::kLimit, "JIT: an address offset of " + std::to_string(v) +
                 " bytes does not fit the x86 32-bit displacement");
   }
   return static_cast<int32_t>(v);

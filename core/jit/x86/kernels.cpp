@@ -341,7 +341,7 @@ void conv_row_taps_cached(VecEmitter& ve, VecRegPool& pool, const ConvSpec& s, c
   const int R = static_cast<int>(t.in.size());
   const VecRegs weights = pool.take_array(static_cast<int>(s.kw), "kernel row weights");
   const int ncache = pool.free_count();
-  if (ncache < 1) throw Error("JIT internal error: no register left for cached broadcasts");
+  if (ncache < 1) throw Error(ErrorCode::kInternal, "JIT internal error: no register left for cached broadcasts");
   const VecRegs cache = pool.take_array(ncache, "broadcast cache");
   const int64_t wstep = int64_t{ve.width()} * 4, tap_step = s.cin_g * wstep;
   std::vector<int> order;  // taps, phase-major
@@ -692,7 +692,7 @@ void emit_unary_op(VecEmitter& ve, const UnarySpec& s, int x, int t, int u) {
       ve.max(x, x, t);  // max(x, -x)
       break;
     default:
-      throw Error(std::string("JIT: activation '") + activation_name(s.act) + "' is not vectorised");
+      throw Error(ErrorCode::kInternal, std::string("JIT: activation '") + activation_name(s.act) + "' is not vectorised");
   }
 }
 
@@ -770,7 +770,7 @@ void emit_conv(VecEmitter& ve, const ConvSpec& s) {
   declare_spatial_roles(roles, false);
   const int R = s.blocking.rows;
   // The residual is read at the output's displacements, so both must share one layout.
-  if (s.residual && !s.out_place.dense()) throw Error("JIT internal error: a fused residual with a bordered output");
+  if (s.residual && !s.out_place.dense()) throw Error(ErrorCode::kInternal, "JIT internal error: a fused residual with a bordered output");
   if (s.residual) load_residual_delta(ve);
   // Spatial convs with several evenly packed groups (Winograd's 16 transform points, grouped
   // Conv2D) run one copy of the group's code in a loop: unrolled, 16 groups made kernels of 30-60
@@ -797,7 +797,7 @@ void emit_conv(VecEmitter& ve, const ConvSpec& s) {
   for (int64_t g = 0; g < s.groups; ++g) {
     set_weight_slots(ve, s.group_weight_off[static_cast<size_t>(g)], s.group_bias_off[static_cast<size_t>(g)]);
     if (s.rows_mode) {
-      if (!s.out_place.dense()) throw Error("JIT internal error: a GEMM-mode conv cannot write a bordered output");
+      if (!s.out_place.dense()) throw Error(ErrorCode::kInternal, "JIT internal error: a GEMM-mode conv cannot write a bordered output");
       const int64_t ps_in = s.in_c * 4, ps_out = s.out_c * 4;
       rows_loops(ve, s.out_h * s.out_w, R, ps_in, ps_out,
                  [&](int r) { conv_blocks(ve, s, strided_layout(r, ps_in, ps_out)); });
@@ -830,7 +830,7 @@ void pack_depthwise_weights(WindowSpec& s, int width, const std::vector<float>& 
 void emit_window(VecEmitter& ve, const WindowSpec& s) {
   GpRoles roles("f32-window");
   declare_spatial_roles(roles, true);
-  if (s.residual && !s.out_place.dense()) throw Error("JIT internal error: a fused residual with a bordered output");
+  if (s.residual && !s.out_place.dense()) throw Error(ErrorCode::kInternal, "JIT internal error: a fused residual with a bordered output");
   if (s.residual) load_residual_delta(ve);
   set_weight_slots(ve, s.weight_off, s.bias_off);
   const OutPlacement& op = s.out_place;

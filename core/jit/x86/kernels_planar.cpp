@@ -24,7 +24,7 @@ using x86::xmm;
 namespace {
 
 void require_sse(const VecEmitter& ve, const char* kernel) {
-  if (ve.width() != 4) throw Error(std::string("JIT internal error: ") + kernel + " is an SSE4.1 kernel");
+  if (ve.width() != 4) throw Error(ErrorCode::kInternal, std::string("JIT internal error: ") + kernel + " is an SSE4.1 kernel");
 }
 
 // Zeroes `count` floats at [base + disp] from vector register `zero` (all lanes 0). Longer spans
@@ -179,7 +179,7 @@ PlanarLayout planar_layout(int64_t c, int64_t out_h, int64_t out_w, int64_t kh, 
 }
 
 void plan_planar_blocking(PlanarConvSpec& s) {
-  if (s.cout % 4 != 0 || s.cout <= 0) throw Error("JIT internal error: f32-conv-planar needs whole groups of 4 channels");
+  if (s.cout % 4 != 0 || s.cout <= 0) throw Error(ErrorCode::kInternal, "JIT internal error: f32-conv-planar needs whole groups of 4 channels");
   s.chunks = planar_conv_chunks(s.cout);
   const int kmax = *std::max_element(s.chunks.begin(), s.chunks.end());
   // Registers 0..14 (15 is the hooks' scratch): G*K accumulators plus G inputs in the loop, and
@@ -270,9 +270,9 @@ void emit_planar_pack(VecEmitter& ve, const PlanarPackSpec& s) {
 
 void emit_planar_conv(VecEmitter& ve, const PlanarConvSpec& s) {
   require_sse(ve, "f32-conv-planar");
-  if (s.residual && !s.out_place.dense()) throw Error("JIT internal error: a fused residual with a bordered output");
+  if (s.residual && !s.out_place.dense()) throw Error(ErrorCode::kInternal, "JIT internal error: a fused residual with a bordered output");
   if (s.chunks.empty() || s.chunk_weight_off.size() != s.chunks.size()) {
-    throw Error("JIT internal error: f32-conv-planar without a blocking plan");
+    throw Error(ErrorCode::kInternal, "JIT internal error: f32-conv-planar without a blocking plan");
   }
   x86::Assembler& a = ve.as();
   GpRoles roles("f32-conv-planar");

@@ -139,7 +139,7 @@ void emit_winograd_input(VecEmitter& ve, const WinogradInSpec& s) {
 }
 
 void emit_winograd_output(VecEmitter& ve, const WinogradOutSpec& s) {
-  if (s.residual && !s.out_place.dense()) throw Error("JIT internal error: f32-wino-out: a residual with a bordered output");
+  if (s.residual && !s.out_place.dense()) throw Error(ErrorCode::kInternal, "JIT internal error: f32-wino-out: a residual with a bordered output");
   x86::Assembler& a = ve.as();
   const int64_t c = s.c, out_h = 2 * s.tiles_h, out_w = 2 * s.tiles_w;
   GpRoles g("f32-wino-out");
@@ -233,7 +233,7 @@ void emit_winograd_output(VecEmitter& ve, const WinogradOutSpec& s) {
 
 std::vector<float> winograd_weights(const std::vector<float>& kernel, int64_t cin, int64_t cout) {
   if (static_cast<int64_t>(kernel.size()) != 9 * cin * cout) {
-    throw Error("JIT internal error: winograd_weights: the kernel is not 3 x 3 x cin x cout");
+    throw Error(ErrorCode::kInternal, "JIT internal error: winograd_weights: the kernel is not 3 x 3 x cin x cout");
   }
   std::vector<float> out(static_cast<size_t>(cin * kWinogradPoints * cout));
   for (int64_t ci = 0; ci < cin; ++ci) {

@@ -231,7 +231,7 @@ void emit_activation_fast(VecEmitter& ve, ActivationKind k, float alpha, int d, 
       ve.mul(d, x, t[6]);
       break;
     default:
-      throw Error(std::string("JIT fast math: no vectorised form of ") + activation_name(k));
+      throw Error(ErrorCode::kInternal, std::string("JIT fast math: no vectorised form of ") + activation_name(k));
   }
 }
 

@@ -11,7 +11,7 @@ namespace {
 
 void check_lanes(const VecEmitter& ve, int lanes, const char* what) {
   if (lanes <= 0 || lanes > ve.width()) {
-    throw Error(std::string("JIT internal error: ") + what + " of " + std::to_string(lanes) + " lanes on a " +
+    throw Error(ErrorCode::kInternal, std::string("JIT internal error: ") + what + " of " + std::to_string(lanes) + " lanes on a " +
                 std::to_string(ve.width()) + "-lane vector");
   }
 }

@@ -32,7 +32,7 @@ VecRegs& VecRegs::operator=(VecRegs&& o) noexcept {
 
 void VecRegs::out_of_range(int i) const {
   const std::string kernel = pool_ != nullptr ? std::string(pool_->kernel()) : std::string("?");
-  throw Error("JIT internal error in " + kernel + ": register " + std::to_string(i) + " of a block of " +
+  throw Error(ErrorCode::kInternal, "JIT internal error in " + kernel + ": register " + std::to_string(i) + " of a block of " +
               std::to_string(count_));
 }
 
@@ -50,7 +50,7 @@ VecRegPool::VecRegPool(int usable, std::string_view kernel) : kernel_(kernel), u
 }
 
 void VecRegPool::fail(const std::string& what) const {
-  throw Error("JIT internal error in " + std::string(kernel_) + ": " + what + " (" + std::to_string(usable_) +
+  throw Error(ErrorCode::kInternal, "JIT internal error in " + std::string(kernel_) + ": " + what + " (" + std::to_string(usable_) +
               " usable vector registers)");
 }
 
