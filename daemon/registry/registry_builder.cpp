@@ -113,8 +113,16 @@ bool same_settings(const ModelSettings& a, const ModelSettings& b) {
          a.engine_auto == b.engine_auto;
 }
 
+// Whether a JIT failure means "no JIT here" (the reference engine can stand in) rather than a
+// failure of this model.
+bool jit_unavailable(const Error& e) {
+  return e.code() == ErrorCode::kIsaUnavailable || e.code() == ErrorCode::kUnsupported;
+}
+
 std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool warm_up,
-                                           const LogFn& log, const GraphLoader& load_graph) {
+                                           const LogFn& log, const GraphLoader& load_graph,
+                                           const EngineFactory& engine_factory) {
+  const EngineFactory& new_engine = engine_factory ? engine_factory : EngineFactory(make_engine);
   const auto t0 = Clock::now();
   auto m = std::make_shared<ServedModel>();
   m->settings = settings;
@@ -159,23 +167,24 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
   m->flops_per_sample = flops_per_sample(g);
 
   // One engine, shared by every worker. `engine: auto` asks for the JIT and falls back to the
-  // reference engine when this build cannot make one.
+  // reference engine only when the JIT is not available for this CPU or model (compile_model).
   EngineOptions opts = settings.engine;
-  if (settings.engine_auto) {
-    opts.engine = EngineKind::kJit;
-    try {
-      m->engine = make_engine(g, opts);
-    } catch (const Error& e) {
-      if (log) {
-        log(LogLevel::kInfo, "model '" + settings.name +
-                                 "': engine auto: the JIT is unavailable (" + e.what() +
-                                 "); using the reference engine");
-      }
-      opts.engine = EngineKind::kReference;
-    }
-  }
   try {
-    if (!m->engine) m->engine = make_engine(g, opts);
+    if (settings.engine_auto) {
+      opts.engine = EngineKind::kJit;
+      try {
+        m->engine = new_engine(g, opts);
+      } catch (const Error& e) {
+        if (!jit_unavailable(e)) throw;
+        if (log) {
+          log(LogLevel::kWarning, "model '" + settings.name + "': engine auto: the JIT is unavailable (" +
+                                      error_code_name(e.code()) + ": " + e.what() +
+                                      "); serving the float64 reference engine, which is much slower");
+        }
+        opts.engine = EngineKind::kReference;
+      }
+    }
+    if (!m->engine) m->engine = new_engine(g, opts);
     if (warm_up) warm_up_engine(*m->engine, g, m->input_dtypes);
   } catch (const Error& e) {
     throw Error(e.code(), "model '" + settings.name + "': engine " + engine_setting_name(settings) + ": " +
@@ -231,7 +240,8 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
       if (k >= todo.size()) return;
       const size_t i = todo[k];
       try {
-        set->models[i] = compile_model(models[i], options.warm_up, options.log, options.load_graph);
+        set->models[i] = compile_model(models[i], options.warm_up, options.log, options.load_graph,
+                                       options.make_engine);
       } catch (const std::exception& e) {
         errors[i] = e.what();
       }

@@ -29,6 +29,10 @@ namespace nnd::daemon {
 // Throws nnd::Error naming the file.
 using GraphLoader = std::function<Graph(const ModelSettings& settings)>;
 
+// Makes a model's engine. Empty: nnd::make_engine. Tests pass one that fails in a chosen way, to
+// check which failures `engine: auto` survives.
+using EngineFactory = std::function<std::unique_ptr<Engine>(const Graph& g, const EngineOptions& options)>;
+
 struct BuildOptions {
   uint32_t compile_threads = 0;  // 0: one per online CPU, at most one per model
   bool low_priority = false;     // compile threads run at nice 10 (reload: stay off the data path)
@@ -40,6 +44,7 @@ struct BuildOptions {
   bool skip_failed = false;
   LogFn log;                     // may be empty
   GraphLoader load_graph;        // called only for new or changed models; may be empty
+  EngineFactory make_engine;     // may be empty
 };
 
 struct BuildStats {
@@ -65,9 +70,16 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
                                           const ModelSet* previous, const BuildOptions& options,
                                           BuildStats* stats = nullptr);
 
-// Loads and compiles one model (the unit of work of build_model_set). Throws nnd::Error.
+// Loads and compiles one model (the unit of work of build_model_set). Throws nnd::Error, with the
+// code of the failure it reports.
+//
+// `engine: auto` asks for the JIT and serves the reference engine instead only when the JIT is not
+// available here: the CPU lacks the ISA (kIsaUnavailable) or the JIT does not compile one of the
+// model's layers (kUnsupported); it logs that at warning level. Any other JIT failure (an internal
+// error, a limit) fails the model like any other engine's would.
 std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool warm_up,
-                                           const LogFn& log, const GraphLoader& load_graph = {});
+                                           const LogFn& log, const GraphLoader& load_graph = {},
+                                           const EngineFactory& make_engine = {});
 
 // FNV-1a hash of the input and output names, dtypes and per-sample shapes.
 uint64_t model_signature(const Graph& g, const std::vector<DType>& input_dtypes);

@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "core/engine/engine_options.h"
 #include "core/util/error.h"
 #include "daemon/registry/model_table.h"
 #include "daemon/registry/registry_builder.h"
@@ -285,6 +286,72 @@ TEST_F(RegistryTest, EngineAutoFallsBackAndSaysSo) {
                 l.find("code ") != std::string::npos;
   }
   EXPECT_TRUE(compiled);
+}
+
+// An engine factory standing in for a JIT that fails with `code`; the reference engine is made.
+EngineFactory jit_failing_with(nnd::ErrorCode code, std::vector<nnd::EngineKind>* asked) {
+  return [code, asked](const nnd::Graph& g, const nnd::EngineOptions& o) -> std::unique_ptr<nnd::Engine> {
+    asked->push_back(o.engine);
+    if (o.engine == nnd::EngineKind::kJit) throw nnd::Error(code, "JIT: failing as the test asks");
+    return nnd::make_engine(g, o);
+  };
+}
+
+TEST_F(RegistryTest, EngineAutoFallsBackWithAWarningWhenTheCpuLacksTheIsa) {
+  std::vector<std::pair<LogLevel, std::string>> logs;
+  std::mutex mu;
+  std::vector<nnd::EngineKind> asked;
+  BuildOptions o = opts();
+  o.log = [&](LogLevel level, const std::string& m) {
+    std::lock_guard<std::mutex> lk(mu);
+    logs.emplace_back(level, m);
+  };
+  o.make_engine = jit_failing_with(nnd::ErrorCode::kIsaUnavailable, &asked);
+  auto set = build_model_set({model("ball", "ball_patch.h5")}, nullptr, o);
+  EXPECT_EQ(set->models[0]->engine_name, "reference");
+  EXPECT_EQ(asked, (std::vector<nnd::EngineKind>{nnd::EngineKind::kJit, nnd::EngineKind::kReference}));
+  bool warned = false;
+  for (const auto& [level, m] : logs) {
+    warned |= level == LogLevel::kWarning && m.find("model 'ball': engine auto: the JIT is unavailable (isa-unavailable") !=
+                                                 std::string::npos;
+  }
+  EXPECT_TRUE(warned) << "the fallback to the reference engine was not logged as a warning";
+}
+
+TEST_F(RegistryTest, EngineAutoDoesNotHideAJitInternalError) {
+  for (nnd::ErrorCode code : {nnd::ErrorCode::kInternal, nnd::ErrorCode::kLimit}) {
+    std::vector<nnd::EngineKind> asked;
+    BuildOptions o = opts();
+    o.make_engine = jit_failing_with(code, &asked);
+    try {
+      build_model_set({model("ball", "ball_patch.h5")}, nullptr, o);
+      ADD_FAILURE() << nnd::error_code_name(code) << ": engine auto served the model anyway";
+    } catch (const BuildError& e) {
+      ASSERT_EQ(e.failures().size(), 1u);
+      EXPECT_NE(e.failures()[0].find("model 'ball': engine auto: JIT: failing as the test asks"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(asked, std::vector<nnd::EngineKind>{nnd::EngineKind::kJit}) << nnd::error_code_name(code);
+  }
+}
+
+// compile_model's error keeps the code of the failure under the model's name.
+TEST_F(RegistryTest, CompileErrorsKeepTheirCode) {
+  ModelSettings missing = model("gone", "no_such_file.h5");
+  try {
+    compile_model(missing, false, {});
+    FAIL();
+  } catch (const nnd::Error& e) {
+    EXPECT_EQ(e.code(), nnd::ErrorCode::kIo) << e.what();
+    EXPECT_NE(std::string(e.what()).find("model 'gone': "), std::string::npos) << e.what();
+  }
+  std::vector<nnd::EngineKind> asked;
+  try {
+    compile_model(model("ball", "ball_patch.h5"), false, {}, {}, jit_failing_with(nnd::ErrorCode::kInternal, &asked));
+    FAIL();
+  } catch (const nnd::Error& e) {
+    EXPECT_EQ(e.code(), nnd::ErrorCode::kInternal) << e.what();
+  }
 }
 
 TEST(RegistrySignature, DependsOnLayoutOnly) {
