@@ -307,13 +307,16 @@ std::unique_ptr<JitEngine> make_jit_engine(const Graph& g, const EngineOptions& 
   return std::make_unique<JitEngineImpl>(g, options, config);
 }
 
-std::vector<std::string> jit_unsupported_layers(const Graph& graph) {
+std::vector<UnsupportedLayer> jit_unsupported_layers(const Graph& graph) {
   Graph g = graph;
   verify_structure(g);
   infer_shapes(g);
-  std::vector<std::string> out;
-  for (const Node& n : g.nodes) {
-    if (auto why = recurrent_limit(g, n)) out.push_back(g.node_context(n) + ": not compiled by the JIT yet (" + *why + ")");
+  std::vector<UnsupportedLayer> out;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (auto why = recurrent_limit(g, n)) {
+      out.push_back({i, ErrorCode::kUnsupported, g.node_context(n) + ": not compiled by the JIT yet (" + *why + ")"});
+    }
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #include "core/engine/engine_options.h"
 #include "core/jit/cpu_features.h"
 #include "core/jit/kernel_module.h"
+#include "core/util/error.h"
 
 namespace nnd::jit {
 
@@ -51,7 +52,14 @@ class JitEngine : public Engine {
 std::unique_ptr<JitEngine> make_jit_engine(const Graph& g, const EngineOptions& options,
                                            const JitConfig& config = {});
 
-// One message per node the JIT cannot compile (empty: the whole graph compiles).
-std::vector<std::string> jit_unsupported_layers(const Graph& g);
+// A node of the graph the JIT cannot compile, and why.
+struct UnsupportedLayer {
+  size_t node = 0;                          // index into Graph::nodes
+  ErrorCode code = ErrorCode::kUnsupported;  // the code make_jit_engine would throw
+  std::string message;                      // "file: layer 'x' (Class): not compiled by the JIT yet (<why>)"
+};
+
+// Every node the JIT cannot compile (empty: the whole graph compiles), in node order.
+std::vector<UnsupportedLayer> jit_unsupported_layers(const Graph& g);
 
 }  // namespace nnd::jit

@@ -49,7 +49,7 @@ ModelOutputs run(Engine& e, const Loaded& l) {
 template <class Check>
 bool run_jit_on_every_isa(const std::string& name, const Loaded& l, ModelOutputs& want, Check&& check) {
   if (const auto un = jit_unsupported_layers(l.g); !un.empty()) {
-    ADD_FAILURE() << name << ": " << un.front();  // an uncompiled layer is a failure, never a skip
+    ADD_FAILURE() << name << ": " << un.front().message;  // an uncompiled layer is a failure, never a skip
     return false;
   }
   auto ref = make_reference_engine(l.g);

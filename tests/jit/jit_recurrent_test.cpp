@@ -128,7 +128,13 @@ TEST(ExpandRecurrent, LeavesLayersOverTheStepLimitToTheReferenceEngine) {
     EXPECT_NE(std::string(e.what()).find("not compiled by the JIT yet (a recurrent layer over 4097 steps)"),
               std::string::npos)
         << e.what();
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported) << e.what();
   }
+  const std::vector<UnsupportedLayer> un = jit_unsupported_layers(g);
+  ASSERT_EQ(un.size(), 1u);
+  EXPECT_EQ(un[0].node, 0u);
+  EXPECT_EQ(un[0].code, ErrorCode::kUnsupported);
+  EXPECT_NE(un[0].message.find("layer 'layer' (GRU): not compiled by the JIT yet"), std::string::npos) << un[0].message;
   auto ref = make_reference_engine(g);
   std::vector<float> x(static_cast<size_t>(steps * 2), 0.25f), y(3);
   const InputView in{DType::kFloat32, x.data()};

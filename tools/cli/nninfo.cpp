@@ -36,14 +36,9 @@ int main(int argc, char** argv) {
       std::printf("input  %-28s %-16s %s\n", g.input_names[i].c_str(),
                   nnd::dims_to_string(v.shape).c_str(), nnd::dtype_name(v.dtype));
     }
-    const std::vector<std::string> missing = nnd::jit::jit_unsupported_layers(g);
-    auto jit_compiles = [&](const nnd::Node& n) {
-      const std::string key = "layer '" + n.name + "' (";
-      for (const std::string& m : missing) {
-        if (m.find(key) != std::string::npos) return false;
-      }
-      return true;
-    };
+    const std::vector<nnd::jit::UnsupportedLayer> missing = nnd::jit::jit_unsupported_layers(g);
+    std::vector<bool> jit_compiles(g.nodes.size(), true);
+    for (const nnd::jit::UnsupportedLayer& u : missing) jit_compiles[u.node] = false;
     std::printf("%-4s %-32s %-20s %-14s %-20s %12s %14s %4s\n", "#", "layer", onnx ? "onnx op" : "class", "ir kind",
                 "output shape", "params", "FLOPs", "jit");
     for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -52,7 +47,7 @@ int main(int argc, char** argv) {
                   n.keras_class.c_str(), nnd::layer_kind_name(n.params),
                   nnd::dims_to_string(g.values[n.output].shape).c_str(),
                   static_cast<long long>(nnd::parameter_count(n)),
-                  static_cast<long long>(nnd::flops_per_sample(g, n)), jit_compiles(n) ? "yes" : "NO");
+                  static_cast<long long>(nnd::flops_per_sample(g, n)), jit_compiles[i] ? "yes" : "NO");
     }
     for (size_t i = 0; i < g.outputs.size(); ++i) {
       std::printf("output %-28s %s\n", g.output_names[i].c_str(),
@@ -66,7 +61,7 @@ int main(int argc, char** argv) {
       std::printf("jit: every layer is compiled\n");
     } else {
       std::printf("jit: %zu layer(s) not compiled:\n", missing.size());
-      for (const std::string& m : missing) std::printf("  %s\n", m.c_str());
+      for (const nnd::jit::UnsupportedLayer& u : missing) std::printf("  %s\n", u.message.c_str());
     }
     if (list_kernels && missing.empty()) {
       const std::unique_ptr<nnd::jit::JitEngine> jit = nnd::jit::make_jit_engine(g, nnd::EngineOptions{});

@@ -107,10 +107,10 @@ int main(int argc, char** argv) {
     const double load_ms = ms_since(t0);
     if (options.engine == nnd::EngineKind::kJit) {
       // Name every layer the JIT does not compile at once, not just the first.
-      const std::vector<std::string> missing = nnd::jit::jit_unsupported_layers(g);
+      const std::vector<nnd::jit::UnsupportedLayer> missing = nnd::jit::jit_unsupported_layers(g);
       if (!missing.empty()) {
         std::fprintf(stderr, "nnrun: %zu layer(s) not compiled by the JIT:\n", missing.size());
-        for (const std::string& m : missing) std::fprintf(stderr, "  %s\n", m.c_str());
+        for (const nnd::jit::UnsupportedLayer& u : missing) std::fprintf(stderr, "  %s\n", u.message.c_str());
         return 1;
       }
     }
