@@ -22,7 +22,7 @@ std::string dims_to_string(const Dims& d) {
   return s + ")";
 }
 
-int64_t element_count(const Dims& d, const std::string& what) {
+int64_t element_count(const Dims& d, std::string_view what) {
   int64_t n = 1;
   for (int64_t x : d) n = checked_mul(n, x, what);
   return n;

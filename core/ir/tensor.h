@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nnd {
@@ -21,7 +22,7 @@ std::string dims_to_string(const Dims& d);  // "(30, 40, 3)"
 
 // Number of elements of one sample (product of dims; 1 for rank 0). Throws nnd::Error when it
 // exceeds kMaxElements.
-int64_t element_count(const Dims& d, const std::string& what);
+int64_t element_count(const Dims& d, std::string_view what);
 
 // A constant tensor from the model file (kernel, bias, BN statistics, ...), kept in the layout and
 // shape Keras stores it in (Conv2D kernel (kh, kw, cin, cout), Dense kernel (in, units), ...).

@@ -12,7 +12,7 @@
 #include <tuple>
 #include <fstream>
 #include <limits>
-#include <mutex>
+#include <atomic>
 #include <sstream>
 #include <type_traits>
 #include <variant>
@@ -257,15 +257,17 @@ class JitEngineImpl final : public JitEngine {
     chunk_samples_ = std::max<int64_t>(1, budget / std::max<int64_t>(1, per_sample));
   }
 
-  // ---- arena pool: one arena per concurrent call; no allocation once warm ----
+  // ---- arena pool: one arena per concurrent call; no allocation and no lock once warm ----
+  // A fixed array of slots, each empty or holding an idle arena. acquire() takes the first arena
+  // it finds (one atomic exchange per slot looked at); release() puts the arena into the first
+  // empty slot. Only when every slot is empty (more calls at once than ever before) is a new
+  // arena made, and only when every slot is full (more than kArenaSlots calls at once) is one
+  // freed: both are the cold path. Two calls racing for the same slot at worst make one arena
+  // more than strictly needed.
   std::unique_ptr<Arena> acquire() {
-    {
-      std::lock_guard<std::mutex> lock(pool_mutex_);
-      if (!pool_.empty()) {
-        std::unique_ptr<Arena> a = std::move(pool_.back());
-        pool_.pop_back();
-        return a;
-      }
+    for (std::atomic<Arena*>& slot : pool_) {
+      if (slot.load(std::memory_order_relaxed) == nullptr) continue;
+      if (Arena* a = slot.exchange(nullptr, std::memory_order_acquire)) return std::unique_ptr<Arena>(a);
     }
     auto a = std::make_unique<Arena>();
     a->buf.assign(buffers_.size(), nullptr);
@@ -275,9 +277,22 @@ class JitEngineImpl final : public JitEngine {
     return a;
   }
   void release(std::unique_ptr<Arena> a) {
-    std::lock_guard<std::mutex> lock(pool_mutex_);
-    pool_.push_back(std::move(a));
+    for (std::atomic<Arena*>& slot : pool_) {
+      Arena* empty = nullptr;
+      if (slot.load(std::memory_order_relaxed) == nullptr &&
+          slot.compare_exchange_strong(empty, a.get(), std::memory_order_release, std::memory_order_relaxed)) {
+        a.release();  // owned by the slot now
+        return;
+      }
+    }
   }
+
+ public:
+  ~JitEngineImpl() override {
+    for (std::atomic<Arena*>& slot : pool_) delete slot.exchange(nullptr);
+  }
+
+ private:
 
   Graph g_;
   CpuFeatures features_;
@@ -297,8 +312,9 @@ class JitEngineImpl final : public JitEngine {
   size_t in_ptr_count_ = 0;
   std::vector<int64_t> in_count_, out_count_;  // elements per sample of each input / output
   int64_t chunk_samples_ = 1;
-  std::mutex pool_mutex_;
-  std::vector<std::unique_ptr<Arena>> pool_;
+  // Idle arenas (acquire / release). 32: more threads than the daemon's workers on any robot.
+  static constexpr size_t kArenaSlots = 32;
+  std::array<std::atomic<Arena*>, kArenaSlots> pool_{};
 };
 
 }  // namespace

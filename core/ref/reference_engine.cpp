@@ -1,6 +1,7 @@
 // The reference engine: runs the graph node by node on float64 batch tensors.
 #include "core/ref/reference_engine.h"
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -118,9 +119,11 @@ class ReferenceEngine final : public Engine {
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (!outputs[i]) throw Error(ErrorCode::kInvalidArgument, "reference engine: output " + std::to_string(i) + " is null");
     }
+    // The tensor's name goes into the message only on failure: no string is built per call.
     for (const Value& v : g_.values) {
-      checked_mul(batch, element_count(v.shape, "tensor '" + v.name + "'"),
-                  "reference engine: batch of tensor '" + v.name + "'");
+      if (batch > kMaxElements / std::max<int64_t>(1, element_count(v.shape, v.name))) {
+        checked_mul(batch, element_count(v.shape, v.name), "reference engine: batch of tensor '" + v.name + "'");
+      }
     }
 
     std::vector<Tensor> t(g_.values.size());

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/util/error.h"
 
@@ -20,21 +21,22 @@ inline constexpr int64_t kMaxElements = int64_t{1} << 31;
 inline constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // a * b, throwing nnd::Error naming `what` if either is negative (kFormat) or the product exceeds
-// kMaxElements (kLimit).
-inline int64_t checked_mul(int64_t a, int64_t b, const std::string& what) {
-  if (a < 0 || b < 0) throw Error(ErrorCode::kFormat, what + ": negative size");
+// kMaxElements (kLimit). `what` is a view so that a string literal costs no allocation: these
+// checks run on warm inference paths too, and the message is built only when they fail.
+inline int64_t checked_mul(int64_t a, int64_t b, std::string_view what) {
+  if (a < 0 || b < 0) throw Error(ErrorCode::kFormat, std::string(what) + ": negative size");
   if (a != 0 && b > kMaxElements / a) {
-    throw Error(ErrorCode::kLimit, what + ": size " + std::to_string(a) + " x " + std::to_string(b) +
+    throw Error(ErrorCode::kLimit, std::string(what) + ": size " + std::to_string(a) + " x " + std::to_string(b) +
                 " exceeds the limit of " + std::to_string(kMaxElements) + " elements");
   }
   return a * b;
 }
 
 // a + b with the same rules.
-inline int64_t checked_add(int64_t a, int64_t b, const std::string& what) {
-  if (a < 0 || b < 0) throw Error(ErrorCode::kFormat, what + ": negative size");
+inline int64_t checked_add(int64_t a, int64_t b, std::string_view what) {
+  if (a < 0 || b < 0) throw Error(ErrorCode::kFormat, std::string(what) + ": negative size");
   if (a > kMaxElements - b) {
-    throw Error(ErrorCode::kLimit, what + ": size " + std::to_string(a) + " + " + std::to_string(b) +
+    throw Error(ErrorCode::kLimit, std::string(what) + ": size " + std::to_string(a) + " + " + std::to_string(b) +
                 " exceeds the limit of " + std::to_string(kMaxElements) + " elements");
   }
   return a + b;
