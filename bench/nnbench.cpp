@@ -277,7 +277,7 @@ int main(int argc, char** argv) {
         const double gflops = flops / (s1.min * 1e3);
         jit_min.push_back(s1.min);
         std::printf("  %-9s %7.2fms %10zu %10lld %9.1f %9.1f %9.1f %11.2f %11.2f %8.1f %6.0f%%\n",
-                    jit->name().c_str(), compile_ms, jit->code().code_bytes(),
+                    jit->name().c_str(), compile_ms, jit->code_bytes(),
                     static_cast<long long>(jit->arena_floats_per_sample() * 4), s1.min, s1.median, s1.p99,
                     s16.min / 16, s16.median / 16, gflops, 100 * gflops / peak[k]);
       }

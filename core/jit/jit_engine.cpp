@@ -19,6 +19,7 @@
 
 #include "core/ir/shape_inference.h"
 #include "core/jit/kernel_helpers.h"
+#include "core/jit/kernel_module.h"
 #include "core/jit/kernel_plan.h"
 #include "core/jit/lower/lower.h"
 #include "core/jit/memory_plan.h"
@@ -157,7 +158,8 @@ class JitEngineImpl final : public JitEngine {
   const Graph& graph() const override { return g_; }
   std::string name() const override { return std::string("jit-") + isa_id(isa_); }
   Isa isa() const override { return isa_; }
-  const KernelModule& code() const override { return module_; }
+  const std::vector<CompiledKernel>& kernels() const override { return module_.kernels(); }
+  size_t code_bytes() const override { return module_.code_bytes(); }
   uint64_t code_hash() const override { return module_.code_hash(); }
   int64_t arena_floats_per_sample() const override { return arena_floats_; }
   int64_t chunk_samples() const override { return chunk_samples_; }

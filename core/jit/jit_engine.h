@@ -7,6 +7,7 @@
 // before and after each pass (<DIR>/ir-<nn>-<pass>.txt, core/passes/pass.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -15,8 +16,8 @@
 
 #include "core/engine/engine.h"
 #include "core/engine/engine_options.h"
+#include "core/jit/compiled_kernel.h"
 #include "core/jit/cpu_features.h"
-#include "core/jit/kernel_module.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {
@@ -38,8 +39,10 @@ struct JitConfig {
 class JitEngine : public Engine {
  public:
   virtual Isa isa() const = 0;
-  virtual const KernelModule& code() const = 0;
-  virtual uint64_t code_hash() const = 0;
+  // The generated code, in compilation order (kernel_module.h compiles it).
+  virtual const std::vector<CompiledKernel>& kernels() const = 0;
+  virtual size_t code_bytes() const = 0;   // all kernels' bytes, constant pools included
+  virtual uint64_t code_hash() const = 0;  // FNV-1a over all kernels' bytes in order
   virtual int64_t arena_floats_per_sample() const = 0;
   virtual int64_t chunk_samples() const = 0;  // samples per chunk of a call (JitConfig::chunk_bytes)
   // The names (kernel_name.h) of the kernels graph().nodes[node] runs, in run order; empty for

@@ -1,6 +1,9 @@
 // Owns the generated machine code of one engine: compiles kernel bodies into functions (frame,
 // constant pool, logging), keeps each kernel's bytes and name, and hashes them. Deterministic:
 // the same sequence of compile() calls gives the same bytes.
+// Internal to core/jit (it exposes AsmJit); outside code sees the kernels through
+// JitEngine::kernels() (compiled_kernel.h). Code that emits its own kernels (nnbench's peak
+// measurement, kernel tests) links nnd_jit_internals (core/CMakeLists.txt).
 #pragma once
 
 #include <asmjit/x86.h>
@@ -10,19 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "core/jit/compiled_kernel.h"
 #include "core/jit/cpu_features.h"
 #include "core/jit/kernel_args.h"
 #include "core/jit/x86/vec_emitter.h"
 
 namespace nnd::jit {
-
-struct CompiledKernel {
-  std::string name;            // "conv2d: f32-conv-bias+relu-4x3v-avx2-direct" (kernel_name.h)
-  KernelFn fn = nullptr;
-  std::vector<uint8_t> bytes;  // the code as generated (position-independent)
-  size_t code_size = 0;        // bytes[0, code_size) are instructions; the constant pool follows
-  std::string listing;         // AsmJit logger output (only when logging is on)
-};
 
 class KernelModule {
  public:

@@ -193,7 +193,7 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
   m->engine_name = m->engine->name();
   // Generated machine code (0 for the reference engine, which generates none).
   if (const auto* jit = dynamic_cast<const jit::JitEngine*>(m->engine.get())) {
-    m->code_bytes = jit->code().code_bytes();
+    m->code_bytes = jit->code_bytes();
   }
   m->compile_ms = ms_since(t0);
   return m;

@@ -117,9 +117,9 @@ VexCount count_vex(const std::vector<uint8_t>& bytes, size_t size, bool require_
 TEST(JitCode, Sse41CodeHasNoVexOrEvexInstruction) {
   auto e = compile(kitchen_sink(), Isa::kSse41);
   size_t total = 0;
-  ASSERT_GT(e->code().kernels().size(), 8u);
+  ASSERT_GT(e->kernels().size(), 8u);
   int special = 0;  // the planar and Winograd kernels must be among those decoded
-  for (const CompiledKernel& k : e->code().kernels()) {
+  for (const CompiledKernel& k : e->kernels()) {
     const VexCount c = count_vex(k.bytes, k.code_size);
     EXPECT_EQ(c.vex, 0u) << k.name << ": first VEX/EVEX instruction: " << c.first;
     total += c.instructions;
@@ -128,7 +128,7 @@ TEST(JitCode, Sse41CodeHasNoVexOrEvexInstruction) {
     }
   }
   EXPECT_EQ(special, 4) << "kitchen_sink() no longer reaches the planar and Winograd kernels";
-  std::printf("[ sse4.1 ] %zu kernels, %zu instructions decoded, none VEX/EVEX\n", e->code().kernels().size(), total);
+  std::printf("[ sse4.1 ] %zu kernels, %zu instructions decoded, none VEX/EVEX\n", e->kernels().size(), total);
 }
 
 TEST(JitCode, DecoderSeesVexInAvx2AndEvexInAvx512Code) {
@@ -137,7 +137,7 @@ TEST(JitCode, DecoderSeesVexInAvx2AndEvexInAvx512Code) {
     if (!host().has(isa)) continue;
     auto e = compile(kitchen_sink(), isa);
     size_t vex = 0;
-    for (const CompiledKernel& k : e->code().kernels()) vex += count_vex(k.bytes, k.code_size, false).vex;  // Capstone 4 stops at some EVEX forms
+    for (const CompiledKernel& k : e->kernels()) vex += count_vex(k.bytes, k.code_size, false).vex;  // Capstone 4 stops at some EVEX forms
     EXPECT_GT(vex, 50u) << isa_id(isa);
   }
 }
@@ -146,13 +146,13 @@ TEST(JitCode, DeterministicBytesAndHash) {
   for (Isa isa : all_isas()) {
     if (!host().has(isa)) continue;
     auto a = compile(kitchen_sink(), isa), b = compile(kitchen_sink(), isa);
-    ASSERT_EQ(a->code().kernels().size(), b->code().kernels().size());
-    for (size_t i = 0; i < a->code().kernels().size(); ++i) {
-      EXPECT_EQ(a->code().kernels()[i].bytes, b->code().kernels()[i].bytes) << a->code().kernels()[i].name;
+    ASSERT_EQ(a->kernels().size(), b->kernels().size());
+    for (size_t i = 0; i < a->kernels().size(); ++i) {
+      EXPECT_EQ(a->kernels()[i].bytes, b->kernels()[i].bytes) << a->kernels()[i].name;
     }
     EXPECT_EQ(a->code_hash(), b->code_hash());
     std::printf("[ %s ] code hash %016llx, %zu bytes, arena %lld floats/sample\n", isa_id(isa),
-                static_cast<unsigned long long>(a->code_hash()), a->code().code_bytes(),
+                static_cast<unsigned long long>(a->code_hash()), a->code_bytes(),
                 static_cast<long long>(a->arena_floats_per_sample()));
   }
   if (host().has(Isa::kAvx2)) {
@@ -169,7 +169,7 @@ TEST(JitCode, DumpWritesListingsAndPlan) {
   ASSERT_TRUE(std::filesystem::exists(dir / "plan.txt"));
   size_t asm_files = 0;
   for (const auto& f : std::filesystem::directory_iterator(dir)) asm_files += f.path().extension() == ".asm";
-  EXPECT_EQ(asm_files, e->code().kernels().size());
+  EXPECT_EQ(asm_files, e->kernels().size());
   std::ifstream in(dir / "0-input__u8-to-f32-sse41.asm");
   std::string text((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(text.find("pmovzxbd"), std::string::npos) << text;
@@ -186,8 +186,8 @@ TEST(JitCode, PerfMapNamesEveryKernel) {
   ASSERT_TRUE(in) << map;
   size_t lines = 0;
   for (std::string line; std::getline(in, line); ++lines) {
-    ASSERT_LT(lines, e->code().kernels().size()) << line;
-    const CompiledKernel& k = e->code().kernels()[lines];
+    ASSERT_LT(lines, e->kernels().size()) << line;
+    const CompiledKernel& k = e->kernels()[lines];
     char name[256] = {};
     unsigned long start = 0, size = 0;
     ASSERT_EQ(std::sscanf(line.c_str(), "%lx %lx %255[^\n]", &start, &size, name), 3) << line;
@@ -195,7 +195,7 @@ TEST(JitCode, PerfMapNamesEveryKernel) {
     EXPECT_EQ(size, k.bytes.size()) << line;
     EXPECT_EQ(std::string(name), "nnd:" + std::to_string(lines) + "-" + k.name) << line;
   }
-  EXPECT_EQ(lines, e->code().kernels().size());
+  EXPECT_EQ(lines, e->kernels().size());
   std::filesystem::remove(map);
   auto quiet = compile(kitchen_sink(), Isa::kSse41);  // unset again: no file
   EXPECT_FALSE(std::filesystem::exists(map));

@@ -63,7 +63,7 @@ std::map<std::string, std::string> generate() {
         auto e = make_jit_engine(n.graph, o, cfg);
         const std::string key = n.name + " " + isa_id(isa) + " " + (math == MathMode::kFast ? "fast" : "exact");
         std::ostringstream v;
-        v << std::hex << e->code_hash() << std::dec << " " << e->code().code_bytes();
+        v << std::hex << e->code_hash() << std::dec << " " << e->code_bytes();
         lines[key] = v.str();
       }
     }

@@ -132,7 +132,7 @@ TEST(PaddedStorage, ValuesThatCannotBeBordered) {
 
 int count_kernels(const JitEngine& e, const std::string& what) {
   int n = 0;
-  for (const CompiledKernel& k : e.code().kernels()) n += k.name.find(what) != std::string::npos;
+  for (const CompiledKernel& k : e.kernels()) n += k.name.find(what) != std::string::npos;
   return n;
 }
 

@@ -407,7 +407,7 @@ TEST_P(JitRandomNetworks, RobotFamily) {
     opt.engine = EngineKind::kJit;
     opt.isa = isa;
     const auto engine = make_jit_engine(g, opt);
-    for (const CompiledKernel& k : engine->code().kernels()) {
+    for (const CompiledKernel& k : engine->kernels()) {
       // "name: kind-isa": count the kind only.
       const size_t colon = k.name.rfind(": ");
       ++kernel_kinds[colon == std::string::npos ? k.name : k.name.substr(colon + 2)];

@@ -218,7 +218,7 @@ inline int kernels_named(const Graph& g, const std::string& what, Isa isa = Isa:
   opt.isa = isa;
   auto jit = make_jit_engine(g, opt);
   int n = 0;
-  for (const CompiledKernel& k : jit->code().kernels()) n += k.name.find(what) != std::string::npos ? 1 : 0;
+  for (const CompiledKernel& k : jit->kernels()) n += k.name.find(what) != std::string::npos ? 1 : 0;
   return n;
 }
 
