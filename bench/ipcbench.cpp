@@ -21,6 +21,7 @@
 
 #include "client/nnclient.h"
 #include "core/engine/engine_options.h"
+#include "core/engine_factory/engine_factory.h"
 #include "core/io/model_file.h"
 #include "tests/integration/daemon_harness.h"
 

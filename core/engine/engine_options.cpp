@@ -1,8 +1,5 @@
 #include "core/engine/engine_options.h"
 
-#include "core/jit/jit_engine.h"
-#include "core/ref/reference_engine.h"
-#include "core/util/error.h"
 
 namespace nnd {
 
@@ -43,15 +40,5 @@ std::string isa_choice_list() {
 }
 
 const char* math_mode_name(MathMode m) { return m == MathMode::kExact ? "exact" : "fast"; }
-
-std::unique_ptr<Engine> make_engine(const Graph& g, const EngineOptions& options) {
-  switch (options.engine) {
-    case EngineKind::kReference:
-      return make_reference_engine(g);
-    case EngineKind::kJit:
-      return jit::make_jit_engine(g, options);
-  }
-  throw Error(ErrorCode::kInvalidArgument, "unknown engine");
-}
 
 }  // namespace nnd

@@ -1,5 +1,6 @@
 // Engine selection: which engine runs a model, and the JIT's instruction-set and math options.
-// Parsed from CLI flags (nnrun, nnbench) and, later, from the daemon config.
+// Parsed from CLI flags (nnrun, nnbench) and, later, from the daemon config. make_engine() is in
+// core/engine_factory/engine_factory.h.
 #pragma once
 
 #include <memory>
@@ -49,9 +50,5 @@ const char* isa_name(IsaChoice i);  // "auto" or the ISA's id
 std::vector<std::string> isa_choice_ids();
 std::string isa_choice_list();
 const char* math_mode_name(MathMode m);
-
-// The one place that turns options into an engine. Throws nnd::Error when the requested engine
-// cannot be built (today: the JIT engine does not exist yet).
-std::unique_ptr<Engine> make_engine(const Graph& g, const EngineOptions& options);
 
 }  // namespace nnd

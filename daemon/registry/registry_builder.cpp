@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/engine/engine_options.h"
+#include "core/engine_factory/engine_factory.h"
 #include "core/io/model_file.h"
 #include "core/ir/cost.h"
 #include "core/jit/jit_engine.h"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/engine/engine_options.h"
+#include "core/engine_factory/engine_factory.h"
 #include "core/io/model_file.h"
 #include "core/ir/graph.h"
 #include "core/util/error.h"

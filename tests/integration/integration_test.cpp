@@ -14,6 +14,7 @@
 
 #include "client/nnclient.h"
 #include "core/engine/engine_options.h"
+#include "core/engine_factory/engine_factory.h"
 #include "core/io/model_file.h"
 #include "daemon_harness.h"
 #include "tests/daemon/ipc_test_client.h"

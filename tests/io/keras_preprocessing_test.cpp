@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/engine/engine_options.h"
+#include "core/engine_factory/engine_factory.h"
 #include "core/io/keras_hdf5.h"
 #include "core/util/error.h"
 #include "tests/support/keras_config_json.h"

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "core/engine/engine_options.h"
+#include "core/engine_factory/engine_factory.h"
 #include "core/io/model_inputs.h"
 #include "core/io/onnx_loader.h"
 #include "core/util/error.h"

@@ -19,6 +19,7 @@
 
 #include "client/nnclient.h"
 #include "core/engine/engine_options.h"
+#include "core/engine_factory/engine_factory.h"
 #include "core/io/keras_hdf5.h"
 #include "tests/integration/daemon_harness.h"
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/engine/engine_options.h"
+#include "core/engine_factory/engine_factory.h"
 #include "core/io/model_inputs.h"
 #include "tests/support/listed_arrays.h"
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/engine/engine_options.h"
+#include "core/engine_factory/engine_factory.h"
 #include "core/io/model_file.h"
 #include "core/io/model_inputs.h"
 #include "core/jit/jit_engine.h"
