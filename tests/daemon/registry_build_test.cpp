@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/engine/engine_options.h"
+#include "core/engine_factory/engine_factory.h"
 #include "core/util/error.h"
 #include "daemon/registry/model_table.h"
 #include "daemon/registry/registry_builder.h"
