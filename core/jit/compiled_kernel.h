@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/jit/kernel_args.h"
+#include "core/jit/loop_record.h"
 
 namespace nnd::jit {
 
@@ -19,6 +20,7 @@ struct CompiledKernel {
   std::vector<uint8_t> bytes;  // the code as generated (position-independent)
   size_t code_size = 0;        // bytes[0, code_size) are instructions; the constant pool follows
   std::string listing;         // AsmJit logger output (only when logging is on)
+  std::vector<LoopRecord> loops;  // its loops and how often they run (only when recording, JitConfig)
 };
 
 }  // namespace nnd::jit

@@ -61,6 +61,7 @@ class JitEngineImpl final : public JitEngine {
         dump_dir_(config.dump_dir ? *config.dump_dir : (std::getenv("NND_JIT_DUMP") ? std::getenv("NND_JIT_DUMP") : "")),
         arena_fill_(config.arena_fill),
         module_(isa_, config.keep_listing, dump_dir_) {
+    if (config.record_loops_batch > 0) module_.record_loops(config.record_loops_batch);
     verify_structure(g_);
     infer_shapes(g_);
     // Graph passes (core/passes): recurrent expansion, identity removal, BatchNorm folding,

@@ -34,6 +34,10 @@ struct JitConfig {
   // Value a new arena is filled with. Tests use NaN, so a kernel that reads arena memory no kernel
   // wrote in this call (a missing border or padding store) shows up as a wrong output.
   float arena_fill = 0.0f;
+  // > 0: record every kernel's loops (CompiledKernel::loops, loop_record.h) for the cost model,
+  // with counts that depend on the call's batch planned at this many samples. 0 (the daemon's
+  // default): no recording. The code is the same either way.
+  int64_t record_loops_batch = 0;
 };
 
 class JitEngine : public Engine {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "core/jit/x86/stack_frame_p.h"
 #include "core/util/error.h"
@@ -63,6 +64,11 @@ KernelFn KernelModule::compile(const std::string& name, const std::function<void
   }
   x86::Assembler a(&code);
   std::unique_ptr<VecEmitter> ve = make_vec_emitter(isa_, a);
+  std::optional<LoopRecorder> loops;
+  if (loop_batch_ > 0) {
+    loops.emplace(loop_batch_);
+    ve->set_loop_recorder(&*loops);
+  }
   for (const x86::Gp& r : frame::kSavedGps) a.push(r);
   a.sub(x86::rsp, frame::kStackBytes);
   body(*ve);
@@ -84,6 +90,7 @@ KernelFn KernelModule::compile(const std::string& name, const std::function<void
   const asmjit::CodeBuffer& buf = code.textSection()->buffer();
   k.bytes.assign(buf.data(), buf.data() + buf.size());
   if (keep_listing_) k.listing = logger.data();
+  if (loops) k.loops = loops->records(name);
   void* fn = nullptr;
   const asmjit::Error err = rt_.add(&fn, &code);
   if (err != asmjit::kErrorOk) {

@@ -30,6 +30,10 @@ class KernelModule {
 
   Isa isa() const { return isa_; }
 
+  // From now on, record each kernel's loops (CompiledKernel::loops) with per-sample counts
+  // planned at `batch` samples per call. The code generated is the same byte for byte.
+  void record_loops(int64_t planned_batch) { loop_batch_ = planned_batch; }
+
   // Emits `body` inside the standard frame; returns the callable kernel.
   KernelFn compile(const std::string& name, const std::function<void(VecEmitter&)>& body);
 
@@ -40,6 +44,7 @@ class KernelModule {
  private:
   Isa isa_;
   bool keep_listing_;
+  int64_t loop_batch_ = 0;  // > 0: record loops
   std::string dump_dir_;
   asmjit::JitRuntime rt_;
   std::vector<CompiledKernel> kernels_;

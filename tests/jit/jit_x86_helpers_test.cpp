@@ -205,16 +205,16 @@ TEST(JitCountedLoop, RunsTheRequestedNumberOfIterations) {
   KernelFn fn = m.compile("loops", [&](VecEmitter& ve) {
     x86::Assembler& a = ve.as();
     a.xor_(x86::eax, x86::eax);
-    counted_loop(a, kCi, 7, [&] { a.add(x86::rax, 1); });                  // 7
-    counted_loop(a, slot(kOhCnt), 3, [&] {                                  // 3 x 5 x 10 = 150
-      counted_loop(a, kKh, 5, [&] { a.add(x86::rax, 10); });
+    counted_loop(ve, kCi, 7, [&] { a.add(x86::rax, 1); });                  // 7
+    counted_loop(ve, slot(kOhCnt), 3, [&] {                                  // 3 x 5 x 10 = 150
+      counted_loop(ve, kKh, 5, [&] { a.add(x86::rax, 10); });
     });
     a.mov(kN, x86::qword_ptr(kArgs, 24));
-    count_down_loop(a, kN, [&] { a.add(x86::rax, 1000); });                // batch x 1000
+    count_down_loop(ve, kN, Trips::samples(1), [&] { a.add(x86::rax, 1000); });  // batch x 1000
     int advances = 0;
-    repeat_loop(a, kKw, 1, [&] { a.add(x86::rax, 100000); }, [&] { ++advances; });  // once, no advance
+    repeat_loop(ve, kKw, 1, [&] { a.add(x86::rax, 100000); }, [&] { ++advances; });  // once, no advance
     EXPECT_EQ(advances, 0);
-    repeat_loop(a, kKw, 4, [&] { a.add(x86::rax, 1000000); }, [&] { ++advances; });  // 4
+    repeat_loop(ve, kKw, 4, [&] { a.add(x86::rax, 1000000); }, [&] { ++advances; });  // 4
     EXPECT_EQ(advances, 1);  // emitted once, inside the loop
     a.mov(kOut, x86::qword_ptr(kArgs, 8));
     a.mov(x86::qword_ptr(kOut), x86::rax);
@@ -232,7 +232,7 @@ TEST(JitCountedLoop, VectorThenScalarSplitsTheCount) {
     x86::Assembler& a = ve.as();
     a.xor_(x86::eax, x86::eax);
     a.mov(kN, x86::qword_ptr(kArgs, 24));
-    vector_then_scalar_loop(a, kN, 4, [&] { a.add(x86::rax, 1000); }, [&] { a.add(x86::rax, 1); });
+    vector_then_scalar_loop(ve, kN, 4, Trips::samples(1), [&] { a.add(x86::rax, 1000); }, [&] { a.add(x86::rax, 1); });
     a.mov(kOut, x86::qword_ptr(kArgs, 8));
     a.mov(x86::qword_ptr(kOut), x86::rax);
   });
@@ -275,7 +275,7 @@ TEST(JitCountedLoop, ChunksCoverTheSpanOnce) {
 
 TEST(JitCountedLoop, AZeroTripLoopIsAGeneratorError) {
   KernelModule m(Isa::kSse41, false, "");
-  EXPECT_THROW(m.compile("zero", [&](VecEmitter& ve) { counted_loop(ve.as(), kCi, 0, [] {}); }), Error);
+  EXPECT_THROW(m.compile("zero", [&](VecEmitter& ve) { counted_loop(ve, kCi, 0, [] {}); }), Error);
 }
 
 // ---- lane load/store ----

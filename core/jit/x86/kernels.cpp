@@ -58,17 +58,17 @@ void spatial_loops(VecEmitter& ve, const SpatialGeometry& g, int R, const std::f
   add_imm(a, kOut, g.out_offset);
   a.mov(slot(kOutN), kOut);
   a.mov(kN, x86::qword_ptr(kArgs, 24));
-  count_down_loop(a, kN, [&] {
+  count_down_loop(ve, kN, Trips::samples(1), [&] {
     a.mov(x86::rax, slot(kInN));
     a.mov(slot(kInRow), x86::rax);
     a.mov(x86::rax, slot(kOutN));
     a.mov(slot(kOutRow), x86::rax);
-    counted_loop(a, slot(kOhCnt), g.out_h, [&] {
+    counted_loop(ve, slot(kOhCnt), g.out_h, [&] {
       a.mov(kIn, slot(kInRow));
       a.mov(kOut, slot(kOutRow));
       const int64_t full = g.out_w / R, rem = g.out_w % R;
       if (full > 0) {
-        counted_loop(a, slot(kOwtCnt), full, [&] {
+        counted_loop(ve, slot(kOwtCnt), full, [&] {
           tile_row(R);
           add_imm(a, kIn, R * g.in_pix_step);
           add_imm(a, kOut, R * g.out_pix_step);
@@ -92,22 +92,30 @@ void rows_loops(VecEmitter& ve, int64_t rows_per_sample, int R, int64_t ps_in, i
   a.mov(kOut, x86::qword_ptr(kArgs, 8));
   a.mov(kN, x86::qword_ptr(kArgs, 24));
   if (rows_per_sample != 1) a.imul(kN, kN, i32(rows_per_sample));
+  // Loop records: full tiles, then the one remainder tile the planned row count takes.
+  const int64_t planned_rows = planned(ve, Trips::samples(rows_per_sample));
   Label lrows = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
   a.bind(lrows);
-  a.cmp(kN, R);
-  a.jb(ltail);
-  tile_row(R);
-  add_imm(a, kIn, R * ps_in);
-  add_imm(a, kOut, R * ps_out);
-  a.sub(kN, R);
-  a.jmp(lrows);
+  {
+    RecordedRegion region(ve, Trips::planned_from_batch(planned_rows / R));
+    a.cmp(kN, R);
+    a.jb(ltail);
+    tile_row(R);
+    add_imm(a, kIn, R * ps_in);
+    add_imm(a, kOut, R * ps_out);
+    a.sub(kN, R);
+    a.jmp(lrows);
+  }
   a.bind(ltail);
   for (int r = R - 1; r >= 1; --r) {
     Label next = a.newLabel();
     a.cmp(kN, r);
     a.jne(next);
-    tile_row(r);
-    a.jmp(ldone);
+    {
+      RecordedRegion region(ve, Trips::planned_from_batch(planned_rows % R == r ? 1 : 0));
+      tile_row(r);
+      a.jmp(ldone);
+    }
     a.bind(next);
   }
   a.bind(ldone);
@@ -170,7 +178,7 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
   a.mov(kWk, kW);
   a.mov(kRow, kIn);
   repeat_loop(
-      a, kKh, s.kh,
+      ve, kKh, s.kh,
       [&] {
         // Shared broadcasts only for kernels up to 5 wide: ball-penalty, field-boundary and referee
         // (3x3, 5x5) gained 2-6%, bop's 7-wide stride-2 stem measured 2% slower (interleaving the
@@ -210,7 +218,7 @@ void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const Vec
   auto acc = [&](int r, int v) { return accs[r * V + v]; };
   a.mov(kCol, kRow);
   repeat_loop(
-      a, kKw, s.kw,
+      ve, kKw, s.kw,
       [&] {
         a.mov(kPix, kCol);
         const int U = 4;
@@ -236,7 +244,7 @@ void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const Vec
           }
         };
         if (full > 0) {
-          counted_loop(a, kCi, full, [&] {
+          counted_loop(ve, kCi, full, [&] {
             for (int u = 0; u < U; ++u) body(u);
             a.add(kPix, U * 4);
             add_imm(a, kWk, U * wstep);
@@ -255,7 +263,7 @@ void unrolled_taps_channel_loop(VecEmitter& ve, const ConvSpec& s, int64_t wstep
                                 const std::function<void()>& per_channel) {
   x86::Assembler& a = ve.as();
   a.mov(kPix, kRow);
-  repeat_loop(a, kCi, s.cin_g, per_channel, [&] {
+  repeat_loop(ve, kCi, s.cin_g, per_channel, [&] {
     a.add(kPix, 4);
     add_imm(a, kWk, wstep);
   });
@@ -298,7 +306,7 @@ void conv_blocks(VecEmitter& ve, const ConvSpec& s, const TileLayout& t) {
   a.mov(kW, slot(kWBase));
   a.mov(kBias, slot(kBBase));
   if (nb > 1) {
-    counted_loop(a, slot(kOcbCnt), nb - 1, [&] {
+    counted_loop(ve, slot(kOcbCnt), nb - 1, [&] {
       conv_tile(ve, s, t, vmax, W);
       add_imm(a, kOb, cw * 4);
       add_imm(a, kW, s.kh * s.kw * s.cin_g * cw * 4);
@@ -384,13 +392,13 @@ void conv_nest(VecEmitter& ve, const ConvSpec& s, const ConvTileProblem& p, cons
   a.mov(slot(kInRow), x86::rax);
   a.mov(x86::rax, slot(kOutN));
   a.mov(slot(kOutRow), x86::rax);
-  counted_loop(a, slot(kOhCnt), p.out_h / t.rows, [&] {
+  counted_loop(ve, slot(kOhCnt), p.out_h / t.rows, [&] {
     a.mov(kIn, slot(kInRow));
     a.mov(kOut, slot(kOutRow));
     const int64_t full = p.out_w / t.cols, rem = p.out_w % t.cols;
     const TileLayout tile = tile_layout(t, p);
     if (full >= 1) {
-      repeat_loop(a, slot(kOwtCnt), full, [&] { conv_blocks(ve, s, tile); }, [&] {
+      repeat_loop(ve, slot(kOwtCnt), full, [&] { conv_blocks(ve, s, tile); }, [&] {
         add_imm(a, kIn, t.cols * p.in_col);
         add_imm(a, kOut, t.cols * p.out_col);
       });
@@ -433,18 +441,24 @@ void conv_spatial(VecEmitter& ve, const ConvSpec& s, int64_t g) {
     const int S = plan.batched.samples;
     Label lgroup = a.newLabel(), lrest = a.newLabel();
     a.bind(lgroup);
-    a.cmp(kN, S);
-    a.jb(lrest);
-    conv_nest(ve, s, p, plan.batched);
-    add_slot(a, kInN, S * p.in_sample);
-    add_slot(a, kOutN, S * p.out_sample);
-    a.sub(kN, S);
-    a.jmp(lgroup);
+    {
+      RecordedRegion region(ve, Trips::planned_from_batch(planned(ve, Trips::samples(1)) / S));
+      a.cmp(kN, S);
+      a.jb(lrest);
+      conv_nest(ve, s, p, plan.batched);
+      add_slot(a, kInN, S * p.in_sample);
+      add_slot(a, kOutN, S * p.out_sample);
+      a.sub(kN, S);
+      a.jmp(lgroup);
+    }
     a.bind(lrest);
     a.test(kN, kN);
     a.jz(ldone);
   }
-  count_down_loop(a, kN, [&] {
+  // The samples the groups of S left over (all of them without groups).
+  const int64_t batch = planned(ve, Trips::samples(1));
+  const int64_t singles = plan.batched.samples > 1 ? batch % plan.batched.samples : batch;
+  count_down_loop(ve, kN, Trips::planned_from_batch(singles), [&] {
     conv_nest(ve, s, p, plan.single);
     add_slot(a, kInN, p.in_sample);
     add_slot(a, kOutN, p.out_sample);
@@ -526,10 +540,10 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
     }
   };
   repeat_loop(
-      a, kKh, s.kh,
+      ve, kKh, s.kh,
       [&] {
         a.mov(kCol, kRow);
-        repeat_loop(a, kKw, s.kw, tap, [&] { add_imm(a, kCol, s.dw * s.c * 4); });
+        repeat_loop(ve, kKw, s.kw, tap, [&] { add_imm(a, kCol, s.dw * s.c * 4); });
       },
       [&] { add_imm(a, kRow, s.dh * s.in_w * s.c * 4); });
   if (s.op == WindowOp::kSum && s.scale != 1.0f) {
@@ -557,7 +571,7 @@ void window_blocks(VecEmitter& ve, const WindowSpec& s, int R) {
   a.mov(kW, slot(kWBase));
   a.mov(kBias, slot(kBBase));
   if (nb > 1) {
-    counted_loop(a, slot(kOcbCnt), nb - 1, [&] {
+    counted_loop(ve, slot(kOcbCnt), nb - 1, [&] {
       window_tile(ve, s, R, vmax, W);
       add_imm(a, kOb, cw * 4);
       add_imm(a, kCi, cw * 4);
@@ -576,7 +590,7 @@ void emit_fill(VecEmitter& ve, const x86::Gp& p, int64_t count, int v) {
   const int W = ve.width();
   const int64_t full = count / W, tail = count % W;
   if (full > 4) {
-    counted_loop(a, kKh, full, [&] {
+    counted_loop(ve, kKh, full, [&] {
       ve.store(x86::ptr(p), v);
       a.add(p, W * 4);
     });
@@ -596,7 +610,7 @@ void emit_copy(VecEmitter& ve, const x86::Gp& dst, const x86::Gp& src, int64_t c
   const int W = ve.width();
   const int64_t full = count / W, tail = count % W;
   if (full > 4) {
-    counted_loop(a, kKh, full, [&] {
+    counted_loop(ve, kKh, full, [&] {
       ve.load(v, x86::ptr(src));
       ve.store(x86::ptr(dst), v);
       a.add(src, W * 4);
@@ -782,7 +796,7 @@ void emit_conv(VecEmitter& ve, const ConvSpec& s) {
     a.mov(slot(kGrpIn), 0);
     a.mov(slot(kGrpOut), 0);
     a.mov(slot(kGrpW), 0);
-    count_down_loop(a, slot(kGrpCnt), [&] {
+    count_down_loop(ve, slot(kGrpCnt), Trips::fixed(s.groups), [&] {
       set_weight_slots(ve, s.group_weight_off[0], s.group_bias_off[0]);
       a.mov(x86::rax, slot(kGrpW));
       a.add(slot(kWBase), x86::rax);
@@ -858,16 +872,16 @@ void emit_pad(VecEmitter& ve, const PadSpec& s) {
   a.mov(samples, x86::qword_ptr(args, 24));
   if (s.value == 0.0f) ve.zero(fill);
   else ve.load_const(fill, s.value);
-  count_down_loop(a, samples, [&] {
+  count_down_loop(ve, samples, Trips::samples(1), [&] {
     emit_fill(ve, out, s.top * wp * cd, fill);
-    counted_loop(a, slot(kOhCnt), s.h, [&] {
+    counted_loop(ve, slot(kOhCnt), s.h, [&] {
       emit_fill(ve, out, s.left * cd, fill);
       if (s.border_only) {
         add_imm(a, out, s.w * s.c * 4);  // the producer's interior row
       } else if (s.dm == 1) {
         emit_copy(ve, out, in, s.w * s.c, x);
       } else {
-        counted_loop(a, cols, s.w, [&] {
+        counted_loop(ve, cols, s.w, [&] {
           for (int64_t c = 0; c < s.c; ++c) {
             ve.broadcast(x, at(in, c * 4));
             for (int64_t j = 0; j < s.dm; j += W) {
@@ -905,7 +919,7 @@ void emit_unary(VecEmitter& ve, const UnarySpec& s) {
     a.lea(shift, at(scale, s.shift_off * 4));
     add_imm(a, scale, s.scale_off * 4);
     a.imul(left, left, i32(positions));
-    count_down_loop(a, left, [&] {
+    count_down_loop(ve, left, Trips::samples(positions), [&] {
       for (int64_t j = 0; j < C; j += W) {
         const int lanes = static_cast<int>(std::min<int64_t>(W, C - j));
         ve.load_lanes(x, at(in, j * 4), lanes);
@@ -923,7 +937,7 @@ void emit_unary(VecEmitter& ve, const UnarySpec& s) {
   }
   if (s.count != 1) a.imul(left, left, i32(s.count));
   vector_then_scalar_loop(
-      a, left, W,
+      ve, left, W, Trips::samples(s.count),
       [&] {
         if (s.u8) ve.load_u8(x, x86::ptr(in));
         else ve.load(x, x86::ptr(in));
@@ -997,7 +1011,7 @@ void emit_merge(VecEmitter& ve, BinOp op, int inputs, int64_t count, float post_
     else ve.store(o, acc);
   };
   vector_then_scalar_loop(
-      a, left, W,
+      ve, left, W, Trips::samples(count),
       [&] {
         body(false);
         a.add(off, W * 4);
@@ -1025,6 +1039,7 @@ void emit_concat(VecEmitter& ve, int64_t outer, const std::vector<int64_t>& inne
   // Counts up: the index scales each input's offset.
   Label l = a.newLabel();
   a.bind(l);
+  RecordedRegion region(ve, Trips::samples(outer));
   for (size_t i = 0; i < inner.size(); ++i) {
     a.mov(src, x86::qword_ptr(table, static_cast<int32_t>(i * 8)));
     a.imul(off, i_outer, i32(inner[i] * 4));
@@ -1051,9 +1066,9 @@ void emit_position_scale(VecEmitter& ve, int64_t positions, int64_t channels, in
   a.mov(map, x86::qword_ptr(args, 16));
   add_imm(a, map, map_off * 4);
   a.mov(samples, x86::qword_ptr(args, 24));
-  count_down_loop(a, samples, [&] {
+  count_down_loop(ve, samples, Trips::samples(1), [&] {
     a.mov(scale, map);
-    counted_loop(a, left, positions, [&] {
+    counted_loop(ve, left, positions, [&] {
       ve.broadcast(k, x86::ptr(scale));
       for (int64_t j = 0; j < channels; j += W) {
         const int lanes = static_cast<int>(std::min<int64_t>(W, channels - j));

@@ -35,7 +35,7 @@ void zero_span(VecEmitter& ve, const x86::Gp& base, int64_t disp, int64_t count,
   const int64_t full = count / 4, tail = count % 4;
   if (full > 8) {
     a.lea(kCol, at(base, disp));
-    counted_loop(a, kKw, full, [&] {
+    counted_loop(ve, kKw, full, [&] {
       ve.store(x86::ptr(kCol), zero);
       a.add(kCol, 16);
     });
@@ -70,7 +70,7 @@ void copy_strided(VecEmitter& ve, VecRegPool& pool, int64_t dst_disp, int64_t sr
   if (eights > 1) {
     a.lea(kPix, at(kIn, src_disp));
     a.lea(kCol, at(kOut, dst_disp));
-    counted_loop(a, kKw, eights, [&] {
+    counted_loop(ve, kKw, eights, [&] {
       group(g0, kPix, 0, kCol, 0);
       group(g1, kPix, 4 * stride, kCol, 16);
       add_imm(a, kPix, 8 * stride);
@@ -129,11 +129,11 @@ void planar_tile(VecEmitter& ve, const PlanarConvSpec& s, size_t chunk, int64_t 
   a.mov(kRow, kIn);
   // Input channels (planes) outer, kernel rows inner; the kernel row's kw taps unrolled.
   repeat_loop(
-      a, kCi, L.c,
+      ve, kCi, L.c,
       [&] {
         a.mov(kCol, kRow);
         repeat_loop(
-            a, kKh, s.kh,
+            ve, kKh, s.kh,
             [&] {
               for (int64_t kx = 0; kx < s.kw; ++kx) {
                 const int64_t phase = (kx * s.dw) % sw, col = (kx * s.dw) / sw;
@@ -238,13 +238,13 @@ void emit_planar_pack(VecEmitter& ve, const PlanarPackSpec& s) {
   a.mov(kOut, x86::qword_ptr(kArgs, 8));
   a.mov(slot(kOutN), kOut);
   a.mov(kN, x86::qword_ptr(kArgs, 24));
-  count_down_loop(a, kN, [&] {
+  count_down_loop(ve, kN, Trips::samples(1), [&] {
     a.mov(kIn, slot(kInN));
     a.mov(kOut, slot(kOutN));
     for (int64_t plane = 0; plane < L.c * sw; ++plane) zero_span(ve, kOut, plane * pf4, top * pw, zero);
     add_imm(a, kOut, top * pw * 4);
     if (rows_in > 0) {
-      counted_loop(a, slot(kOhCnt), rows_in, [&] {
+      counted_loop(ve, slot(kOhCnt), rows_in, [&] {
         for (int64_t c = 0; c < L.c; ++c) {
           for (int64_t p = 0; p < sw; ++p) {
             // Columns q of this plane: zeros while q*sw + p < left, the input while it lasts, zeros after.
@@ -300,12 +300,12 @@ void emit_planar_conv(VecEmitter& ve, const PlanarConvSpec& s) {
   add_imm(a, kOut, s.out_place.offset_floats * 4);
   a.mov(slot(kOutN), kOut);
   a.mov(kN, x86::qword_ptr(kArgs, 24));
-  count_down_loop(a, kN, [&] {
+  count_down_loop(ve, kN, Trips::samples(1), [&] {
     a.mov(x86::rax, slot(kInN));
     a.mov(slot(kInRow), x86::rax);
     a.mov(x86::rax, slot(kOutN));
     a.mov(slot(kOutRow), x86::rax);
-    counted_loop(a, slot(kOhCnt), s.out_h, [&] {
+    counted_loop(ve, slot(kOhCnt), s.out_h, [&] {
       // Tiles outer, chunks inner: every chunk reads a tile's few input columns while they are in L1.
       // (Chunks outer re-reads a whole row of planes per chunk, 37 KiB for bop's stem: the same speed
       // on this machine's 48 KiB L1D, but more than the Atom's 24 KiB.)
@@ -326,7 +326,7 @@ void emit_planar_conv(VecEmitter& ve, const PlanarConvSpec& s) {
         add_imm(a, kIn, tile_px * 4);
         add_imm(a, kOut, tile_px * s.cout * 4);
       };
-      if (full > 1) counted_loop(a, slot(kOwtCnt), full, full_tile);
+      if (full > 1) counted_loop(ve, slot(kOwtCnt), full, full_tile);
       else if (full == 1) full_tile();
       if (rem > 0) all_chunks(static_cast<int>(ceil_div(rem, 4)), rem);
       add_slot(a, kInRow, s.sh * s.in.plane_w * 4);

@@ -75,7 +75,7 @@ void emit_gather(VecEmitter& ve, const GatherSpec& s) {
   a.mov(table, x86::qword_ptr(args, 16));
   add_imm(a, table, s.table_off * 4);
   a.mov(batch, x86::qword_ptr(args, 24));
-  count_down_loop(a, batch, [&] {
+  count_down_loop(ve, batch, Trips::samples(1), [&] {
     if (s.zero_fill) {
       ve.zero(sum);
       a.mov(dst, out);
@@ -85,7 +85,7 @@ void emit_gather(VecEmitter& ve, const GatherSpec& s) {
     if (s.runs > 0) {
       const int64_t entry_bytes = run_entries(T) * 4;
       a.mov(entry, table);
-      counted_loop(a, runs, s.runs, [&] {
+      counted_loop(ve, runs, s.runs, [&] {
         for (int t = 0; t < T; ++t) {
           a.movsxd(src[t], x86::dword_ptr(entry, t * 4));
           a.lea(src[t], x86::ptr(in, src[t], 2));
@@ -134,7 +134,7 @@ void emit_param_elt(VecEmitter& ve, const ParamEltSpec& s) {
   a.mov(out, x86::qword_ptr(args, 8));
   a.mov(weights, x86::qword_ptr(args, 16));
   a.mov(batch, x86::qword_ptr(args, 24));
-  count_down_loop(a, batch, [&] {
+  count_down_loop(ve, batch, Trips::samples(1), [&] {
     a.lea(pa, at(weights, s.a_off * 4));
     a.lea(pb, at(weights, s.b_off * 4));
     chunks(
@@ -201,7 +201,7 @@ void emit_layernorm(VecEmitter& ve, const LayerNormSpec& s) {
   a.mov(weights, x86::qword_ptr(args, 16));
   a.mov(groups, x86::qword_ptr(args, 24));
   a.imul(groups, groups, i32(s.groups));
-  count_down_loop(a, groups, [&] {
+  count_down_loop(ve, groups, Trips::samples(s.groups), [&] {
     auto adv_in = [&](int64_t b) { add_imm(a, src, b); };
     // Pass 1: the mean, in all lanes.
     a.mov(src, in);

@@ -47,11 +47,11 @@ void declare_walk_roles(GpRoles& g) {
 void walk_tiles(VecEmitter& ve, const TileWalk& w, const std::function<void()>& tile) {
   x86::Assembler& a = ve.as();
   a.mov(kN, x86::qword_ptr(kArgs, 24));
-  count_down_loop(a, kN, [&] {
+  count_down_loop(ve, kN, Trips::samples(1), [&] {
     a.mov(kRow, slot(w.sample_slot));
-    counted_loop(a, slot(kOhCnt), w.tiles_h, [&] {
+    counted_loop(ve, slot(kOhCnt), w.tiles_h, [&] {
       a.mov(kCol, kRow);
-      counted_loop(a, slot(kOwtCnt), w.tiles_w, [&] {
+      counted_loop(ve, slot(kOwtCnt), w.tiles_w, [&] {
         tile();
         add_imm(a, kCol, w.col_step);
         add_imm(a, w.packed, w.packed_step);

@@ -252,7 +252,7 @@ void emit_fast_unary(VecEmitter& ve, const FastUnarySpec& s) {
   a.mov(left, x86::qword_ptr(args, 24));
   a.imul(left, left, i32(s.count));
   vector_then_scalar_loop(
-      a, left, W,
+      ve, left, W, Trips::samples(s.count),
       [&] {
         ve.load(x, x86::ptr(in));
         emit_activation_fast(ve, s.act, s.alpha, x, x, t);
@@ -293,7 +293,7 @@ void emit_fast_softmax(VecEmitter& ve, int64_t rows_per_sample, int64_t len) {
     add_imm(a, src, b);
     add_imm(a, dst, b);
   };
-  count_down_loop(a, rows, [&] {
+  count_down_loop(ve, rows, Trips::samples(rows_per_sample), [&] {
     // Row maximum, in all lanes.
     a.mov(src, in);
     a.mov(dst, out);

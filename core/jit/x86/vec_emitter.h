@@ -23,6 +23,7 @@
 
 #include "core/jit/cpu_features.h"
 #include "core/jit/isa.h"
+#include "core/jit/loop_record.h"
 
 namespace nnd::jit {
 
@@ -36,6 +37,11 @@ class VecEmitter {
   VecEmitter& operator=(const VecEmitter&) = delete;
 
   x86::Assembler& as() { return a_; }
+
+  // Where the loop helpers (x86/counted_loop_p.h) record the kernel's loops; null (no recording,
+  // no cost) unless the engine was asked for loop records (JitConfig::record_loops).
+  LoopRecorder* loop_recorder() const { return loops_; }
+  void set_loop_recorder(LoopRecorder* r) { loops_ = r; }
 
   virtual Isa isa() const = 0;
   const IsaTraits& traits() const { return isa_traits(isa()); }  // the ISA's row (core/jit/isa.h)
@@ -116,6 +122,7 @@ class VecEmitter {
   x86::Assembler& a_;
 
  private:
+  LoopRecorder* loops_ = nullptr;
   struct Entry {
     std::array<uint32_t, 16> lanes;
     asmjit::Label label;
