@@ -8,6 +8,10 @@
 //
 //   nnbench [MODEL...] [--isa all|sse4.1|avx2|avx512[,...]] [--repeat N]
 //   nnbench [MODEL...] --load-time [--runs N]    load + compile only, cold and warm (load_time.h)
+//   nnbench [MODEL...] --cpu-model CPU [--isa ...] [--math exact|fast] [--clock GHz] [--kernels|-v]
+//           [--measure]   the robot cost model (tools/cost_model): cycles per call on LLVM's model
+//           of CPU (llvm-mca), per network and with --kernels per kernel; --measure also times
+//           the same code here, at the clock the measured peak loop implies (validation)
 // Without models: the four real networks in ../shared/models (skipped with a message if absent).
 #include <asmjit/x86.h>
 
@@ -33,6 +37,7 @@
 #include "core/ref/reference_engine.h"
 #include "core/util/error.h"
 #include "nnd_version.h"
+#include "tools/cost_model/cost_model.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -190,6 +195,121 @@ bool ort_bench(const fs::path& onnx, int repeat, double* min_us, double* median_
   return true;
 }
 
+struct CostOptions {
+  std::string cpu;
+  nnd::MathMode math = nnd::MathMode::kExact;
+  double clock_ghz = 1.91;  // the robot's Atom E3845
+  bool clock_given = false;
+  bool per_kernel = false;
+  bool measure = false;
+  int repeat = 200;
+};
+
+// The cost model's report: per model and ISA the estimated cycles per batch-1 call on the CPU
+// model, the time at the clock, FLOP/cycle against the model's peak, and per kernel with
+// --kernels. --measure times the same engine here and converts the estimate at the clock the
+// measured peak loop implies (measured GFLOP/s / the model's FLOP/cycle for that loop).
+int run_cost_model(const std::vector<std::string>& models, const std::vector<nnd::jit::Isa>& requested,
+                   bool isas_given, const CostOptions& opt) {
+  using namespace nnd;
+  using jit::Isa;
+  const cost::LlvmTools tools = cost::LlvmTools::find();
+  const cost::CostModel model(tools, cost::probe_cpu_model(tools, opt.cpu));
+  std::vector<Isa> isas;
+  for (Isa isa : requested) {
+    if (model.cpu().isas.has(isa)) {
+      isas.push_back(isa);
+    } else if (isas_given) {
+      std::fprintf(stderr, "nnbench: the CPU model %s cannot run %s (it has: %s)\n", opt.cpu.c_str(), jit::isa_id(isa),
+                   model.cpu().isas.to_string().c_str());
+      return 2;
+    }
+  }
+  if (isas.empty()) {
+    std::fprintf(stderr, "nnbench: the CPU model %s has none of the JIT's ISAs\n", opt.cpu.c_str());
+    return 2;
+  }
+  const jit::CpuFeatures host = jit::detect_cpu_features();
+  std::printf("cost model: llvm-mca -mcpu=%s (%s), ISAs %s, %s math, batch 1\n", opt.cpu.c_str(), tools.mca.c_str(),
+              model.cpu().isas.to_string().c_str(), math_mode_name(opt.math));
+  std::vector<double> peak_fpc, clock;
+  for (Isa isa : isas) {
+    const cost::CostModel::Peak peak = model.peak_flop_per_cycle(isa);
+    peak_fpc.push_back(peak.bound);
+    double ghz = opt.clock_ghz;
+    std::string how = opt.clock_given ? "given" : "the E3845's";
+    if (opt.measure && host.has(isa) && !opt.clock_given) {
+      // The peak loop runs here at the model's scheduled rate if the model is right for it.
+      const double measured = measure_peak(isa);
+      ghz = measured / peak.scheduled;
+      how = "measured peak loop ";
+      how += std::to_string(static_cast<int>(measured));
+      how += " GFLOP/s / its modelled FLOP/cycle";
+    }
+    clock.push_back(ghz);
+    std::printf("peak %-7s %6.2f FLOP/cycle at the model's port bound, %.2f as it schedules the JIT's %s loop "
+                "(12 accumulators); clock %.2f GHz (%s)\n",
+                jit::isa_id(isa), peak.bound, peak.scheduled, jit::isa_traits(isa).fma ? "FMA" : "mul+add", ghz,
+                how.c_str());
+  }
+  int failures = 0;
+  for (const std::string& path : models) {
+    try {
+      const Graph g = load_model(path);
+      for (size_t k = 0; k < isas.size(); ++k) {
+        EngineOptions o;
+        o.engine = EngineKind::kJit;
+        o.isa = isas[k];
+        o.math = opt.math;
+        jit::JitConfig cfg;
+        cfg.features = model.cpu().isas;  // compiled for the model's CPU, not necessarily this one
+        cfg.record_loops_batch = 1;
+        const auto t0 = Clock::now();
+        auto e = jit::make_jit_engine(g, o, cfg);
+        const cost::NetworkCost c = model.estimate(*e, 1);
+        const double est_s = us_since(t0) / 1e6;
+        const double fpc = static_cast<double>(c.flops) / c.cycles;
+        const double us = c.cycles / (clock[k] * 1e3);
+        std::printf("%-28s %-7s %8.3f Mcycles %9.1f us at %.2f GHz  %7.2f MFLOP  %5.2f FLOP/cycle (%3.0f%% of peak)",
+                    fs::path(path).filename().c_str(), jit::isa_id(isas[k]), c.cycles / 1e6, us, clock[k],
+                    static_cast<double>(c.flops) / 1e6, fpc, 100 * fpc / peak_fpc[k]);
+        if (opt.measure && host.has(isas[k])) {
+          auto run = jit::make_jit_engine(g, o);
+          const Stats s = stats(time_runs(*run, 1, opt.repeat));
+          std::printf("  measured %9.1f us, model/measured %.2f", s.min, us / s.min);
+        }
+        std::printf("  [%.1f s]\n", est_s);
+        if (!opt.per_kernel) continue;
+        std::vector<size_t> order(c.kernels.size());
+        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](size_t a, size_t b) { return c.kernels[a].cycles > c.kernels[b].cycles; });
+        std::printf("  %10s %6s %8s %7s %6s  %-30s %s\n", "cycles", "share", "MFLOP", "FLOP/c", "%peak",
+                    "hot block: cyc/run (bound) x runs", "bottleneck / kernel");
+        for (size_t i : order) {
+          const cost::KernelCost& kc = c.kernels[i];
+          char hot[64];
+          std::snprintf(hot, sizeof hot, "%.1f (%.1f) x %lld", kc.hot_cycles_per_run, kc.hot_bound,
+                        static_cast<long long>(kc.hot_runs));
+          const double kfpc = kc.cycles > 0 ? static_cast<double>(kc.flops) / kc.cycles : 0.0;
+          if (kc.flops > 0) {
+            std::printf("  %10.0f %5.1f%% %8.3f %7.2f %5.0f%%  %-30s %s / %s\n", kc.cycles, 100 * kc.cycles / c.cycles,
+                        static_cast<double>(kc.flops) / 1e6, kfpc, 100 * kfpc / peak_fpc[k], hot, kc.bottleneck.c_str(),
+                        kc.name.c_str());
+          } else {
+            std::printf("  %10.0f %5.1f%% %8s %7s %6s  %-30s %s / %s\n", kc.cycles, 100 * kc.cycles / c.cycles, "-", "-",
+                        "-", hot, kc.bottleneck.c_str(), kc.name.c_str());
+          }
+        }
+      }
+    } catch (const Error& e) {
+      std::printf("  error: %s\n", e.what());
+      ++failures;
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -198,11 +318,33 @@ int main(int argc, char** argv) {
   int repeat = 200;
   bool load_time = false;
   int runs = 10;
+  bool isas_given = false;
+  CostOptions cost_opt;
   // A cold load-time run: this process exists only to load one model first thing.
   if (argc == 3 && std::string(argv[1]) == "--load-child") return nnbench::load_time_child(argv[2]);
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--isa" && i + 1 < argc) isa_arg = argv[++i];
+    if (a == "--isa" && i + 1 < argc) {
+      isa_arg = argv[++i];
+      isas_given = true;
+    } else if (a == "--cpu-model" && i + 1 < argc) cost_opt.cpu = argv[++i];
+    else if (a == "--kernels" || a == "-v") cost_opt.per_kernel = true;
+    else if (a == "--measure") cost_opt.measure = true;
+    else if (a == "--clock" && i + 1 < argc) {
+      cost_opt.clock_ghz = std::atof(argv[++i]);
+      cost_opt.clock_given = true;
+      if (!(cost_opt.clock_ghz > 0)) {
+        std::fprintf(stderr, "nnbench: --clock needs a frequency in GHz, got %s\n", argv[i]);
+        return 2;
+      }
+    } else if (a == "--math" && i + 1 < argc) {
+      const std::optional<nnd::MathMode> m = nnd::parse_math_mode(argv[++i]);
+      if (!m) {
+        std::fprintf(stderr, "nnbench: unknown --math '%s' (expected exact or fast)\n", argv[i]);
+        return 2;
+      }
+      cost_opt.math = *m;
+    }
     else if (a == "--load-time") load_time = true;
     else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
@@ -212,6 +354,8 @@ int main(int argc, char** argv) {
     } else if (a == "-h" || a == "--help") {
       std::printf("usage: nnbench [MODEL...] [--isa %s] [--repeat N]\n"
                   "       nnbench [MODEL...] --load-time [--runs N]   (load + compile only, cold and warm)\n"
+                  "       nnbench [MODEL...] --cpu-model CPU [--isa ...] [--math exact|fast] [--clock GHz]\n"
+                  "               [--kernels|-v] [--measure]   (estimated cycles on LLVM's model of CPU: llvm-mca)\n"
                   "       nnbench --version\n",
                   isa_usage().c_str());
       return 0;
@@ -236,6 +380,15 @@ int main(int argc, char** argv) {
   if (std::string bad; !parse_isa_list(isa_arg, &requested, &bad)) {
     std::fprintf(stderr, "nnbench: unknown ISA '%s' in --isa (expected %s)\n", bad.c_str(), isa_usage().c_str());
     return 2;
+  }
+  if (!cost_opt.cpu.empty()) {
+    cost_opt.repeat = repeat;
+    try {
+      return run_cost_model(models, requested, isas_given, cost_opt);
+    } catch (const nnd::Error& e) {
+      std::fprintf(stderr, "nnbench: %s\n", e.what());
+      return 2;
+    }
   }
   for (Isa isa : requested) {
     if (!host.has(isa)) {
