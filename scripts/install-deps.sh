@@ -14,6 +14,7 @@ packages=(
   libgtest-dev googletest             # tests
   libasmjit-dev                       # the JIT engine (core/jit)
   libcapstone-dev                     # tests/jit: decodes the SSE4.1 code to prove it has no VEX/EVEX
+  llvm                                # nnbench --cpu-model (tools/cost_model): llvm-mc, llvm-mca, llc
   libyaml-cpp-dev                     # the daemon's config
   libsystemd-dev                      # sd_notify (READY/RELOADING/STOPPING/WATCHDOG)
   systemd                             # systemd-analyze verify of systemd/nnd.service (test)

@@ -60,13 +60,13 @@ CpuModel probe_cpu_model(const LlvmTools& tools, const std::string& cpu) {
     throw Error(ErrorCode::kUnsupported, "cost model: CPU models of this architecture are not probed yet");
   }
   const ToolRun r = run_tool(tools.llc, {"-mtriple=x86_64", "-mcpu=" + cpu, "-O2", "-o", "-"}, kX86IsaProbe);
-  if (has(r.err, "not a recognized processor") || r.exit_code != 0) {
+  if (has(r.err, "not a recognized processor")) {
     std::string m = "cost model: LLVM does not know the CPU '";
     m += cpu;
     m += "' (the names it knows: llvm-mca -mcpu=help)";
-    if (r.exit_code != 0) m += ": " + r.err.substr(0, 200);
     throw Error(ErrorCode::kInvalidArgument, m);
   }
+  if (r.exit_code != 0) throw Error(ErrorCode::kFormat, "cost model: llc failed on the ISA probe: " + r.err.substr(0, 300));
   CpuModel m;
   m.cpu = cpu;
   m.arch = jit::Arch::kX86_64;
