@@ -15,6 +15,7 @@
 #include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/stack_frame_p.h"
 #include "tests/jit/jit_test_util.h"
+#include "tests/jit/kitchen_sink.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -153,6 +154,42 @@ TEST_P(JitLoopRecordsIsa, GemmMultipliesMatchItsShape) {
   for (int64_t batch : {1, 2, 4}) {
     EXPECT_EQ(network_multiplies(g, GetParam(), batch), batch * 5 * 20 * 32 / W) << "batch " << batch;
   }
+}
+
+// No loop escapes the records: in every kernel of the kitchen-sink network (every kernel family,
+// planar and Winograd included), each backward jump is the back edge of a record that starts at
+// its target and ends right after it.
+TEST_P(JitLoopRecordsIsa, EveryBackwardJumpClosesARecord) {
+  EngineOptions o;
+  o.engine = EngineKind::kJit;
+  o.isa = GetParam();
+  JitConfig cfg;
+  cfg.features = CpuFeatures{}.add(Isa::kSse41).add(Isa::kAvx2).add(Isa::kAvx512);
+  cfg.record_loops_batch = 2;
+  auto e = make_jit_engine(kitchen_sink(), o, cfg);
+  csh h;
+  ASSERT_EQ(cs_open(CS_ARCH_X86, CS_MODE_64, &h), CS_ERR_OK);
+  cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+  size_t back_edges = 0;
+  for (const CompiledKernel& k : e->kernels()) {
+    cs_insn* insn = nullptr;
+    const size_t n = cs_disasm(h, k.bytes.data(), k.code_size, 0, 0, &insn);
+    for (size_t i = 0; i < n; ++i) {
+      const cs_insn& in = insn[i];
+      bool jump = false;
+      for (uint8_t g = 0; g < in.detail->groups_count; ++g) jump = jump || in.detail->groups[g] == X86_GRP_JUMP;
+      if (!jump || in.detail->x86.op_count != 1 || in.detail->x86.operands[0].type != X86_OP_IMM) continue;
+      const uint64_t target = static_cast<uint64_t>(in.detail->x86.operands[0].imm);
+      if (target > in.address) continue;
+      ++back_edges;
+      bool closes = false;
+      for (const LoopRecord& r : k.loops) closes = closes || (r.begin == target && r.end == in.address + in.size);
+      EXPECT_TRUE(closes) << k.name << ": the back edge at " << in.address << " to " << target << " closes no record";
+    }
+    cs_free(insn, n);
+  }
+  cs_close(&h);
+  EXPECT_GT(back_edges, 20u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, JitLoopRecordsIsa, ::testing::ValuesIn(all_isas()), isa_param_name);

@@ -1,6 +1,8 @@
 // Run-time loops for the kernel generators (private): the `mov counter, n; L: body; dec counter;
 // jnz L` shape written once, the vector-then-scalar element loop, and chunks() over a span of
-// floats. A counter is a general-purpose register or a stack slot (x86/stack_frame_p.h).
+// floats. A counter is a general-purpose register or a stack slot (x86/stack_frame_p.h). Each
+// loop records its body's code range and count when the emitter has a loop recorder (the cost
+// model's loop records, core/jit/loop_record.h); loops written by hand use RecordedRegion.
 #pragma once
 
 #include <concepts>
