@@ -51,8 +51,8 @@ bool write_in_place(LowerContext& cx, const Node& n, size_t first, int dying) {
   if (std::find(reads.begin(), reads.end(), src) == reads.end()) return false;
   const PlanBuffer& in = cx.buffers[static_cast<size_t>(src)];
   const PlanBuffer& out = cx.buffers[static_cast<size_t>(dst)];
-  if (in.kind != PlanBuffer::kArena || in.placed || in.floats != cx.out_count(n)) return false;
-  if (out.kind != PlanBuffer::kArena || out.placed) return false;
+  if (in.kind != PlanBuffer::kArena || in.floats != cx.out_count(n)) return false;
+  if (out.kind != PlanBuffer::kArena) return false;
   for (size_t k = first; k < cx.kernels.size(); ++k) {
     for (int& b : cx.kernels[k].in) b = b == dst ? src : b;
     if (cx.kernels[k].out == dst) cx.kernels[k].out = src;

@@ -5,7 +5,8 @@
 // the output stays in the cache lines the input just occupied.
 //
 // The graph decides which input dies where (liveness); the node's plan decides whether its kernels
-// can overwrite it, so nothing here re-predicts what lowering emits.
+// can overwrite it, so nothing here re-predicts what lowering emits. Padded storage runs later on
+// the whole plan and never borders a buffer an in-place layer writes (it has two writers).
 #pragma once
 
 #include <cstddef>

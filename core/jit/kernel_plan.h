@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/jit/kernel_name.h"
-#include "core/jit/padded_storage.h"
+#include "core/jit/padded_store.h"
 #include "core/jit/x86/kernels.h"
 #include "core/jit/x86/kernels_planar.h"
 #include "core/jit/x86/kernels_shape.h"
@@ -85,12 +85,35 @@ struct PlannedKernel {
   std::vector<int> in;  // buffers read, in the order the kernel's input pointers take them
   int out = -1;         // buffer written
   int node = -1;        // index in Graph::nodes (-1: an input's uint8 conversion)
+  // Declared by lowering (property "reads padding"): the kernel reads its first input, a tensor of
+  // (h, w, c) per sample, as the interior of a bordered tensor with this border and fill; it is
+  // the pad copy or planar pack in front of a window layer. Padded storage (padded_storage.h) may
+  // then give that input a bordered buffer (read_bordered_input).
+  std::optional<PaddedStore> reads_padding;
 };
 
-// Kernel properties planning relies on.
+// ---- kernel properties the planning passes rely on ----
+
 // Element-wise: reads element i of every input before writing element i of its output, all of one
 // size, so the output may overwrite an input (in_place.h).
 bool runs_in_place(const KernelSpec& spec);
+
+// Accepts an output placement: the kernel can write its whole output, a tensor of store's (h, w, c)
+// per sample, through an OutPlacement into the interior of a `store` buffer (padded_storage.h), and
+// nothing it reads has the output's layout (a fused residual would have to be bordered as well).
+// The spatial conv, depthwise and pooling windows, the planar conv and the Winograd output kernel
+// write through a placement; a GEMM (rows mode) whose rows are the store's pixels becomes the same
+// 1x1 spatial conv (same weights) to do so.
+bool accepts_output_placement(const KernelSpec& spec, const PaddedStore& store);
+
+// Rewrites k (accepts_output_placement(k.spec, store)) to write the interior of a `store` buffer;
+// a GEMM becomes a 1x1 conv and is renamed.
+void place_output(PlannedKernel& k, const PaddedStore& store);
+
+// Rewrites k (which reads padding: k.reads_padding) to read its input from a bordered buffer whose
+// interior its producer wrote: a pad copy becomes a border fill in place ("padborder"; the caller
+// points its output at the input buffer), a planar pack reads the interior through strides.
+void read_bordered_input(PlannedKernel& k);
 
 // The name of a kernel computing `spec` as `op`: epilogue and tile come from the spec.
 KernelName kernel_name(const std::string& op, const KernelSpec& spec, Isa isa, const std::string& variant = "");

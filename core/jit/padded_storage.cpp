@@ -1,113 +1,92 @@
-// Which values get bordered storage (see padded_storage.h).
+// Which buffers get bordered storage, decided on the kernel plan (see padded_storage.h).
 #include "core/jit/padded_storage.h"
 
-#include <algorithm>
-#include <limits>
-#include <type_traits>
-#include <variant>
-
-#include "core/ir/conv_geometry.h"
-#include "core/jit/x86/kernels.h"
+#include <cstddef>
+#include <vector>
 
 namespace nnd::jit {
 
 namespace {
 
-// The consumer's view of its input: (h, w, c) per sample, rank-1 layers as h = 1.
-bool hwc_of(const Dims& s, int rank, PaddedStore& p) {
-  if (rank == 1 && s.size() == 2) {
-    p.h = 1;
-    p.w = s[0];
-    p.c = s[1];
-    return true;
+// Per buffer: how many kernels write it and read it (a kernel reading it twice counts twice), and
+// the last of each.
+struct BufferUse {
+  int writes = 0, reads = 0;
+  int writer = -1, reader = -1;
+};
+
+std::vector<BufferUse> buffer_uses(const LowerContext& cx) {
+  std::vector<BufferUse> use(cx.buffers.size());
+  for (size_t k = 0; k < cx.kernels.size(); ++k) {
+    const PlannedKernel& pk = cx.kernels[k];
+    BufferUse& out = use[static_cast<size_t>(pk.out)];
+    ++out.writes;
+    out.writer = static_cast<int>(k);
+    for (int b : pk.in) {
+      ++use[static_cast<size_t>(b)].reads;
+      use[static_cast<size_t>(b)].reader = static_cast<int>(k);
+    }
   }
-  if (rank == 2 && s.size() == 3) {
-    p.h = s[0];
-    p.w = s[1];
-    p.c = s[2];
-    return true;
-  }
-  return false;
+  return use;
 }
 
-// The padding of a window over an (h, w) input (as lowering's pads_for, lower/lower_context.h).
-void window_pads(const Window& win, PaddedStore& p) {
-  const AxisGeometry gh = window_h(win, p.h);
-  const AxisGeometry gw = window_w(win, p.w);
-  p.top = gh.pad_before;
-  p.left = gw.pad_before;
-  p.bottom = std::max<int64_t>(0, (gh.out - 1) * win.stride_h + gh.kernel_eff - p.h - p.top);
-  p.right = std::max<int64_t>(0, (gw.out - 1) * win.stride_w + gw.kernel_eff - p.w - p.left);
-}
-
-bool any_padding(const PaddedStore& p) { return p.top || p.bottom || p.left || p.right; }
-
-// Whether node n writes its output with a placement-aware spatial kernel and nothing after it.
-bool producer_can_place(const Graph& g, const Node& n) {
-  return std::visit(
-      [&](const auto& p) -> bool {
-        using T = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, ConvParams> || std::is_same_v<T, DepthwiseConvParams> ||
-                      std::is_same_v<T, SeparableConvParams>) {
-          return !p.residual && act_fusable(p.activation);
-        } else if constexpr (std::is_same_v<T, PoolParams>) {
-          if (p.kind == PoolKind::kMax) return true;
-          // Average pooling over padding rescales its output densely afterwards (f32-posscale).
-          PaddedStore own;
-          if (n.inputs.empty() || !hwc_of(g.values[static_cast<size_t>(n.inputs[0])].shape, p.rank, own)) return false;
-          window_pads(p.window, own);
-          return !any_padding(own);
-        } else {
-          return false;
-        }
-      },
-      n.params);
+// Drops the buffers replaced_by names a replacement for (every reference moves to it) and renumbers
+// the others, keeping their order: the memory plan assigns offsets in buffer order.
+void drop_buffers(LowerContext& cx, const std::vector<int>& replaced_by) {
+  std::vector<int> index(cx.buffers.size(), -1);
+  std::vector<PlanBuffer> kept;
+  for (size_t b = 0; b < cx.buffers.size(); ++b) {
+    if (replaced_by[b] >= 0) continue;
+    index[b] = static_cast<int>(kept.size());
+    kept.push_back(std::move(cx.buffers[b]));
+  }
+  auto renumber = [&](int& b) {
+    if (b < 0) return;
+    const int target = replaced_by[static_cast<size_t>(b)] >= 0 ? replaced_by[static_cast<size_t>(b)] : b;
+    b = index[static_cast<size_t>(target)];
+  };
+  for (PlannedKernel& k : cx.kernels) {
+    for (int& b : k.in) renumber(b);
+    renumber(k.out);
+  }
+  for (int& b : cx.value_buf) renumber(b);
+  for (GraphInputBuffers& in : cx.inputs) {
+    renumber(in.input);
+    renumber(in.u8);
+  }
+  cx.buffers = std::move(kept);
 }
 
 }  // namespace
 
-std::optional<PaddedStore> input_padding_of(const Graph& g, const Node& consumer) {
-  if (consumer.inputs.empty()) return std::nullopt;
-  const Dims& shape = g.values[static_cast<size_t>(consumer.inputs[0])].shape;
-  return std::visit(
-      [&](const auto& p) -> std::optional<PaddedStore> {
-        using T = std::decay_t<decltype(p)>;
-        PaddedStore s;
-        if constexpr (std::is_same_v<T, ConvParams> || std::is_same_v<T, PoolParams>) {
-          if (!hwc_of(shape, p.rank, s)) return std::nullopt;
-          window_pads(p.window, s);
-          if constexpr (std::is_same_v<T, PoolParams>) {
-            if (p.kind == PoolKind::kMax) s.fill = -std::numeric_limits<float>::infinity();
-          }
-        } else if constexpr (std::is_same_v<T, DepthwiseConvParams> || std::is_same_v<T, SeparableConvParams>) {
-          if (p.depth_multiplier != 1 || !hwc_of(shape, p.rank, s)) return std::nullopt;
-          window_pads(p.window, s);
-        } else {
-          return std::nullopt;
-        }
-        if (!any_padding(s)) return std::nullopt;
-        return s;
-      },
-      consumer.params);
-}
-
-std::vector<std::optional<PaddedStore>> plan_padded_storage(const Graph& g) {
-  std::vector<std::optional<PaddedStore>> plan(g.values.size());
-  std::vector<int> readers(g.values.size(), 0), producer(g.values.size(), -1);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (ValueId v : g.nodes[i].inputs) ++readers[static_cast<size_t>(v)];
-    producer[static_cast<size_t>(g.nodes[i].output)] = static_cast<int>(i);
+int plan_padded_storage(LowerContext& cx) {
+  const std::vector<BufferUse> use = buffer_uses(cx);
+  // Graph outputs not written into their slot are copied from their buffer after the run.
+  std::vector<bool> read_after_run(cx.buffers.size(), false);
+  for (ValueId v : cx.g.outputs) {
+    const int b = cx.value_buf[static_cast<size_t>(v)];
+    if (b >= 0) read_after_run[static_cast<size_t>(b)] = true;
   }
-  for (ValueId v : g.outputs) readers[static_cast<size_t>(v)] += 2;  // never bordered
-  for (const Node& n : g.nodes) {
-    const std::optional<PaddedStore> need = input_padding_of(g, n);
-    if (!need) continue;
-    const auto v = static_cast<size_t>(n.inputs[0]);
-    if (readers[v] != 1 || producer[v] < 0) continue;
-    if (!producer_can_place(g, g.nodes[static_cast<size_t>(producer[v])])) continue;
-    plan[v] = need;
+  std::vector<int> replaced_by(cx.buffers.size(), -1);
+  int bordered = 0;
+  for (size_t b = 0; b < cx.buffers.size(); ++b) {
+    const BufferUse& u = use[b];
+    if (cx.buffers[b].kind != PlanBuffer::kArena || read_after_run[b] || u.writes != 1 || u.reads != 1) continue;
+    PlannedKernel& producer = cx.kernels[static_cast<size_t>(u.writer)];
+    PlannedKernel& reader = cx.kernels[static_cast<size_t>(u.reader)];
+    if (!reader.reads_padding || reader.in.empty() || reader.in[0] != static_cast<int>(b)) continue;
+    const PaddedStore store = *reader.reads_padding;
+    if (!accepts_output_placement(producer.spec, store)) continue;
+    place_output(producer, store);
+    cx.buffers[b].floats = store.padded_floats();
+    cx.buffers[b].placed = store;
+    read_bordered_input(reader);
+    // A border fill works in place: the pad copy's own buffer is no longer needed.
+    if (std::holds_alternative<PadSpec>(reader.spec)) replaced_by[static_cast<size_t>(reader.out)] = static_cast<int>(b);
+    ++bordered;
   }
-  return plan;
+  drop_buffers(cx, replaced_by);
+  return bordered;
 }
 
 }  // namespace nnd::jit

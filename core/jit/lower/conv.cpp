@@ -35,7 +35,7 @@ namespace {
 // SSE4.1 convolutions with few input channels (planar_conv_suits): the input is rearranged into
 // channel/phase planes (planar-pack), then the planar conv computes 4 pixels per vector.
 void planar_conv(LowerContext& cx, const Node& n, const ConvParams& p, const Hwc& in, const Pads& pd, int src,
-                 int dst, int residual, const OutPlacement& place) {
+                 int dst, int residual) {
   const Window& w = p.window;
   PlanarPackSpec ps;
   ps.in_h = in.h;
@@ -44,17 +44,12 @@ void planar_conv(LowerContext& cx, const Node& n, const ConvParams& p, const Hwc
   ps.left = pd.left;
   ps.out = planar_layout(in.c, pd.h.out, pd.w.out, w.kernel_h, w.kernel_w, w.stride_h, w.stride_w, w.dilation_h,
                          w.dilation_w);
-  if (const std::optional<PaddedStore>& placed = cx.buffers[static_cast<size_t>(src)].placed) {
-    // Its producer wrote the interior of a bordered buffer: read that, the border is not needed.
-    ps.src_row_floats = placed->row_floats();
-    ps.src_sample_floats = placed->padded_floats();
-    ps.src_offset = placed->interior_offset();
-  } else {
-    ps.src_row_floats = in.w * in.c;
-    ps.src_sample_floats = in.h * in.w * in.c;
-  }
+  ps.src_row_floats = in.w * in.c;
+  ps.src_sample_floats = in.h * in.w * in.c;
   const int planes = cx.new_buffer(ps.out.sample_floats(), n.name + ":planar");
   cx.add(n, "planar-pack", ps, {src}, planes);
+  // The pack supplies the zero border itself, so it can read the interior of a bordered input.
+  cx.kernels.back().reads_padding = PaddedStore{in.h, in.w, in.c, pd.top, pd.bottom, pd.left, pd.right, 0.0f};
   PlanarConvSpec cs;
   cs.in = ps.out;
   cs.out_h = pd.h.out;
@@ -68,7 +63,6 @@ void planar_conv(LowerContext& cx, const Node& n, const ConvParams& p, const Hwc
   cs.has_bias = !p.bias.empty();
   cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
   cs.residual = residual >= 0;
-  cs.out_place = place;
   plan_planar_blocking(cs);
   std::vector<float> blob;
   pack_planar_conv_weights(cs, p.kernel.data, p.bias.empty() ? nullptr : &p.bias.data, blob);
@@ -84,7 +78,7 @@ void planar_conv(LowerContext& cx, const Node& n, const ConvParams& p, const Hwc
 // the padded input per 2x2 output tile, a 16-group 1x1 f32-conv multiplies each transform point
 // by its transformed weights, f32-wino-out transforms back and runs the epilogue.
 void winograd_conv(LowerContext& cx, const Node& n, const ConvParams& p, const Hwc& in, const Pads& pd, int src,
-                   int dst, int residual, const OutPlacement& place) {
+                   int dst, int residual) {
   Hwc padded;
   const int b = pad_step(cx, n, src, in, 1, pd, 0.0f, &padded);
   const int64_t th = pd.h.out / 2, tw = pd.w.out / 2;
@@ -110,7 +104,6 @@ void winograd_conv(LowerContext& cx, const Node& n, const ConvParams& p, const H
   if (os.has_bias) os.bias_off = cx.add_weights(p.bias.data);
   os.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
   os.residual = residual >= 0;
-  os.out_place = place;
   std::vector<int> ins{m};
   if (os.residual) ins.push_back(residual);
   cx.add(n, "wino-out", os, ins, dst);
@@ -139,15 +132,13 @@ void lower(LowerContext& cx, const Node& n, const ConvParams& p) {
   cs.has_bias = !p.bias.empty();
   cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
   int src = cx.in_buf(n, 0);
-  cs.out_place = cx.placement_for(n, dst);
   const int residual = cx.residual_buf(n, p.residual);
   if (winograd_suits(isa_traits(cx.isa), p.groups, in.c, p.filters, w, pd.h.out, pd.w.out)) {
-    winograd_conv(cx, n, p, in, pd, src, dst, residual, cs.out_place);
+    winograd_conv(cx, n, p, in, pd, src, dst, residual);
   } else if (planar_conv_suits(isa_traits(cx.isa), p.groups, in.c, p.filters, w.kernel_h, w.kernel_w, pd.w.out)) {
-    planar_conv(cx, n, p, in, pd, src, dst, residual, cs.out_place);
+    planar_conv(cx, n, p, in, pd, src, dst, residual);
   } else {
-    if (w.kernel_h == 1 && w.kernel_w == 1 && w.stride_h == 1 && w.stride_w == 1 && p.groups == 1 &&
-        cs.out_place.dense()) {
+    if (w.kernel_h == 1 && w.kernel_w == 1 && w.stride_h == 1 && w.stride_w == 1 && p.groups == 1) {
       cs.rows_mode = true;
     } else {
       Hwc padded;

@@ -9,8 +9,7 @@
 namespace nnd::jit {
 
 void depthwise_step(LowerContext& cx, const Node& n, const Window& win, const Weights& kernel, const Weights* bias,
-                    int64_t dm, ActivationKind act, int src, int dst, const Hwc& in, const Pads& pd, int residual,
-                    OutPlacement place) {
+                    int64_t dm, ActivationKind act, int src, int dst, const Hwc& in, const Pads& pd, int residual) {
   Hwc padded;
   const int b = pad_step(cx, n, src, in, dm, pd, 0.0f, &padded);
   WindowSpec ws = window_geometry(WindowOp::kDepthwise, win, padded, padded.c, pd);
@@ -27,7 +26,6 @@ void depthwise_step(LowerContext& cx, const Node& n, const Window& win, const We
   ws.weight_off += off;
   ws.bias_off += off;
   ws.residual = residual >= 0;
-  ws.out_place = place;
   std::vector<int> ins{b};
   if (ws.residual) ins.push_back(residual);
   cx.add(n, "dwconv", ws, ins, dst);
@@ -38,8 +36,7 @@ void lower(LowerContext& cx, const Node& n, const DepthwiseConvParams& p) {
   const int dst = cx.output_buffer(n);
   const Hwc in = as_hwc(p.rank, cx.in_shape(n));
   depthwise_step(cx, n, p.window, p.kernel, p.bias.empty() ? nullptr : &p.bias, p.depth_multiplier, p.activation,
-                 cx.in_buf(n, 0), dst, in, pads_for(p.window, in), cx.residual_buf(n, p.residual),
-                 cx.placement_for(n, dst));
+                 cx.in_buf(n, 0), dst, in, pads_for(p.window, in), cx.residual_buf(n, p.residual));
 }
 
 void lower(LowerContext& cx, const Node& n, const SeparableConvParams& p) {
@@ -53,14 +50,8 @@ void lower(LowerContext& cx, const Node& n, const SeparableConvParams& p) {
   ConvSpec cs = conv_spec(cx, mid_c, p.filters);
   cs.in_c = mid_c;
   cs.out_c = p.filters;
-  cs.out_place = cx.placement_for(n, dst);
-  if (cs.out_place.dense()) {
-    cs.rows_mode = true;
-    cs.out_w = pd.h.out * pd.w.out;
-  } else {  // 1x1 spatial conv over the depthwise output, writing the bordered interior
-    cs.in_h = cs.out_h = pd.h.out;
-    cs.in_w = cs.out_w = pd.w.out;
-  }
+  cs.rows_mode = true;  // padded storage may make it a 1x1 spatial conv (kernel_plan.h: place_output)
+  cs.out_w = pd.h.out * pd.w.out;
   cs.has_bias = !p.bias.empty();
   cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
   conv_step(cx, n, cs, p.pointwise_kernel, p.bias, mid, dst, "", cx.residual_buf(n, p.residual));

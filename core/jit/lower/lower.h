@@ -26,8 +26,9 @@
 
 namespace nnd::jit {
 
-// Plans the whole graph into cx: the inputs' buffers (and their uint8 conversion buffers), padded
-// storage, every node, and in-place reuse on the nodes' plans (in_place.h).
+// Plans the whole graph into cx: the inputs' buffers (and their uint8 conversion buffers), every
+// node, in-place reuse on each node's plan (in_place.h), then padded storage on the whole plan
+// (padded_storage.h).
 void lower_graph(LowerContext& cx);
 
 // Plans the kernels of node n into cx.
@@ -82,9 +83,9 @@ void helper_step(LowerContext& cx, const Node& n, int src, int dst, HelperTag ta
 void param_step(LowerContext& cx, const Node& n, ParamOp op, const std::vector<float>& a, const std::vector<float>* b,
                 int src, int dst);
 
-// pad.cpp. Pads (and replicates channels dm times) into a new arena buffer when needed, or fills
-// only the border when the producer wrote the interior of src (padded storage); returns the
-// buffer to read and its padded geometry.
+// pad.cpp. Pads (and replicates channels dm times) into a new arena buffer when needed; returns the
+// buffer to read and its padded geometry. A plain pad declares that it reads padding, so padded
+// storage (padded_storage.h) may turn it into a border fill afterwards.
 int pad_step(LowerContext& cx, const Node& n, int src, const Hwc& in, int64_t dm, const Pads& pd, float value,
              Hwc* padded);
 
@@ -98,7 +99,7 @@ void conv_step(LowerContext& cx, const Node& n, ConvSpec cs, const Weights& kern
 // depthwise.cpp. A depthwise window (channels replicated dm times), then `act` when not fused.
 void depthwise_step(LowerContext& cx, const Node& n, const Window& win, const Weights& kernel, const Weights* bias,
                     int64_t dm, ActivationKind act, int src, int dst, const Hwc& in, const Pads& pd,
-                    int residual = -1, OutPlacement place = {});
+                    int residual = -1);
 
 // shape.cpp. A copy kernel following an index map (out index -> in index, -1 = zero).
 void gather_step(LowerContext& cx, const Node& n, const std::vector<int64_t>& map, int64_t in_count, int src,

@@ -90,19 +90,9 @@ int LowerContext::output_buffer(const Node& n) {
     buffers[static_cast<size_t>(dst)].kind = PlanBuffer::kOutput;
     buffers[static_cast<size_t>(dst)].index = static_cast<int>(i);
   }
-  if (dst < 0) {
-    const auto& ps = padded[static_cast<size_t>(v)];
-    dst = new_buffer(ps ? ps->padded_floats() : count, g.values[v].name);
-  }
+  if (dst < 0) dst = new_buffer(count, g.values[v].name);
   value_buf[static_cast<size_t>(n.output)] = dst;
   return dst;
-}
-
-OutPlacement LowerContext::placement_for(const Node& n, int dst) {
-  const auto& ps = padded[static_cast<size_t>(n.output)];
-  if (!ps) return {};
-  buffers[static_cast<size_t>(dst)].placed = *ps;
-  return {ps->row_floats(), ps->padded_floats(), ps->interior_offset()};
 }
 
 }  // namespace nnd::jit

@@ -1,5 +1,5 @@
-// The state lowering builds up: buffers, planned kernels, the weight blob, and the decisions made
-// before lowering (padded storage, in-place reuse). Each operator's lowering unit (lower.h) adds to
+// The state lowering builds up: buffers, planned kernels, the weight blob, and the planning
+// decisions taken on them (in-place reuse). Each operator's lowering unit (lower.h) adds to
 // it through these primitives and knows nothing else of the engine.
 #pragma once
 
@@ -47,7 +47,6 @@ class LowerContext {
   std::vector<PlannedKernel> kernels;
   std::vector<float> weights;
   std::vector<int> value_buf;                       // per value: its buffer
-  std::vector<std::optional<PaddedStore>> padded;   // per value: bordered storage (padded_storage.h)
   std::vector<int> reused_input;                    // per node: input whose storage it took (in_place.h), or -1
   std::vector<GraphInputBuffers> inputs;            // per graph input
 
@@ -65,14 +64,11 @@ class LowerContext {
   const Dims& out_shape(const Node& n) const { return g.values[n.output].shape; }
   int64_t out_count(const Node& n) const;
 
-  // The buffer n writes its output to: the caller's output slot, or a new arena buffer (bordered
-  // when padded storage chose so). Sets value_buf.
+  // The buffer n writes its output to: the caller's output slot, or a new dense arena buffer
+  // (padded storage may border it later). Sets value_buf.
   int output_buffer(const Node& n);
   // Layers whose output is their input's storage (Flatten, Reshape, Identity).
   void alias_output(const Node& n) { value_buf[static_cast<size_t>(n.output)] = in_buf(n, 0); }
-  // Where the producer of n's output writes it: the interior of its bordered buffer when the
-  // output has padded storage (the buffer is then marked as placed), else dense.
-  OutPlacement placement_for(const Node& n, int dst);
 };
 
 }  // namespace nnd::jit

@@ -51,7 +51,6 @@ void lower_node(LowerContext& cx, const Node& n) { std::visit(LowerKind{cx, n}, 
 
 void lower_graph(LowerContext& cx) {
   const Graph& g = cx.g;
-  cx.padded = plan_padded_storage(g);
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const ValueId v = g.inputs[i];
     const int64_t count = element_count(g.values[v].shape, g.values[v].name);
@@ -69,6 +68,7 @@ void lower_graph(LowerContext& cx) {
     lower_node(cx, g.nodes[i]);
     write_in_place(cx, g.nodes[i], first, dying[i]);
   }
+  plan_padded_storage(cx);
 }
 
 }  // namespace nnd::jit

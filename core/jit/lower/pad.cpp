@@ -7,16 +7,11 @@ int pad_step(LowerContext& cx, const Node& n, int src, const Hwc& in, int64_t dm
              Hwc* padded) {
   *padded = {in.h + pd.top + pd.bottom, in.w + pd.left + pd.right, in.c * dm};
   if (pd.top == 0 && pd.bottom == 0 && pd.left == 0 && pd.right == 0 && dm == 1) return src;
-  const std::optional<PaddedStore>& placed = cx.buffers[static_cast<size_t>(src)].placed;
-  if (dm == 1 && placed && *placed == PaddedStore{in.h, in.w, in.c, pd.top, pd.bottom, pd.left, pd.right, value}) {
-    // The producer wrote the interior already: fill the border in place.
-    PadSpec ps{in.h, in.w, in.c, 1, pd.top, pd.bottom, pd.left, pd.right, value, false, true};
-    cx.add(n, "padborder", ps, {src}, src);
-    return src;
-  }
   const int b = cx.new_buffer(padded->h * padded->w * padded->c, n.name + ":padded");
   PadSpec ps{in.h, in.w, in.c, dm, pd.top, pd.bottom, pd.left, pd.right, value, false};
   cx.add(n, "pad", ps, {src}, b);
+  // Replicating channels (dm > 1) is more than a border: only a plain pad may become a border fill.
+  if (dm == 1) cx.kernels.back().reads_padding = PaddedStore{in.h, in.w, in.c, pd.top, pd.bottom, pd.left, pd.right, value};
   return b;
 }
 

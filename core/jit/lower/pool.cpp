@@ -23,7 +23,6 @@ void lower_pool(LowerContext& cx, const Node& n, PoolKind kind, const Window& wi
   if (kind == PoolKind::kAverage && !padded_any) {
     ws.scale = static_cast<float>(1.0 / static_cast<double>(win.kernel_h * win.kernel_w));
   }
-  ws.out_place = cx.placement_for(n, dst);
   cx.add(n, kind == PoolKind::kMax ? "maxpool" : "avgpool", ws, {src}, dst);
   if (kind == PoolKind::kAverage && padded_any) {
     // Average over the valid (unpadded) positions of each window, as TensorFlow does.
