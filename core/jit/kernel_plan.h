@@ -3,8 +3,8 @@
 // engine compiles it afterwards, kernel by kernel in plan order, through emit_kernel() (the one
 // place where lowering meets an instruction set: core/jit/x86/emit_kernel.h).
 //
-// The spec structs themselves are plain data (shapes, offsets into the weight blob, fused
-// epilogues); the ones of the big generators are declared next to them in core/jit/x86/.
+// The spec structs are plain, architecture-neutral data declared in core/jit/specs/ (KernelSpec:
+// specs/kernel_spec.h), so another architecture's emitter compiles the same plans.
 #pragma once
 
 #include <cstdint>
@@ -15,49 +15,9 @@
 
 #include "core/jit/kernel_name.h"
 #include "core/jit/padded_store.h"
-#include "core/jit/x86/kernels.h"
-#include "core/jit/x86/kernels_planar.h"
-#include "core/jit/x86/kernels_shape.h"
-#include "core/jit/x86/kernels_winograd.h"
-#include "core/jit/x86/math.h"
+#include "core/jit/specs/kernel_spec.h"
 
 namespace nnd::jit {
-
-// f32-merge: y = x0 op x1 op ... over batch*count floats (same shapes), divided by `divisor`.
-struct MergeSpec {
-  BinOp op = BinOp::kAdd;
-  int inputs = 2;
-  int64_t count = 1;
-  float divisor = 1.0f;  // Average: the number of inputs
-};
-
-// f32-concat: per outer index, copies inner[i] floats of each input in turn.
-struct ConcatSpec {
-  int64_t outer = 1;
-  std::vector<int64_t> inner;
-};
-
-// f32-call-*: out = helper(in) over batch*count floats, parameters at params_off in the weights.
-struct HelperCallSpec {
-  int helper = 0;  // kernel_helpers.h
-  int64_t count = 1;
-  int64_t params_off = 0;
-};
-
-// f32-fast-softmax: softmax over rows of `len` contiguous floats.
-struct FastSoftmaxSpec {
-  int64_t rows = 1, len = 1;
-};
-
-// f32-posscale: y[n, p, c] *= map[p] (average pooling over padding).
-struct PositionScaleSpec {
-  int64_t positions = 1, channels = 1, map_off = 0;
-};
-
-using KernelSpec =
-    std::variant<ConvSpec, WindowSpec, PadSpec, UnarySpec, FastUnarySpec, FastSoftmaxSpec, HelperCallSpec,
-                 MergeSpec, ConcatSpec, PositionScaleSpec, PlanarPackSpec, PlanarConvSpec, WinogradInSpec,
-                 WinogradOutSpec, GatherSpec, ParamEltSpec, LayerNormSpec>;
 
 // A tensor buffer of the plan. Sizes are per sample, in floats.
 struct PlanBuffer {

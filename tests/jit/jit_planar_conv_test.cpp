@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "core/jit/kernel_config.h"
 #include "core/jit/x86/kernels_planar.h"
 #include "tests/jit/jit_test_util.h"
 

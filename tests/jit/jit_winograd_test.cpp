@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/jit/kernel_config.h"
 #include "core/jit/x86/kernels_winograd.h"
 #include "tests/jit/jit_test_util.h"
 

@@ -714,55 +714,6 @@ void emit_unary_op(VecEmitter& ve, const UnarySpec& s, int x, int t, int u) {
 
 // ---- public generators ----------------------------------------------------------------------
 
-bool act_fusable(ActivationKind k) {
-  return k == ActivationKind::kLinear || k == ActivationKind::kRelu || k == ActivationKind::kRelu6;
-}
-
-bool unary_vectorised(ActivationKind k) {
-  using K = ActivationKind;
-  switch (k) {
-    case K::kLinear: case K::kRelu: case K::kRelu6: case K::kLeakyRelu: case K::kHardSigmoidK2:
-    case K::kHardSigmoidK3: case K::kHardSwish: case K::kSoftsign: case K::kReciprocal: case K::kSqrt:
-    case K::kAbs:
-      return true;
-    default:
-      return false;
-  }
-}
-
-void pack_conv_weights(ConvSpec& s, int width, const std::vector<float>& kernel, const std::vector<float>* bias,
-                       std::vector<float>& blob) {
-  const int64_t cw = int64_t{s.blocking.vmax} * width, nb = ceil_div(s.cout_g, cw);
-  const int64_t filters = s.cout_g * s.groups;
-  s.group_weight_off.clear();
-  s.group_bias_off.clear();
-  auto align = [&] { blob.resize((blob.size() + 15) / 16 * 16, 0.0f); };
-  for (int64_t g = 0; g < s.groups; ++g) {
-    align();
-    s.group_weight_off.push_back(static_cast<int64_t>(blob.size()));
-    for (int64_t b = 0; b < nb; ++b) {
-      const int64_t vb = std::min<int64_t>(s.blocking.vmax, ceil_div(s.cout_g - b * cw, width));
-      for (int64_t kh = 0; kh < s.kh; ++kh) {
-        for (int64_t kw = 0; kw < s.kw; ++kw) {
-          for (int64_t ci = 0; ci < s.cin_g; ++ci) {
-            for (int64_t j = 0; j < vb * width; ++j) {
-              const int64_t oc = b * cw + j;
-              blob.push_back(oc < s.cout_g
-                                 ? kernel[static_cast<size_t>(((kh * s.kw + kw) * s.cin_g + ci) * filters + g * s.cout_g + oc)]
-                                 : 0.0f);
-            }
-          }
-        }
-      }
-    }
-    align();
-    s.group_bias_off.push_back(static_cast<int64_t>(blob.size()));
-    for (int64_t j = 0; j < nb * cw; ++j) {
-      blob.push_back(bias && j < s.cout_g ? (*bias)[static_cast<size_t>(g * s.cout_g + j)] : 0.0f);
-    }
-  }
-}
-
 // Whether the groups' weight and bias blocks are evenly spaced (as pack_conv_weights lays them out),
 // so that one copy of the group's code can loop over them at run time.
 bool uniform_groups(const ConvSpec& s) {
@@ -819,26 +770,6 @@ void emit_conv(VecEmitter& ve, const ConvSpec& s) {
       conv_spatial(ve, s, g);
     }
   }
-}
-
-void pack_depthwise_weights(WindowSpec& s, int width, const std::vector<float>& kernel, const std::vector<float>* bias,
-                            std::vector<float>& blob) {
-  const int64_t cw = int64_t{s.vmax} * width, nb = ceil_div(s.c, cw);
-  auto align = [&] { blob.resize((blob.size() + 15) / 16 * 16, 0.0f); };
-  align();
-  s.weight_off = static_cast<int64_t>(blob.size());
-  for (int64_t b = 0; b < nb; ++b) {
-    const int64_t vb = std::min<int64_t>(s.vmax, ceil_div(s.c - b * cw, width));
-    for (int64_t t = 0; t < s.kh * s.kw; ++t) {
-      for (int64_t j = 0; j < vb * width; ++j) {
-        const int64_t c = b * cw + j;
-        blob.push_back(c < s.c ? kernel[static_cast<size_t>(t * s.c + c)] : 0.0f);
-      }
-    }
-  }
-  align();
-  s.bias_off = static_cast<int64_t>(blob.size());
-  for (int64_t j = 0; j < nb * cw; ++j) blob.push_back(bias && j < s.c ? (*bias)[static_cast<size_t>(j)] : 0.0f);
 }
 
 void emit_window(VecEmitter& ve, const WindowSpec& s) {

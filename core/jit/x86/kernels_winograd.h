@@ -20,34 +20,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/ir/activation.h"
-#include "core/ir/layers.h"
-#include "core/jit/x86/kernels.h"
+#include "core/jit/specs/winograd.h"
+#include "core/jit/x86/vec_emitter.h"
 
 namespace nnd::jit {
 
-inline constexpr int kWinogradPoints = 16;
-
-// Whether a convolution runs as F(2x2, 3x3): winograd_suits() (core/jit/kernel_config.h).
-
-struct WinogradInSpec {
-  int64_t tiles_h = 1, tiles_w = 1, c = 1;  // the input is (2*tiles_h + 2) x (2*tiles_w + 2) x c, dense
-};
 void emit_winograd_input(VecEmitter& ve, const WinogradInSpec& s);
 
-struct WinogradOutSpec {
-  int64_t tiles_h = 1, tiles_w = 1, c = 1;  // output channels
-  bool has_bias = false;
-  int64_t bias_off = 0;                          // floats from KernelArgs::weights
-  ActivationKind act = ActivationKind::kLinear;  // act_fusable() kinds only
-  bool residual = false;                         // in[1]: the output's (dense) layout, added before act
-  OutPlacement out_place;
-};
 void emit_winograd_output(VecEmitter& ve, const WinogradOutSpec& s);
-
-// The transformed weights as a Keras grouped 1x1 kernel (1, 1, cin, 16 * cout): filter p * cout + co
-// of group p holds (G g G^T)[p / 4][p % 4] for input channel ci and output channel co.
-// `kernel` is the Keras (3, 3, cin, cout) kernel.
-std::vector<float> winograd_weights(const std::vector<float>& kernel, int64_t cin, int64_t cout);
 
 }  // namespace nnd::jit

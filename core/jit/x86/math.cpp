@@ -161,17 +161,6 @@ void emit_sigmoid(VecEmitter& ve, int d, int x, const int* t) {
   ve.div(d, t[0], t[4]);
 }
 
-bool fast_math_kind(ActivationKind k) {
-  using K = ActivationKind;
-  switch (k) {
-    case K::kSigmoid: case K::kTanh: case K::kSoftplus: case K::kElu: case K::kSelu: case K::kSwish:
-    case K::kGeluErf: case K::kGeluTanh: case K::kExponential: case K::kMish:
-      return true;
-    default:
-      return false;
-  }
-}
-
 void emit_activation_fast(VecEmitter& ve, ActivationKind k, float alpha, int d, int x, const int* t) {
   using K = ActivationKind;
   switch (k) {

@@ -31,19 +31,12 @@
 #include <cstdint>
 
 #include "core/ir/activation.h"
+#include "core/jit/specs/elementwise.h"
 #include "core/jit/x86/vec_emitter.h"
 
 namespace nnd::jit {
 
-// Kinds emit_fast_unary() computes.
-bool fast_math_kind(ActivationKind k);
-
-// f32-fast-<act>: y = act(x) over batch*count floats; alpha/scale parametrise kElu (ELU layer).
-struct FastUnarySpec {
-  int64_t count = 1;
-  ActivationKind act = ActivationKind::kSigmoid;
-  float alpha = 1.0f;
-};
+// f32-fast-<act>: y = act(x) over batch*count floats (FastUnarySpec, fast_math_kind kinds).
 void emit_fast_unary(VecEmitter& ve, const FastUnarySpec& s);
 
 // f32-fast-softmax: softmax over rows of `len` contiguous floats (rows_per_sample per sample).

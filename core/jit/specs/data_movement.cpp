@@ -1,0 +1,65 @@
+// Gather tables from index maps (specs/data_movement.h).
+#include "core/jit/specs/data_movement.h"
+
+#include <bit>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "core/util/error.h"
+
+namespace nnd::jit {
+
+namespace {
+
+// A table entry (a float offset) as the int32 the gather kernel reads.
+int32_t table_entry(int64_t v) {
+  if (v > std::numeric_limits<int32_t>::max()) {
+    std::string msg = "JIT: a gather offset of ";
+    msg += std::to_string(v);
+    msg += " floats does not fit the int32 table";
+    throw Error(ErrorCode::kLimit, msg);
+  }
+  return static_cast<int32_t>(v);
+}
+
+}  // namespace
+
+void gather_from_map(const std::vector<int64_t>& map, int64_t in_count, GatherSpec& s, std::vector<float>& table) {
+  const auto count = static_cast<int64_t>(map.size());
+  s.in_count = in_count;
+  s.out_count = count;
+  s.taps = 1;
+  auto ok = [&](int64_t len) {
+    for (int64_t r = 0; r < count; r += len) {
+      const int64_t base = map[static_cast<size_t>(r)];
+      for (int64_t j = 1; j < len; ++j) {
+        const int64_t v = map[static_cast<size_t>(r + j)];
+        if (base < 0 ? v >= 0 : v != base + j) return false;
+      }
+    }
+    return true;
+  };
+  int64_t len = 1;
+  for (int64_t d = count; d > 1; --d) {
+    if (count % d == 0 && ok(d)) {
+      len = d;
+      break;
+    }
+  }
+  s.len = len;
+  s.runs = 0;
+  s.zero_fill = false;
+  for (int64_t r = 0; r < count; r += len) {
+    const int64_t src = map[static_cast<size_t>(r)];
+    if (src < 0) {
+      s.zero_fill = true;
+      continue;
+    }
+    table.push_back(std::bit_cast<float>(table_entry(src)));
+    table.push_back(std::bit_cast<float>(table_entry(r)));
+    ++s.runs;
+  }
+}
+
+}  // namespace nnd::jit

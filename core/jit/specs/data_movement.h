@@ -1,0 +1,36 @@
+// Data movement kernels' specs: index-map gathers (Permute, RepeatVector, Cropping, UpSampling,
+// broadcasting, the zero-inserted input of a transposed convolution) and concatenation.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace nnd::jit {
+
+// f32-gather: per sample, out[dst_r + j] = sum_t w_{r,t} * in[src_{r,t} + j] for j in [0, len) and
+// every run r of the table (taps == 1: a plain copy, no weights). With zero_fill the output is
+// zeroed first (runs then need not cover it). The table lives in the weight blob as int32 entries
+// per run: src_0..src_{taps-1}, dst, then taps float weights when taps > 1 (run_entries()).
+struct GatherSpec {
+  int64_t in_count = 1, out_count = 1;  // floats per sample
+  int64_t len = 1;
+  int taps = 1;
+  int64_t runs = 0;
+  int64_t table_off = 0;
+  bool zero_fill = false;
+};
+inline int64_t run_entries(int taps) { return taps == 1 ? 2 : 2 * taps + 1; }
+
+// Builds the copy table of an index map (out index -> in index, -1 = zero): the longest run length
+// that divides the output and keeps every run contiguous on both sides. Appends the int32 entries
+// (as float bit patterns) to `table` and fills spec.len/runs/taps/zero_fill/counts.
+void gather_from_map(const std::vector<int64_t>& map, int64_t in_count, GatherSpec& spec,
+                     std::vector<float>& table);
+
+// f32-concat: per outer index, copies inner[i] floats of each input in turn.
+struct ConcatSpec {
+  int64_t outer = 1;
+  std::vector<int64_t> inner;
+};
+
+}  // namespace nnd::jit

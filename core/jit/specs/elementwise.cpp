@@ -1,0 +1,29 @@
+// Which activations the element-wise generators compute themselves (specs/elementwise.h).
+#include "core/jit/specs/elementwise.h"
+
+namespace nnd::jit {
+
+bool unary_vectorised(ActivationKind k) {
+  using K = ActivationKind;
+  switch (k) {
+    case K::kLinear: case K::kRelu: case K::kRelu6: case K::kLeakyRelu: case K::kHardSigmoidK2:
+    case K::kHardSigmoidK3: case K::kHardSwish: case K::kSoftsign: case K::kReciprocal: case K::kSqrt:
+    case K::kAbs:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool fast_math_kind(ActivationKind k) {
+  using K = ActivationKind;
+  switch (k) {
+    case K::kSigmoid: case K::kTanh: case K::kSoftplus: case K::kElu: case K::kSelu: case K::kSwish:
+    case K::kGeluErf: case K::kGeluTanh: case K::kExponential: case K::kMish:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace nnd::jit
