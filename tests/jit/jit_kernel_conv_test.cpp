@@ -15,25 +15,15 @@ namespace {
 
 // One convolution; the input buffer is exactly what the output needs (plus `extra_*` rows and
 // columns and channel-stride slack the kernel must not read).
-struct ConvCase {
-  int64_t out_h = 1, out_w = 1;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+struct ConvCase : SpatialCase {
   int64_t groups = 1, cin_g = 1, cout_g = 1;
-  int64_t extra_h = 0, extra_w = 0, in_c_slack = 0, out_c_slack = 0;
+  int64_t in_c_slack = 0, out_c_slack = 0;
   bool rows_mode = false;
-  bool bias = true, residual = false;
-  ActivationKind act = ActivationKind::kLinear;
-  int64_t border_top = 0, border_bottom = 0, border_left = 0, border_right = 0;  // OutPlacement
-  std::vector<int64_t> batches{1, 2, 3};
 
-  bool placed() const { return border_top || border_bottom || border_left || border_right; }
   std::string describe() const {
     std::ostringstream o;
-    o << (rows_mode ? "gemm" : "conv") << " out " << out_h << "x" << out_w << " k " << kh << "x" << kw << " s " << sh
-      << "x" << sw << " d " << dh << "x" << dw << " groups " << groups << " cin_g " << cin_g << " cout_g " << cout_g
-      << " slack in/out " << in_c_slack << "/" << out_c_slack << " bias " << bias << " residual " << residual << " act "
-      << activation_name(act) << " border " << border_top << "," << border_bottom << "," << border_left << ","
-      << border_right;
+    o << (rows_mode ? "gemm " : "conv ") << describe_geometry() << " groups " << groups << " cin_g " << cin_g
+      << " cout_g " << cout_g << " slack in/out " << in_c_slack << "/" << out_c_slack;
     return o.str();
   }
 };
@@ -50,26 +40,13 @@ class ConvTester {
     s.cout_g = c_.cout_g;
     s.in_c = c_.groups * c_.cin_g + c_.in_c_slack;
     s.out_c = c_.groups * c_.cout_g + c_.out_c_slack;
-    s.out_h = c_.out_h;
-    s.out_w = c_.out_w;
-    s.kh = c_.kh;
-    s.kw = c_.kw;
-    s.sh = c_.sh;
-    s.sw = c_.sw;
-    s.dh = c_.dh;
-    s.dw = c_.dw;
-    s.in_h = (c_.out_h - 1) * c_.sh + (c_.kh - 1) * c_.dh + 1 + c_.extra_h;
-    s.in_w = (c_.out_w - 1) * c_.sw + (c_.kw - 1) * c_.dw + 1 + c_.extra_w;
+    c_.set_geometry(s);
     s.rows_mode = c_.rows_mode;
     s.has_bias = c_.bias;
     s.act = c_.act;
     s.residual = c_.residual;
-    const int64_t ph = c_.out_h + c_.border_top + c_.border_bottom, pw = c_.out_w + c_.border_left + c_.border_right;
-    if (c_.placed()) {
-      s.out_place.row_floats = pw * s.out_c;
-      s.out_place.sample_floats = ph * pw * s.out_c;
-      s.out_place.offset_floats = (c_.border_top * pw + c_.border_left) * s.out_c;
-    }
+    const BorderedOutput o = c_.output(s.out_c);
+    s.out_place = o.placement();
     s.blocking = conv_blocking(isa_traits(isa_), c_.cout_g);
     const int64_t filters = c_.groups * c_.cout_g;
     const std::vector<float> kernel = rng_.vec(c_.kh * c_.kw * c_.cin_g * filters, -0.5f, 0.5f);
@@ -80,20 +57,15 @@ class ConvTester {
     const KernelUnderTest k(isa_, c_.rows_mode ? "f32-gemm" : "f32-conv", [&](VecEmitter& ve) { emit_conv(ve, s); });
 
     const int64_t in_sample = s.in_h * s.in_w * s.in_c, res_sample = c_.out_h * c_.out_w * s.out_c;
-    const int64_t out_sample = ph * pw * (res_sample / (c_.out_h * c_.out_w));
     for (int64_t batch : c_.batches) {
       GuardedBuffer in(static_cast<size_t>(batch * in_sample)), res(static_cast<size_t>(batch * res_sample));
-      GuardedBuffer out(static_cast<size_t>(batch * out_sample));
+      GuardedBuffer out(static_cast<size_t>(batch * o.sample_floats()));
       // Only what the convolution reads gets a number; the rest stays NaN, so reading it shows.
       auto in_at = [&](int64_t n, int64_t y, int64_t x, int64_t ch) {
         return static_cast<size_t>(n * in_sample + (y * s.in_w + x) * s.in_c + ch);
       };
       auto res_at = [&](int64_t n, int64_t y, int64_t x, int64_t ch) {
         return static_cast<size_t>(n * res_sample + (y * c_.out_w + x) * s.out_c + ch);
-      };
-      // From the case's border, not the spec's placement, so a wrong placement shows.
-      auto out_at = [&](int64_t n, int64_t y, int64_t x, int64_t ch) {
-        return static_cast<size_t>(n * out_sample + ((y + c_.border_top) * pw + x + c_.border_left) * s.out_c + ch);
       };
       for_each_tap(batch, [&](int64_t n, int64_t, int64_t, int64_t, int64_t y, int64_t x, int64_t ci, int64_t) {
         float& v = in[in_at(n, y, x, ci)];
@@ -114,35 +86,16 @@ class ConvTester {
         acc[acc_at(n, oy, ox, oc)] += static_cast<double>(in[in_at(n, y, x, ci)]) *
                                       kernel[static_cast<size_t>((tap * c_.cin_g + ci % c_.cin_g) * filters + oc)];
       });
-      std::vector<const void*> ins{in.data()};
-      if (c_.residual) ins.push_back(res.data());
-      k.run(ins, out.data(), weights, batch);
-
-      Checker check(std::string(isa_id(isa_)) + " " + c_.describe() + " batch " + std::to_string(batch));
-      std::vector<bool> written(out.size(), false);
-      for (int64_t n = 0; n < batch; ++n) {
-        for (int64_t y = 0; y < c_.out_h; ++y) {
-          for (int64_t x = 0; x < c_.out_w; ++x) {
-            for (int64_t oc = 0; oc < filters; ++oc) {
-              double r = acc[acc_at(n, y, x, oc)];
-              if (c_.bias) r += bias[static_cast<size_t>(oc)];
-              if (c_.residual) r += res[res_at(n, y, x, oc)];
-              r = fused_act_ref(c_.act, r);
-              const size_t i = out_at(n, y, x, oc);
-              written[i] = true;
-              check.near(i, out[i], r, kTol);
-            }
-          }
-        }
-      }
-      for (size_t i = 0; i < out.size(); ++i) {
-        if (!written[i]) check.untouched(i, out[i]);
-      }
-      check.guards(out, "output");
-      check.guards(in, "input");
-      check.guards(weights, "weights");
-      if (c_.residual) check.guards(res, "residual");
-      if (!check.ok()) return;  // one report per case
+      const std::string what = std::string(isa_id(isa_)) + " " + c_.describe() + " batch " + std::to_string(batch);
+      auto ref = [&](int64_t n, int64_t y, int64_t x, int64_t oc) {
+        double r = acc[acc_at(n, y, x, oc)];
+        if (c_.bias) r += bias[static_cast<size_t>(oc)];
+        if (c_.residual) r += res[res_at(n, y, x, oc)];
+        return fused_act_ref(c_.act, r);
+      };
+      const bool ok =
+          run_spatial_case(k, what, in, c_.residual ? &res : nullptr, out, weights, batch, o, filters, false, ref);
+      if (!ok) return;  // one report per case
     }
   }
 
@@ -152,16 +105,11 @@ class ConvTester {
   // of the buffer) and the kernel tap ky * kw + kx.
   template <typename F>
   void for_each_tap(int64_t batch, F&& f) const {
-    for (int64_t n = 0; n < batch; ++n)
-      for (int64_t oy = 0; oy < c_.out_h; ++oy)
-        for (int64_t ox = 0; ox < c_.out_w; ++ox)
-          for (int64_t g = 0; g < c_.groups; ++g)
-            for (int64_t ky = 0; ky < c_.kh; ++ky)
-              for (int64_t kx = 0; kx < c_.kw; ++kx)
-                for (int64_t ci = 0; ci < c_.cin_g; ++ci)
-                  for (int64_t oc = 0; oc < c_.cout_g; ++oc)
-                    f(n, oy, ox, g * c_.cout_g + oc, oy * c_.sh + ky * c_.dh, ox * c_.sw + kx * c_.dw,
-                      g * c_.cin_g + ci, ky * c_.kw + kx);
+    c_.for_each_tap(batch, [&](int64_t n, int64_t oy, int64_t ox, int64_t y, int64_t x, int64_t tap) {
+      for (int64_t g = 0; g < c_.groups; ++g)
+        for (int64_t ci = 0; ci < c_.cin_g; ++ci)
+          for (int64_t oc = 0; oc < c_.cout_g; ++oc) f(n, oy, ox, g * c_.cout_g + oc, y, x, g * c_.cin_g + ci, tap);
+    });
   }
 
   Isa isa_;

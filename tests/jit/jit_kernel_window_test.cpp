@@ -13,24 +13,15 @@
 namespace nnd::jit::test {
 namespace {
 
-struct WindowCase {
+struct WindowCase : SpatialCase {
   WindowOp op = WindowOp::kDepthwise;
-  int64_t c = 1, out_h = 1, out_w = 1;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
-  int64_t extra_h = 0, extra_w = 0;  // input rows / columns past the last window (not read)
-  bool bias = true, residual = false;
-  ActivationKind act = ActivationKind::kLinear;
+  int64_t c = 1;
   float scale = 1.0f;
-  int64_t border_top = 0, border_bottom = 0, border_left = 0, border_right = 0;
-  std::vector<int64_t> batches{1, 2, 3};
 
-  bool placed() const { return border_top || border_bottom || border_left || border_right; }
   std::string describe() const {
     std::ostringstream o;
-    o << (op == WindowOp::kDepthwise ? "dwconv" : op == WindowOp::kMax ? "maxpool" : "sumpool") << " c " << c << " out "
-      << out_h << "x" << out_w << " k " << kh << "x" << kw << " s " << sh << "x" << sw << " d " << dh << "x" << dw
-      << " bias " << bias << " residual " << residual << " act " << activation_name(act) << " scale " << scale
-      << " border " << border_top << "," << border_bottom << "," << border_left << "," << border_right;
+    o << (op == WindowOp::kDepthwise ? "dwconv" : op == WindowOp::kMax ? "maxpool" : "sumpool") << " c " << c << " "
+      << describe_geometry() << " scale " << scale;
     return o.str();
   }
 };
@@ -49,16 +40,7 @@ class WindowTester {
     WindowSpec s;
     s.op = c_.op;
     s.c = c_.c;
-    s.out_h = c_.out_h;
-    s.out_w = c_.out_w;
-    s.kh = c_.kh;
-    s.kw = c_.kw;
-    s.sh = c_.sh;
-    s.sw = c_.sw;
-    s.dh = c_.dh;
-    s.dw = c_.dw;
-    s.in_h = (c_.out_h - 1) * c_.sh + (c_.kh - 1) * c_.dh + 1 + c_.extra_h;
-    s.in_w = (c_.out_w - 1) * c_.sw + (c_.kw - 1) * c_.dw + 1 + c_.extra_w;
+    c_.set_geometry(s);
     const bool dw = c_.op == WindowOp::kDepthwise;
     s.has_bias = dw && c_.bias;
     s.act = c_.act;
@@ -67,12 +49,8 @@ class WindowTester {
     const WindowBlocking b = window_blocking(isa_, c_.op, c_.c);
     s.vmax = b.vmax;
     s.rows = b.rows;
-    const int64_t pw = c_.out_w + c_.border_left + c_.border_right, ph = c_.out_h + c_.border_top + c_.border_bottom;
-    if (c_.placed()) {
-      s.out_place.row_floats = pw * c_.c;
-      s.out_place.sample_floats = ph * pw * c_.c;
-      s.out_place.offset_floats = (c_.border_top * pw + c_.border_left) * c_.c;
-    }
+    const BorderedOutput o = c_.output(c_.c);
+    s.out_place = o.placement();
     const std::vector<float> kernel = rng_.vec(c_.kh * c_.kw * c_.c, -0.5f, 0.5f);
     const std::vector<float> bias = rng_.vec(c_.c, -0.5f, 0.5f);
     std::vector<float> blob;
@@ -81,10 +59,9 @@ class WindowTester {
     const KernelUnderTest k(isa_, "f32-window", [&](VecEmitter& ve) { emit_window(ve, s); });
 
     const int64_t in_sample = s.in_h * s.in_w * c_.c, res_sample = c_.out_h * c_.out_w * c_.c;
-    const int64_t out_sample = ph * pw * (res_sample / (c_.out_h * c_.out_w));
     for (int64_t batch : c_.batches) {
       GuardedBuffer in(static_cast<size_t>(batch * in_sample)), res(static_cast<size_t>(batch * res_sample));
-      GuardedBuffer out(static_cast<size_t>(batch * out_sample));
+      GuardedBuffer out(static_cast<size_t>(batch * o.sample_floats()));
       auto in_at = [&](int64_t n, int64_t y, int64_t x, int64_t ch) {
         return static_cast<size_t>(n * in_sample + (y * s.in_w + x) * c_.c + ch);
       };
@@ -104,39 +81,19 @@ class WindowTester {
         else if (c_.op == WindowOp::kSum) a += v;
         else a += v * kernel[static_cast<size_t>(tap * c_.c + ch)];
       });
-      std::vector<const void*> ins{in.data()};
-      if (c_.residual) ins.push_back(res.data());
-      k.run(ins, out.data(), weights, batch);
-
-      Checker check(std::string(isa_id(isa_)) + " " + c_.describe() + " batch " + std::to_string(batch));
-      std::vector<bool> written(out.size(), false);
-      for (int64_t n = 0; n < batch; ++n) {
-        for (int64_t y = 0; y < c_.out_h; ++y) {
-          for (int64_t x = 0; x < c_.out_w; ++x) {
-            for (int64_t ch = 0; ch < c_.c; ++ch) {
-              const size_t j = static_cast<size_t>(n * res_sample + (y * c_.out_w + x) * c_.c + ch);
-              double r = acc[j];
-              if (c_.op == WindowOp::kSum) r *= c_.scale;
-              if (s.has_bias) r += bias[static_cast<size_t>(ch)];
-              if (c_.residual) r += res[j];
-              r = fused_act_ref(c_.act, r);
-              const size_t i =
-                  static_cast<size_t>(n * out_sample + ((y + c_.border_top) * pw + x + c_.border_left) * c_.c + ch);
-              written[i] = true;
-              if (c_.op == WindowOp::kMax) check.exact(i, out[i], static_cast<float>(r));
-              else check.near(i, out[i], r, kTol);
-            }
-          }
-        }
-      }
-      for (size_t i = 0; i < out.size(); ++i) {
-        if (!written[i]) check.untouched(i, out[i]);
-      }
-      check.guards(out, "output");
-      check.guards(in, "input");
-      check.guards(weights, "weights");
-      if (c_.residual) check.guards(res, "residual");
-      if (!check.ok()) return;
+      const std::string what = std::string(isa_id(isa_)) + " " + c_.describe() + " batch " + std::to_string(batch);
+      auto ref = [&](int64_t n, int64_t y, int64_t x, int64_t ch) {
+        const size_t j = static_cast<size_t>(n * res_sample + (y * c_.out_w + x) * c_.c + ch);
+        double r = acc[j];
+        if (c_.op == WindowOp::kSum) r *= c_.scale;
+        if (s.has_bias) r += bias[static_cast<size_t>(ch)];
+        if (c_.residual) r += res[j];
+        return fused_act_ref(c_.act, r);
+      };
+      const bool max = c_.op == WindowOp::kMax;  // a max is one of its inputs, bit for bit
+      const bool ok =
+          run_spatial_case(k, what, in, c_.residual ? &res : nullptr, out, weights, batch, o, c_.c, max, ref);
+      if (!ok) return;
     }
   }
 
@@ -144,13 +101,9 @@ class WindowTester {
   // f(n, oy, ox, ch, y, x, tap) for every input value a window reads.
   template <typename F>
   void for_each_tap(int64_t batch, F&& f) const {
-    for (int64_t n = 0; n < batch; ++n)
-      for (int64_t oy = 0; oy < c_.out_h; ++oy)
-        for (int64_t ox = 0; ox < c_.out_w; ++ox)
-          for (int64_t ky = 0; ky < c_.kh; ++ky)
-            for (int64_t kx = 0; kx < c_.kw; ++kx)
-              for (int64_t ch = 0; ch < c_.c; ++ch)
-                f(n, oy, ox, ch, oy * c_.sh + ky * c_.dh, ox * c_.sw + kx * c_.dw, ky * c_.kw + kx);
+    c_.for_each_tap(batch, [&](int64_t n, int64_t oy, int64_t ox, int64_t y, int64_t x, int64_t tap) {
+      for (int64_t ch = 0; ch < c_.c; ++ch) f(n, oy, ox, ch, y, x, tap);
+    });
   }
 
   Isa isa_;

@@ -26,7 +26,10 @@ class JitLayersExtra : public ::testing::TestWithParam<Isa> {
 
 std::string dims_str(const Dims& d) {
   std::string s;
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "x" : "") + std::to_string(d[i]);
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i) s += "x";
+    s += std::to_string(d[i]);
+  }
   return s;
 }
 

@@ -17,6 +17,7 @@
 #include "core/ir/shape_inference.h"
 #include "core/jit/jit_engine.h"
 #include "core/ref/reference_engine.h"
+#include "tests/support/one_node_graph.h"
 
 namespace nnd::jit::test {
 
@@ -65,30 +66,7 @@ class Rng {
 
 inline Graph one_node(LayerParams params, const std::vector<Dims>& input_shapes, DType dtype = DType::kFloat32,
                       const std::string& keras_class = "Test") {
-  Graph g;
-  g.source = "jit-test";
-  Node n;
-  n.name = "layer";
-  n.keras_class = keras_class;
-  n.params = std::move(params);
-  for (size_t i = 0; i < input_shapes.size(); ++i) {
-    Value v;
-    v.name = "in" + std::to_string(i);
-    v.dtype = dtype;
-    v.shape = input_shapes[i];
-    g.values.push_back(v);
-    g.inputs.push_back(static_cast<ValueId>(i));
-    g.input_names.push_back(v.name);
-    n.inputs.push_back(static_cast<ValueId>(i));
-  }
-  Value out;
-  out.name = "layer";
-  out.producer = 0;
-  g.values.push_back(out);
-  n.output = static_cast<ValueId>(g.values.size() - 1);
-  g.outputs.push_back(n.output);
-  g.output_names.push_back("layer");
-  g.nodes.push_back(std::move(n));
+  Graph g = nnd::test::one_node_graph(std::move(params), input_shapes, dtype, {"jit-test", "layer", keras_class});
   infer_shapes(g);
   return g;
 }

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "core/jit/kernel_config.h"
 #include "core/jit/kernel_helpers.h"
 #include "core/jit/kernel_module.h"
+#include "core/jit/specs/out_placement.h"
 #include "tests/jit/jit_test_util.h"
 
 namespace nnd::jit::test {
@@ -235,6 +237,125 @@ inline void check_unary_kernel(Isa isa, const std::string& what, const std::func
     check.guards(in, "input");
     if (!check.ok()) return;
   }
+}
+
+// ---- spatial kernels (conv, window): the case, bordered outputs, checking ----
+
+// A spatial kernel's output of (h, w, c) per sample, written dense or, with a border, into the
+// interior of a bordered buffer (OutPlacement). Positions are computed from the border here, not
+// from the spec's placement, so a wrong placement shows.
+struct BorderedOutput {
+  int64_t h = 1, w = 1, c = 1;
+  int64_t top = 0, bottom = 0, left = 0, right = 0;
+
+  bool placed() const { return top || bottom || left || right; }
+  int64_t padded_h() const { return h + top + bottom; }
+  int64_t padded_w() const { return w + left + right; }
+  int64_t sample_floats() const { return padded_h() * padded_w() * c; }
+  OutPlacement placement() const {
+    if (!placed()) return {};
+    return {padded_w() * c, sample_floats(), (top * padded_w() + left) * c};
+  }
+  size_t at(int64_t n, int64_t y, int64_t x, int64_t ch) const {
+    return static_cast<size_t>(n * sample_floats() + ((y + top) * padded_w() + x + left) * c + ch);
+  }
+};
+
+// The geometry a conv or window kernel case shares: output size, window, input rows and columns
+// past the last window that must not be read, the fused epilogue, and the border of the output
+// (OutPlacement) that must stay unwritten.
+struct SpatialCase {
+  int64_t out_h = 1, out_w = 1;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t extra_h = 0, extra_w = 0;
+  bool bias = true, residual = false;
+  ActivationKind act = ActivationKind::kLinear;
+  int64_t border_top = 0, border_bottom = 0, border_left = 0, border_right = 0;
+  std::vector<int64_t> batches{1, 2, 3};
+
+  // The input rows and columns the windows read, plus the extra ones.
+  int64_t in_h() const { return (out_h - 1) * sh + (kh - 1) * dh + 1 + extra_h; }
+  int64_t in_w() const { return (out_w - 1) * sw + (kw - 1) * dw + 1 + extra_w; }
+  // Copies the geometry into a ConvSpec or WindowSpec (the same field names): output, window and
+  // the input extent.
+  template <typename Spec>
+  void set_geometry(Spec& s) const {
+    s.out_h = out_h;
+    s.out_w = out_w;
+    s.kh = kh;
+    s.kw = kw;
+    s.sh = sh;
+    s.sw = sw;
+    s.dh = dh;
+    s.dw = dw;
+    s.in_h = in_h();
+    s.in_w = in_w();
+  }
+  // The output, c floats per pixel, in its (possibly bordered) buffer.
+  BorderedOutput output(int64_t c) const {
+    return {out_h, out_w, c, border_top, border_bottom, border_left, border_right};
+  }
+  // f(n, oy, ox, y, x, tap) for every output position and window tap: the input pixel (y, x) it
+  // reads and the tap ky * kw + kx.
+  template <typename F>
+  void for_each_tap(int64_t batch, F&& f) const {
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t oy = 0; oy < out_h; ++oy)
+        for (int64_t ox = 0; ox < out_w; ++ox)
+          for (int64_t ky = 0; ky < kh; ++ky)
+            for (int64_t kx = 0; kx < kw; ++kx) f(n, oy, ox, oy * sh + ky * dh, ox * sw + kx * dw, ky * kw + kx);
+  }
+  std::string describe_geometry() const {
+    std::ostringstream o;
+    o << "out " << out_h << "x" << out_w << " k " << kh << "x" << kw << " s " << sh << "x" << sw << " d " << dh << "x"
+      << dw << " bias " << bias << " residual " << residual << " act " << activation_name(act) << " border "
+      << border_top << "," << border_bottom << "," << border_left << "," << border_right;
+    return o.str();
+  }
+};
+
+// Checks output channels [0, channels) of every position of `o` in batch samples against
+// ref(n, y, x, ch) (bit for bit when `exact`, else within kTol), and that the kernel wrote nothing
+// else of `out` (border, channel-stride slack).
+template <typename Ref>
+inline void check_spatial_output(Checker& check, const BorderedOutput& o, int64_t channels, const GuardedBuffer& out,
+                                 int64_t batch, bool exact, Ref&& ref) {
+  std::vector<bool> written(out.size(), false);
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t y = 0; y < o.h; ++y) {
+      for (int64_t x = 0; x < o.w; ++x) {
+        for (int64_t ch = 0; ch < channels; ++ch) {
+          const size_t i = o.at(n, y, x, ch);
+          written[i] = true;
+          const double r = ref(n, y, x, ch);
+          if (exact) check.exact(i, out[i], static_cast<float>(r));
+          else check.near(i, out[i], r, kTol);
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!written[i]) check.untouched(i, out[i]);
+  }
+}
+
+// Calls k on `in` (and `residual`, its second input, when non-null) into `out` for batch samples,
+// then checks the output as check_spatial_output and the canaries of every buffer, as one case
+// described by `what`. Returns whether the case passed.
+template <typename Ref>
+inline bool run_spatial_case(const KernelUnderTest& k, const std::string& what, const GuardedBuffer& in,
+                             const GuardedBuffer* residual, GuardedBuffer& out, const GuardedBuffer& weights,
+                             int64_t batch, const BorderedOutput& o, int64_t channels, bool exact, Ref&& ref) {
+  std::vector<const void*> ins{in.data()};
+  if (residual) ins.push_back(residual->data());
+  k.run(ins, out.data(), weights, batch);
+  Checker check(what);
+  check_spatial_output(check, o, channels, out, batch, exact, ref);
+  check.guards(out, "output");
+  check.guards(in, "input");
+  check.guards(weights, "weights");
+  if (residual) check.guards(*residual, "residual");
+  return check.ok();
 }
 
 // Each ISA its own test: Kernel/<Suite>.<Variant>/<isa>.

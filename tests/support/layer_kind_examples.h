@@ -12,6 +12,7 @@
 #include "core/ir/graph.h"
 #include "core/ir/layers.h"
 #include "core/ir/shape_inference.h"
+#include "tests/support/one_node_graph.h"
 
 namespace nnd::test {
 
@@ -162,29 +163,10 @@ inline std::vector<LayerKindExample> layer_kind_examples() {
 
 // The example as a graph: inputs in0, in1, ... feeding one node; shapes inferred.
 inline Graph layer_kind_graph(const LayerKindExample& x) {
-  Graph g;
-  g.source = std::string("example-") + layer_kind_name(x.params);
-  Node n;
-  n.name = "layer";
-  n.keras_class = layer_kind_name(x.params);
-  n.params = x.params;
-  for (size_t i = 0; i < x.inputs.size(); ++i) {
-    Value v;
-    v.name = "in" + std::to_string(i);
-    v.shape = x.inputs[i];
-    g.values.push_back(v);
-    g.inputs.push_back(static_cast<ValueId>(i));
-    g.input_names.push_back(v.name);
-    n.inputs.push_back(static_cast<ValueId>(i));
-  }
-  Value out;
-  out.name = "layer";
-  out.producer = 0;
-  g.values.push_back(out);
-  n.output = static_cast<ValueId>(g.values.size() - 1);
-  g.outputs.push_back(n.output);
-  g.output_names.push_back("layer");
-  g.nodes.push_back(std::move(n));
+  const std::string kind = layer_kind_name(x.params);
+  std::string source = "example-";
+  source += kind;
+  Graph g = one_node_graph(x.params, x.inputs, DType::kFloat32, {source, "layer", kind});
   infer_shapes(g);
   return g;
 }

@@ -13,6 +13,7 @@
 #include "core/ir/shape_inference.h"
 #include "core/ref/reference_engine.h"
 #include "core/util/error.h"
+#include "tests/support/one_node_graph.h"
 
 namespace nnd::test {
 
@@ -30,31 +31,7 @@ inline Weights Iota(Dims shape, float scale = 1.0f, float start = 1.0f) {
 // A graph whose single node `name` applies `params` to graph inputs of the given shapes.
 inline Graph one_node(LayerParams params, std::vector<Dims> input_shapes, const std::string& name = "layer",
                       DType input_dtype = DType::kFloat32) {
-  Graph g;
-  g.source = "test.h5";
-  Node n;
-  n.name = name;
-  n.keras_class = "TestClass";
-  n.params = std::move(params);
-  for (size_t i = 0; i < input_shapes.size(); ++i) {
-    Value v;
-    v.name = "in" + std::to_string(i);
-    v.dtype = input_dtype;
-    v.shape = input_shapes[i];
-    g.values.push_back(v);
-    g.inputs.push_back(static_cast<ValueId>(i));
-    g.input_names.push_back(v.name);
-    n.inputs.push_back(static_cast<ValueId>(i));
-  }
-  Value out;
-  out.name = name;
-  out.producer = 0;
-  g.values.push_back(out);
-  n.output = static_cast<ValueId>(g.values.size() - 1);
-  g.outputs.push_back(n.output);
-  g.output_names.push_back(name);
-  g.nodes.push_back(std::move(n));
-  return g;
+  return one_node_graph(std::move(params), input_shapes, input_dtype, {"test.h5", name, "TestClass"});
 }
 
 inline int64_t count_of(const Dims& d) {
