@@ -3,6 +3,7 @@
 // core/engine_factory/engine_factory.h.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,7 +15,8 @@
 namespace nnd {
 
 enum class EngineKind { kReference, kJit };
-// The JIT's instruction-set option: "auto" (the best the CPU has) or one ISA of the table
+// The JIT's instruction-set option: "auto" (of the ISAs the CPU has, the one measured fastest on
+// the network: EngineOptions::isa_cache, core/jit/isa_calibration.h) or one ISA of the table
 // (core/jit/isa.h). Converts implicitly from an Isa: `options.isa = jit::Isa::kAvx2`.
 class IsaChoice {
  public:
@@ -35,6 +37,14 @@ struct EngineOptions {
   EngineKind engine = EngineKind::kReference;
   IsaChoice isa = IsaChoice::kAuto;
   MathMode math = MathMode::kExact;
+  // isa auto on a CPU with several ISAs measures which runs the network fastest
+  // (core/jit/isa_calibration.h). The file that keeps that choice across restarts, keyed by CPU,
+  // network, batch and math mode (core/jit/isa_calibration_cache.h); "" (the default): measured
+  // at every engine construction and not kept. The daemon sets it (daemon.isa_calibration_cache).
+  std::string isa_cache;
+  // isa auto: samples per run while measuring (a model served mostly in batches of 16 is better
+  // measured at 16). Part of the cache key.
+  int64_t isa_calibration_batch = 1;
 };
 
 // Parsers for the option spellings the tools accept ("reference"/"jit", "auto" or an ISA id or

@@ -23,6 +23,15 @@ std::string CpuFeatures::to_string() const {
   return s.empty() ? "none" : s;
 }
 
+std::string CpuFeatures::identity() const {
+  std::string s = model.empty() ? std::string("unknown model") : model;
+  s += " | ";
+  s += brand.empty() ? std::string("unknown brand") : brand;
+  s += " | ";
+  s += to_string();
+  return s;
+}
+
 CpuFeatures detect_cpu_features() {
   static const CpuFeatures features = probe_cpu_features();
   return features;

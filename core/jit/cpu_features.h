@@ -16,6 +16,7 @@ namespace nnd::jit {
 struct CpuFeatures {
   uint32_t isas = 0;   // bit (1 << Isa) per available ISA
   std::string brand;   // the CPU's brand string, for logs
+  std::string model;   // vendor, family, model and stepping ("AuthenticAMD 25.17.1"); "" if unknown
 
   CpuFeatures& add(Isa isa) {
     isas |= 1u << static_cast<unsigned>(isa);
@@ -24,6 +25,10 @@ struct CpuFeatures {
   bool has(Isa isa) const { return (isas >> static_cast<unsigned>(isa)) & 1u; }
   Isa best() const;      // the most capable ISA available; throws nnd::Error if none
   std::string to_string() const;  // "sse4.1 avx2 avx512"
+  // What identifies this CPU for a choice measured on it (the ISA calibration cache): model,
+  // brand and ISAs, "AuthenticAMD 25.17.1 | AMD EPYC 9R14 | sse4.1 avx2 avx512". Two machines
+  // with the same line run the same code at the same relative speeds.
+  std::string identity() const;
 };
 
 // The probe of the build's architecture, defined in its folder (x86/cpu_features_x86.cpp).

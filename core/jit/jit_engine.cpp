@@ -13,11 +13,15 @@
 #include <fstream>
 #include <limits>
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 #include <variant>
 
+#include "core/ir/content_hash.h"
 #include "core/ir/shape_inference.h"
+#include "core/jit/isa_calibration_cache.h"
 #include "core/jit/kernel_helpers.h"
 #include "core/jit/kernel_module.h"
 #include "core/jit/kernel_plan.h"
@@ -159,6 +163,9 @@ class JitEngineImpl final : public JitEngine {
   const Graph& graph() const override { return g_; }
   std::string name() const override { return std::string("jit-") + isa_id(isa_); }
   Isa isa() const override { return isa_; }
+  const IsaSelection& isa_selection() const override { return selection_; }
+  // make_jit_engine records how the ISA was chosen before handing the engine out.
+  void set_isa_selection(IsaSelection s) { selection_ = std::move(s); }
   const std::vector<CompiledKernel>& kernels() const override { return module_.kernels(); }
   size_t code_bytes() const override { return module_.code_bytes(); }
   uint64_t code_hash() const override { return module_.code_hash(); }
@@ -300,6 +307,7 @@ class JitEngineImpl final : public JitEngine {
   Graph g_;
   CpuFeatures features_;
   Isa isa_;
+  IsaSelection selection_;
   MathMode math_;
   std::string dump_dir_;
   float arena_fill_ = 0.0f;  // JitConfig::arena_fill
@@ -320,10 +328,116 @@ class JitEngineImpl final : public JitEngine {
   std::array<std::atomic<Arena*>, kArenaSlots> pool_{};
 };
 
+std::unique_ptr<JitEngineImpl> make_for_isa(const Graph& g, const EngineOptions& options, const JitConfig& config, Isa isa) {
+  EngineOptions o = options;
+  o.isa = isa;
+  return std::make_unique<JitEngineImpl>(g, o, config);
+}
+
+// Inputs and outputs for `batch` samples of the graph an engine compiled (its shapes inferred),
+// inputs pseudo-random in [0, 1) (float) or 0..255 (uint8) from a fixed seed: timing must not
+// depend on the run, and zeros could take paths real data does not.
+struct SyntheticIo {
+  std::vector<std::vector<float>> f32;
+  std::vector<std::vector<uint8_t>> u8;
+  std::vector<InputView> in;
+  std::vector<std::vector<float>> out;
+  std::vector<float*> out_ptrs;
+
+  SyntheticIo(const Graph& g, int64_t batch) {
+    uint32_t state = 0x9E3779B9u;
+    auto next = [&state] {
+      state ^= state << 13;
+      state ^= state >> 17;
+      state ^= state << 5;
+      return state;
+    };
+    f32.resize(g.inputs.size());
+    u8.resize(g.inputs.size());
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      const Value& v = g.values[static_cast<size_t>(g.inputs[i])];
+      const auto n = static_cast<size_t>(checked_mul(batch, element_count(v.shape, v.name), "isa calibration input"));
+      if (v.dtype == DType::kUInt8) {
+        u8[i].resize(n);
+        for (uint8_t& x : u8[i]) x = static_cast<uint8_t>(next() >> 24);
+        in.push_back({DType::kUInt8, u8[i].data()});
+      } else {
+        f32[i].resize(n);
+        for (float& x : f32[i]) x = static_cast<float>(next() >> 8) * (1.0f / 16777216.0f);
+        in.push_back({DType::kFloat32, f32[i].data()});
+      }
+    }
+    for (ValueId id : g.outputs) {
+      const Value& v = g.values[static_cast<size_t>(id)];
+      out.emplace_back(static_cast<size_t>(checked_mul(batch, element_count(v.shape, v.name), "isa calibration output")));
+      out_ptrs.push_back(out.back().data());
+    }
+  }
+};
+
+// isa auto (make_jit_engine's comment): the only ISA, the cached choice, or a measurement.
+std::unique_ptr<JitEngine> make_auto_isa_engine(const Graph& g, const EngineOptions& options, const JitConfig& config) {
+  using Source = IsaSelection::Source;
+  const CpuFeatures features = config.features ? *config.features : detect_cpu_features();
+  std::vector<Isa> candidates;
+  for (Isa isa : all_isas()) {
+    if (features.has(isa)) candidates.push_back(isa);
+  }
+  IsaSelection sel;
+  sel.tie_margin = config.isa_calibration.tie_margin;
+  sel.cache_path = options.isa_cache;
+  if (candidates.size() <= 1) {
+    std::unique_ptr<JitEngineImpl> e = make_for_isa(g, options, config, features.best());  // best(): none throws
+    sel.source = Source::kOnlyCandidate;
+    sel.isa = e->isa();
+    e->set_isa_selection(std::move(sel));
+    return e;
+  }
+  const int64_t batch = std::max<int64_t>(1, options.isa_calibration_batch);
+  const IsaCalibrationKey key{features.identity(), graph_content_hash(g), batch, options.math};
+  std::optional<IsaCalibrationCache> cache;
+  if (!options.isa_cache.empty()) cache.emplace(options.isa_cache);
+  if (cache) {
+    std::optional<IsaCalibrationEntry> hit = cache->lookup(key, &sel.warnings);
+    if (hit && features.has(hit->isa)) {
+      std::unique_ptr<JitEngineImpl> e = make_for_isa(g, options, config, hit->isa);
+      sel.source = Source::kCache;
+      sel.isa = hit->isa;
+      sel.timings = std::move(hit->timings);
+      e->set_isa_selection(std::move(sel));
+      return e;
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::unique_ptr<JitEngineImpl>> engines;
+  for (Isa isa : candidates) engines.push_back(make_for_isa(g, options, config, isa));
+  SyntheticIo io(engines.front()->graph(), batch);
+  TimeRuns time_runs = [&](size_t k, int runs) {
+    if (config.isa_time_runs) return config.isa_time_runs(candidates[k], runs);
+    const auto start = std::chrono::steady_clock::now();
+    for (int r = 0; r < runs; ++r) engines[k]->run(batch, io.in, io.out_ptrs);
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  };
+  sel.source = Source::kMeasured;
+  sel.timings = measure_isas(candidates, time_runs, config.isa_calibration);
+  sel.isa = choose_isa(sel.timings, config.isa_calibration.tie_margin);
+  sel.calibration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (cache) cache->store({key, sel.isa, sel.timings}, &sel.warnings);
+  const auto chosen = static_cast<size_t>(std::find(candidates.begin(), candidates.end(), sel.isa) - candidates.begin());
+  std::unique_ptr<JitEngineImpl> e = std::move(engines[chosen]);
+  e->set_isa_selection(std::move(sel));
+  return e;
+}
+
 }  // namespace
 
 std::unique_ptr<JitEngine> make_jit_engine(const Graph& g, const EngineOptions& options, const JitConfig& config) {
-  return std::make_unique<JitEngineImpl>(g, options, config);
+  if (options.isa.is_auto()) return make_auto_isa_engine(g, options, config);
+  auto e = std::make_unique<JitEngineImpl>(g, options, config);
+  IsaSelection sel;
+  sel.isa = e->isa();
+  e->set_isa_selection(std::move(sel));
+  return e;
 }
 
 std::vector<UnsupportedLayer> jit_unsupported_layers(const Graph& graph) {

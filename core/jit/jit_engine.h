@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "core/engine/engine_options.h"
 #include "core/jit/compiled_kernel.h"
 #include "core/jit/cpu_features.h"
+#include "core/jit/isa_calibration.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {
@@ -38,11 +40,20 @@ struct JitConfig {
   // with counts that depend on the call's batch planned at this many samples. 0 (the daemon's
   // default): no recording. The code is the same either way.
   int64_t record_loops_batch = 0;
+  // isa auto with several candidate ISAs: rounds, time budget and tie margin of the measurement.
+  IsaCalibrationPolicy isa_calibration;
+  // Test hook for isa auto: times `runs` runs of the candidate `isa` instead of running it, in
+  // microseconds (tests hand in made-up durations). Empty: the candidates' engines run on a
+  // synthetic input, timed by a steady clock.
+  std::function<double(Isa isa, int runs)> isa_time_runs;
 };
 
 class JitEngine : public Engine {
  public:
   virtual Isa isa() const = 0;
+  // How isa() was chosen: requested, the CPU's only ISA, measured now or read from the cache,
+  // with the candidates' times and any cache warning.
+  virtual const IsaSelection& isa_selection() const = 0;
   // The generated code, in compilation order (kernel_module.h compiles it).
   virtual const std::vector<CompiledKernel>& kernels() const = 0;
   virtual size_t code_bytes() const = 0;   // all kernels' bytes, constant pools included
@@ -56,6 +67,13 @@ class JitEngine : public Engine {
 
 // Throws nnd::Error naming the first layer the JIT cannot compile ("file: layer 'x' (Class): not
 // compiled by the JIT yet: <why>"), or when the requested ISA is unavailable.
+//
+// options.isa auto: when the CPU offers one ISA, that one. Otherwise the choice stored for this
+// CPU, network, batch and math mode in options.isa_cache if there is one; else the network is
+// compiled for every ISA the CPU has, each runs interleaved rounds on a synthetic input
+// (config.isa_calibration: 3 to 10 rounds, about 20 ms of running), and the narrowest ISA within
+// the tie margin of the fastest is kept (and stored in the cache). isa_selection() says which
+// happened; a cache that cannot be read or written is a warning there, never an error.
 std::unique_ptr<JitEngine> make_jit_engine(const Graph& g, const EngineOptions& options,
                                            const JitConfig& config = {});
 

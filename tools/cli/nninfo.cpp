@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
     if (list_kernels && missing.empty()) {
       const std::unique_ptr<nnd::jit::JitEngine> jit = nnd::jit::make_jit_engine(g, nnd::EngineOptions{});
       const nnd::Graph& compiled = jit->graph();
+      std::printf("isa %s\n", jit->isa_selection().summary().c_str());
       std::printf("kernels (%s, %zu layers after the graph passes):\n", jit->name().c_str(), compiled.nodes.size());
       for (size_t i = 0; i < compiled.nodes.size(); ++i) {
         const std::vector<std::string> kernels = jit->node_kernels(i);

@@ -126,6 +126,11 @@ int main(int argc, char** argv) {
 
     std::printf("model %s (Keras %s), engine %s\n", model_path.c_str(), g.keras_version.c_str(),
                 engine->name().c_str());
+    if (const auto* jit = dynamic_cast<const nnd::jit::JitEngine*>(engine.get())) {
+      const nnd::jit::IsaSelection& sel = jit->isa_selection();
+      std::printf("isa %s\n", sel.summary().c_str());
+      for (const std::string& w : sel.warnings) std::fprintf(stderr, "nnrun: warning: %s\n", w.c_str());
+    }
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       std::printf("input  %s: %s %s from %s\n", g.input_names[i].c_str(),
                   batch_shape(in.batch, g.values[g.inputs[i]].shape).c_str(),

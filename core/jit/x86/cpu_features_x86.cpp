@@ -3,6 +3,7 @@
 #include <cpuid.h>
 
 #include <cstring>
+#include <string>
 
 #include "core/jit/cpu_features.h"
 
@@ -16,6 +17,22 @@ uint64_t xgetbv0() {
   return (static_cast<uint64_t>(hi) << 32) | lo;
 }
 
+// "GenuineIntel 6.55.8": the family and model as the SDM and AMD's manuals combine them (the
+// extended fields count only for family 15 and, for the model, families 6 and 15).
+std::string model_of(const char* vendor, unsigned leaf1_eax) {
+  const unsigned base_family = (leaf1_eax >> 8) & 0xF, base_model = (leaf1_eax >> 4) & 0xF;
+  const unsigned family = base_family == 0xF ? base_family + ((leaf1_eax >> 20) & 0xFF) : base_family;
+  const unsigned model = (base_family == 0x6 || base_family == 0xF) ? base_model | (((leaf1_eax >> 16) & 0xF) << 4) : base_model;
+  std::string s = vendor;
+  s += ' ';
+  s += std::to_string(family);
+  s += '.';
+  s += std::to_string(model);
+  s += '.';
+  s += std::to_string(leaf1_eax & 0xF);
+  return s;
+}
+
 }  // namespace
 
 // Each CPUID traps to the hypervisor in a VM (tens of microseconds for all of them), so
@@ -25,7 +42,13 @@ CpuFeatures probe_cpu_features() {
   unsigned a = 0, b = 0, c = 0, d = 0;
   const unsigned max_leaf = __get_cpuid_max(0, nullptr);
   if (max_leaf < 1) return f;
+  __cpuid(0, a, b, c, d);
+  char vendor[13] = {};
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
   __cpuid(1, a, b, c, d);
+  f.model = model_of(vendor, a);
   const bool sse41 = (c & bit_SSE4_1) != 0;
   const bool fma = (c & bit_FMA) != 0;
   const bool osxsave = (c & bit_OSXSAVE) != 0;

@@ -1,0 +1,105 @@
+#include "core/jit/isa_calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/util/error.h"
+
+namespace nnd::jit {
+
+std::vector<IsaTiming> measure_isas(std::span<const Isa> candidates, const TimeRuns& time_runs,
+                                    const IsaCalibrationPolicy& policy) {
+  const size_t n = candidates.size();
+  std::vector<int> runs_per_sample(n, 1);
+  double spent_us = 0;  // in the rounds: the warm-up's cost is the same for any budget
+  // Warm-up: the first run of an engine pays for its arena's first-touch page faults (bop: 5-10
+  // times a warm run), which says nothing about the code.
+  for (size_t k = 0; k < n; ++k) {
+    const double t = std::max(time_runs(k, 1), 1e-3);
+    const double want = std::ceil(policy.min_sample_us / t);
+    runs_per_sample[k] = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(std::max(1, policy.max_runs_per_sample))));
+  }
+  std::vector<std::vector<double>> per_run(n);
+  std::vector<double> best(n, 0);
+  std::vector<bool> contender(n, true);
+  for (int round = 0; round < policy.max_rounds; ++round) {
+    if (round >= policy.min_rounds) {
+      if (spent_us >= policy.budget_us) break;
+      const double fastest = *std::min_element(best.begin(), best.end());
+      for (size_t k = 0; k < n; ++k) contender[k] = best[k] <= fastest * policy.contender_ratio;
+      if (std::count(contender.begin(), contender.end(), true) <= 1) break;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const size_t k = (i + static_cast<size_t>(round)) % n;
+      if (!contender[k]) continue;
+      const double t = time_runs(k, runs_per_sample[k]);
+      spent_us += t;
+      const double run = t / runs_per_sample[k];
+      best[k] = per_run[k].empty() ? run : std::min(best[k], run);
+      per_run[k].push_back(run);
+    }
+  }
+  std::vector<IsaTiming> out;
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<double>& v = per_run[k];
+    IsaTiming t;
+    t.isa = candidates[k];
+    t.samples = static_cast<int>(v.size());
+    if (!v.empty()) {
+      std::sort(v.begin(), v.end());
+      t.min_us = v.front();
+      t.median_us = v[v.size() / 2];
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+Isa choose_isa(std::span<const IsaTiming> timings, double tie_margin) {
+  if (timings.empty()) throw Error(ErrorCode::kInternal, "JIT internal error: ISA choice among no candidates");
+  double fastest = timings.front().min_us;
+  for (const IsaTiming& t : timings) fastest = std::min(fastest, t.min_us);
+  for (const IsaTiming& t : timings) {  // narrowest first
+    if (t.min_us <= fastest * (1 + tie_margin)) return t.isa;
+  }
+  return timings.front().isa;  // unreachable: the fastest is within the margin of itself
+}
+
+const char* isa_selection_source_name(IsaSelection::Source s) {
+  switch (s) {
+    case IsaSelection::Source::kRequested: return "requested";
+    case IsaSelection::Source::kOnlyCandidate: return "only";
+    case IsaSelection::Source::kMeasured: return "measured";
+    case IsaSelection::Source::kCache: return "cache";
+  }
+  return "?";
+}
+
+std::string IsaSelection::summary() const {
+  std::string s = isa_id(isa);
+  switch (source) {
+    case Source::kRequested: return s + " (requested)";
+    case Source::kOnlyCandidate: return s + " (auto, the only ISA this CPU has)";
+    case Source::kMeasured: s += " (auto, measured:"; break;
+    case Source::kCache: s += " (auto, from the calibration cache " + cache_path + ", measured then:"; break;
+  }
+  char buf[96];
+  for (size_t i = 0; i < timings.size(); ++i) {
+    const IsaTiming& t = timings[i];
+    if (source == Source::kMeasured) {
+      std::snprintf(buf, sizeof buf, "%s %s %.1f us (%d)", i ? "," : "", isa_id(t.isa), t.min_us, t.samples);
+    } else {
+      std::snprintf(buf, sizeof buf, "%s %s %.1f us", i ? "," : "", isa_id(t.isa), t.min_us);
+    }
+    s += buf;
+  }
+  if (source == Source::kMeasured) {
+    std::snprintf(buf, sizeof buf, "; min of (samples), margin %.0f%%; calibration %.1f ms", tie_margin * 100,
+                  calibration_ms);
+    s += buf;
+  }
+  return s + ")";
+}
+
+}  // namespace nnd::jit
