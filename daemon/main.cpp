@@ -92,12 +92,14 @@ int run_check(const std::string& path, const CliOverrides& o) {
   std::fflush(stdout);
   BuildOptions bo;
   bo.log = [](LogLevel l, const std::string& m) {
-    if (l <= LogLevel::kNotice || (l == LogLevel::kInfo && m.find("engine auto") != std::string::npos)) {
+    if (l <= LogLevel::kNotice ||
+        (l == LogLevel::kInfo && (m.find("engine auto") != std::string::npos || m.find("': isa ") != std::string::npos))) {
       log(l, m);
     }
   };
   // Like the daemon: a file that crashes a parser is reported, not a crash of `nnd --check`.
   bo.load_graph = model_loader(cfg.daemon, bo.log);
+  bo.isa_cache = isa_calibration_cache_path(cfg.daemon.isa_calibration_cache);
   try {
     BuildStats st;
     auto set = build_model_set(cfg.models, nullptr, bo, &st);
@@ -161,6 +163,13 @@ class Daemon {
       bo.log = default_logger();
       bo.skip_failed = cfg_.daemon.skip_failed_models;
       bo.load_graph = model_loader(cfg_.daemon, bo.log);
+      bo.isa_cache = isa_calibration_cache_path(cfg_.daemon.isa_calibration_cache);
+      if (bo.isa_cache.empty()) {
+        log(LogLevel::kInfo, "isa auto: no calibration cache (daemon.isa_calibration_cache: " +
+                                 cfg_.daemon.isa_calibration_cache + "); the choice is measured at every start");
+      } else {
+        log(LogLevel::kInfo, "isa auto: calibration cache " + bo.isa_cache);
+      }
       BuildStats st;
       registry_.publish(build_model_set(cfg_.models, nullptr, bo, &st));
       logf(LogLevel::kInfo, "compiled %zu model(s) in %.1f ms", st.compiled, st.wall_ms);
@@ -319,6 +328,7 @@ class Daemon {
       // The setting read now applies to the files this reload loads (a child inherits the
       // compile thread's nice 10).
       bo.load_graph = model_loader(next.daemon, bo.log);
+      bo.isa_cache = isa_calibration_cache_path(next.daemon.isa_calibration_cache);
       BuildStats st;
       auto old = registry_.current();
       auto set = build_model_set(next.models, old.get(), bo, &st);

@@ -105,6 +105,17 @@ std::string endpoint_socket_path(const std::string& endpoint) {
   return nnd_endpoint_path_string(endpoint);  // the rule is ipc/nnd_endpoint.h's
 }
 
+std::string isa_calibration_cache_path(const std::string& setting) {
+  if (setting == "off") return "";
+  if (setting != "auto") return setting;
+  const char* dir = std::getenv("CACHE_DIRECTORY");
+  if (!dir || !*dir) return "";
+  // systemd passes several folders colon-separated when the unit names several; nnd's names one.
+  std::string first(dir);
+  first = first.substr(0, first.find(':'));
+  return first + "/isa-calibration";
+}
+
 namespace {
 
 // Walks the YAML tree, filling a Config and collecting issues.
@@ -303,7 +314,7 @@ class Parser {
         "realtime_priority", "log_level", "watchdog", "max_clients", "max_inflight_per_client",
         "slots_per_client", "spin_us", "max_request_bytes", "max_shared_memory_bytes",
         "handshake_timeout_ms", "max_pending_connections", "on_model_error", "control_group",
-        "run_as", "run_as_group", "validate_models"};
+        "run_as", "run_as_group", "validate_models", "isa_calibration_cache"};
     YAML::Node run_as_node, run_as_group_node;
     for_each_key(d, "daemon", known, [&](const std::string& k, const YAML::Node& v,
                                          const std::string& key) {
@@ -404,6 +415,14 @@ class Parser {
           s.skip_failed_models = e == "skip";
         } else {
           issue(v, key, "expected skip or fail, got '" + e + "'");
+        }
+      } else if (k == "isa_calibration_cache") {
+        std::string e;
+        if (!string_value(v, key, e)) return;
+        if (e == "auto" || e == "off" || (e.size() > 1 && e[0] == '/' && e.back() != '/')) {
+          s.isa_calibration_cache = e;
+        } else {
+          issue(v, key, "expected auto, off or the absolute path of a file, got '" + e + "'");
         }
       } else if (k == "validate_models") {
         std::string e;

@@ -52,6 +52,9 @@ struct DaemonSettings {
   bool skip_failed_models = true;      // on_model_error: skip (true) | fail (false), at start-up
   bool isolated_model_validation = true;  // validate_models: isolated (true) | in_process (false):
                                           // parse new model files in a child process first
+  // Where `isa: auto` keeps the ISA it measured fastest per CPU and network
+  // (core/jit/isa_calibration_cache.h): "auto", "off" or an absolute file path.
+  std::string isa_calibration_cache = "auto";
 };
 
 struct Config {
@@ -101,5 +104,10 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 // and libnnclient): a value containing '/' is the path; a name is <dir>/<name>.sock with <dir>
 // $NND_RUNTIME_DIR, else /run/nnd when it is a directory, else /tmp. "" for an empty endpoint.
 std::string endpoint_socket_path(const std::string& endpoint);
+
+// The calibration cache file of the setting daemon.isa_calibration_cache: a path is itself, "off"
+// is "" (no cache), "auto" is $CACHE_DIRECTORY/isa-calibration when that is set (systemd's
+// CacheDirectory=nnd: /var/cache/nnd) and "" otherwise.
+std::string isa_calibration_cache_path(const std::string& setting);
 
 }  // namespace nnd::daemon

@@ -195,6 +195,11 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
   // Generated machine code (0 for the reference engine, which generates none).
   if (const auto* jit = dynamic_cast<const jit::JitEngine*>(m->engine.get())) {
     m->code_bytes = jit->code_bytes();
+    const jit::IsaSelection& sel = jit->isa_selection();
+    if (log) {
+      for (const std::string& w : sel.warnings) log(LogLevel::kWarning, "model '" + settings.name + "': " + w);
+      log(LogLevel::kInfo, "model '" + settings.name + "': isa " + sel.summary());
+    }
   }
   m->compile_ms = ms_since(t0);
   return m;
@@ -241,7 +246,9 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
       if (k >= todo.size()) return;
       const size_t i = todo[k];
       try {
-        set->models[i] = compile_model(models[i], options.warm_up, options.log, options.load_graph,
+        ModelSettings settings = models[i];
+        settings.engine.isa_cache = options.isa_cache;
+        set->models[i] = compile_model(settings, options.warm_up, options.log, options.load_graph,
                                        options.make_engine);
       } catch (const std::exception& e) {
         errors[i] = e.what();

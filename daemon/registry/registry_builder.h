@@ -45,6 +45,9 @@ struct BuildOptions {
   LogFn log;                     // may be empty
   GraphLoader load_graph;        // called only for new or changed models; may be empty
   EngineFactory make_engine;     // may be empty
+  // The ISA calibration cache for models with `isa: auto` (EngineOptions::isa_cache; "" = none),
+  // from daemon.isa_calibration_cache.
+  std::string isa_cache;
 };
 
 struct BuildStats {
@@ -77,6 +80,10 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
 // available here: the CPU lacks the ISA (kIsaUnavailable) or the JIT does not compile one of the
 // model's layers (kUnsupported); it logs that at warning level. Any other JIT failure (an internal
 // error, a limit) fails the model like any other engine's would.
+//
+// A JIT engine's ISA choice is logged at info level (with `isa: auto` on a CPU with several ISAs:
+// each candidate's measured time, or that the calibration cache answered), and a calibration
+// cache that cannot be read or written at warning level.
 std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool warm_up,
                                            const LogFn& log, const GraphLoader& load_graph = {},
                                            const EngineFactory& make_engine = {});

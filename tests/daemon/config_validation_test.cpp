@@ -380,6 +380,33 @@ TEST_F(ConfigTest, ValidateModels) {
   EXPECT_NE(is[0].message.find("expected isolated or in_process, got 'off'"), std::string::npos);
 }
 
+TEST_F(ConfigTest, IsaCalibrationCache) {
+  const Config d = parse("models:\n  - name: m\n    path: models/a.h5\n");
+  EXPECT_EQ(d.daemon.isa_calibration_cache, "auto");
+  for (const char* v : {"off", "auto", "/var/lib/nnd/isa"}) {
+    const Config c = parse(std::string("daemon:\n  isa_calibration_cache: ") + v +
+                           "\nmodels:\n  - name: m\n    path: models/a.h5\n");
+    EXPECT_EQ(c.daemon.isa_calibration_cache, v);
+  }
+  for (const char* bad : {"cache.txt", "/var/cache/nnd/", "yes"}) {
+    const auto is = issues(std::string("daemon:\n  isa_calibration_cache: ") + bad +
+                           "\nmodels:\n  - name: m\n    path: models/a.h5\n");
+    ASSERT_EQ(is.size(), 1u) << bad;
+    EXPECT_EQ(is[0].line, 2);
+    EXPECT_NE(is[0].message.find("expected auto, off or the absolute path of a file"), std::string::npos)
+        << is[0].message;
+  }
+  EXPECT_EQ(isa_calibration_cache_path("off"), "");
+  EXPECT_EQ(isa_calibration_cache_path("/x/y"), "/x/y");
+  const char* old = std::getenv("CACHE_DIRECTORY");
+  const std::string saved = old ? old : "";
+  ::setenv("CACHE_DIRECTORY", "/var/cache/nnd", 1);
+  EXPECT_EQ(isa_calibration_cache_path("auto"), "/var/cache/nnd/isa-calibration");
+  ::unsetenv("CACHE_DIRECTORY");
+  EXPECT_EQ(isa_calibration_cache_path("auto"), "");  // no systemd cache folder: none
+  if (old) ::setenv("CACHE_DIRECTORY", saved.c_str(), 1);
+}
+
 TEST_F(ConfigTest, ControlGroup) {
   const Config c = parse("daemon:\n  control_group: root\nmodels:\n  - name: m\n"
                          "    path: models/a.h5\n");

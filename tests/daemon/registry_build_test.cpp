@@ -14,6 +14,7 @@
 
 #include "core/engine/engine_options.h"
 #include "core/engine_factory/engine_factory.h"
+#include "core/jit/cpu_features.h"
 #include "core/util/error.h"
 #include "daemon/registry/model_table.h"
 #include "daemon/registry/registry_builder.h"
@@ -287,6 +288,48 @@ TEST_F(RegistryTest, EngineAutoFallsBackAndSaysSo) {
                 l.find("code ") != std::string::npos;
   }
   EXPECT_TRUE(compiled);
+}
+
+// isa auto's choice is logged per model at info level; with a calibration cache a second build
+// (a restart) reads the choice back instead of measuring; a corrupt cache is a warning.
+TEST_F(RegistryTest, IsaChoiceIsLoggedAndCached) {
+  std::vector<std::pair<LogLevel, std::string>> logs;
+  std::mutex mu;
+  BuildOptions o = opts();
+  o.log = [&](LogLevel level, const std::string& m) {
+    std::lock_guard<std::mutex> lk(mu);
+    logs.emplace_back(level, m);
+  };
+  const fs::path cache = dir_ / "cache" / "isa-calibration";
+  o.isa_cache = cache.string();
+  auto said = [&](const std::string& what, LogLevel at) {
+    for (const auto& [level, m] : logs) {
+      if (level == at && m.find(what) != std::string::npos) return true;
+    }
+    return false;
+  };
+  std::vector<ModelSettings> ball = {model("ball", "ball_patch.h5")};
+  build_model_set(ball, nullptr, o);
+  const bool several_isas = nnd::jit::detect_cpu_features().isas & (nnd::jit::detect_cpu_features().isas - 1);
+  if (!several_isas) {
+    EXPECT_TRUE(said("model 'ball': isa sse4.1 (auto, the only ISA", LogLevel::kInfo));
+    EXPECT_FALSE(fs::exists(cache));
+    return;
+  }
+  EXPECT_TRUE(said("model 'ball': isa ", LogLevel::kInfo));
+  EXPECT_TRUE(said("(auto, measured: sse4.1 ", LogLevel::kInfo));
+  ASSERT_TRUE(fs::exists(cache));
+  logs.clear();
+  auto again = build_model_set(ball, nullptr, o);
+  EXPECT_TRUE(said("(auto, from the calibration cache " + cache.string(), LogLevel::kInfo));
+  EXPECT_FALSE(said("measured:", LogLevel::kInfo));
+  // A corrupt cache: a warning naming it, the model still served.
+  std::ofstream(cache) << "not a cache\n";
+  logs.clear();
+  auto third = build_model_set(ball, nullptr, o);
+  ASSERT_EQ(third->models.size(), 1u);
+  EXPECT_TRUE(said("model 'ball': ISA calibration cache " + cache.string() + ": not a calibration cache", LogLevel::kWarning));
+  EXPECT_TRUE(said("(auto, measured: ", LogLevel::kInfo));
 }
 
 // An engine factory standing in for a JIT that fails with `code`; the reference engine is made.
