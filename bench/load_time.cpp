@@ -34,14 +34,15 @@ struct Sample {
 };
 
 // What the daemon does per model: load the file, build the engine it would serve (JIT, ISA and
-// math chosen automatically).
-Sample measure(const std::string& model) {
+// math chosen automatically unless `isa` names one).
+Sample measure(const std::string& model, const std::string& isa) {
   Sample s;
   const double w0 = now_ms(CLOCK_MONOTONIC), c0 = now_ms(CLOCK_THREAD_CPUTIME_ID);
   const nnd::Graph g = nnd::load_model(model);
   const double w1 = now_ms(CLOCK_MONOTONIC), c1 = now_ms(CLOCK_THREAD_CPUTIME_ID);
   nnd::EngineOptions o;
   o.engine = nnd::EngineKind::kJit;
+  o.isa = nnd::parse_isa(isa).value_or(nnd::IsaChoice::kAuto);
   const auto engine = nnd::make_engine(g, o);
   const double w2 = now_ms(CLOCK_MONOTONIC), c2 = now_ms(CLOCK_THREAD_CPUTIME_ID);
   s.load_wall = w1 - w0;
@@ -52,7 +53,7 @@ Sample measure(const std::string& model) {
 }
 
 // Runs this executable with --load-child and parses its line; throws nnd::Error on failure.
-Sample measure_cold(const std::string& model) {
+Sample measure_cold(const std::string& model, const std::string& isa) {
   int fds[2];
   if (pipe(fds) != 0) throw nnd::Error(nnd::ErrorCode::kIo, std::string("pipe: ") + std::strerror(errno));
   posix_spawn_file_actions_t fa;
@@ -60,8 +61,8 @@ Sample measure_cold(const std::string& model) {
   posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_addclose(&fa, fds[0]);
   posix_spawn_file_actions_addclose(&fa, fds[1]);
-  std::string arg0 = "nnbench", flag = "--load-child", path = model;
-  char* argv[] = {arg0.data(), flag.data(), path.data(), nullptr};
+  std::string arg0 = "nnbench", flag = "--load-child", path = model, isa_arg = isa;
+  char* argv[] = {arg0.data(), flag.data(), path.data(), isa_arg.data(), nullptr};
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
@@ -114,9 +115,9 @@ void print_row(const char* label, const char* phase, const std::vector<Sample>& 
 
 }  // namespace
 
-int load_time_child(const std::string& model) {
+int load_time_child(const std::string& model, const std::string& isa) {
   try {
-    const Sample s = measure(model);
+    const Sample s = measure(model, isa);
     std::printf("%.4f %.4f %.4f %.4f\n", s.load_wall, s.compile_wall, s.load_cpu, s.compile_cpu);
     return 0;
   } catch (const nnd::Error& e) {
@@ -125,11 +126,11 @@ int load_time_child(const std::string& model) {
   }
 }
 
-int report_load_time(const std::vector<std::string>& models, int runs) {
-  std::printf("load + compile (JIT, ISA auto), ms, min and median of %d runs; cold = first model of a fresh "
+int report_load_time(const std::vector<std::string>& models, int runs, const std::string& isa) {
+  std::printf("load + compile (JIT, ISA %s%s), ms, min and median of %d runs; cold = first model of a fresh "
               "process, warm = later models;\ncpu = this thread's CPU time (what other processes on the "
               "machine cannot inflate)\n",
-              runs);
+              isa.c_str(), isa == "auto" ? ": compile includes measuring the candidate ISAs, no cache" : "", runs);
   std::printf("%-28s %-5s %15s  %15s  %15s  %15s\n", "model", "", "load min  med", "compile min med",
               "total min  med", "total cpu min med");
   int failures = 0;
@@ -137,9 +138,9 @@ int report_load_time(const std::vector<std::string>& models, int runs) {
     const std::string label = std::filesystem::path(model).filename().string();
     try {
       std::vector<Sample> cold, warm;
-      for (int i = 0; i < runs; ++i) cold.push_back(measure_cold(model));
-      measure(model);  // untimed: HDF5 start-up and first-touch costs go to the cold figures
-      for (int i = 0; i < runs; ++i) warm.push_back(measure(model));
+      for (int i = 0; i < runs; ++i) cold.push_back(measure_cold(model, isa));
+      measure(model, isa);  // untimed: HDF5 start-up and first-touch costs go to the cold figures
+      for (int i = 0; i < runs; ++i) warm.push_back(measure(model, isa));
       print_row(label.c_str(), "cold", cold);
       print_row("", "warm", warm);
     } catch (const nnd::Error& e) {

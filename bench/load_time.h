@@ -11,12 +11,13 @@ namespace nnbench {
 
 // Prints, per model, min and median over `runs` of load, compile and their sum, wall-clock and
 // thread CPU time, cold (each run a fresh child process of this executable, started with
-// `--load-child MODEL`) and warm (runs in this process after one untimed load). Returns the number
-// of models that failed.
-int report_load_time(const std::vector<std::string>& models, int runs);
+// `--load-child MODEL ISA`) and warm (runs in this process after one untimed load). `isa` is the
+// JIT's ISA option ("auto", as the daemon, measures the candidate ISAs without a calibration
+// cache: its compile time includes that calibration). Returns the number of models that failed.
+int report_load_time(const std::vector<std::string>& models, int runs, const std::string& isa = "auto");
 
 // The child side of a cold run: loads and compiles `model` once, as the first thing this process
 // does, and prints the four figures on one line for the parent. Returns the exit status.
-int load_time_child(const std::string& model);
+int load_time_child(const std::string& model, const std::string& isa = "auto");
 
 }  // namespace nnbench

@@ -6,12 +6,16 @@
 // reference engine beside it, and ONNX Runtime (onnxruntime-node, one thread, one sample per call)
 // on the ONNX twins when tools/onnx_reference/node_modules exists.
 //
-//   nnbench [MODEL...] [--isa all|sse4.1|avx2|avx512[,...]] [--repeat N]
-//   nnbench [MODEL...] --load-time [--runs N]    load + compile only, cold and warm (load_time.h)
+//   nnbench [MODEL...] [--isa all|auto|sse4.1|avx2|avx512[,...]] [--repeat N]
+//   nnbench [MODEL...] --load-time [--isa auto|sse4.1|...] [--runs N]
+//                                  load + compile only, cold and warm (load_time.h)
 //   nnbench [MODEL...] --cpu-model CPU [--isa ...] [--math exact|fast] [--clock GHz] [--kernels|-v]
 //           [--measure]   the robot cost model (tools/cost_model): cycles per call on LLVM's model
 //           of CPU (llvm-mca), per network and with --kernels per kernel; --measure also times
 //           the same code here and converts at this core's measured clock (validation)
+// `auto` is the row of the ISA the JIT's isa auto chooses on this machine (its compile time
+// includes measuring the candidates, without a calibration cache), with the times it measured;
+// "all" (the default) is every ISA of the CPU and auto.
 // Without models: the four real networks in ../shared/models (skipped with a message if absent).
 #include <asmjit/x86.h>
 
@@ -21,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -48,14 +53,20 @@ double us_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
 
-// The ISAs of `arg` ("all" or a comma-separated list of ids); false with *bad naming an unknown one.
-bool parse_isa_list(const std::string& arg, std::vector<nnd::jit::Isa>* isas, std::string* bad) {
+// The ISAs of `arg` ("all" or a comma-separated list of ids and "auto"); false with *bad naming an
+// unknown one. *with_auto: whether "auto" was asked for ("all" includes it).
+bool parse_isa_list(const std::string& arg, std::vector<nnd::jit::Isa>* isas, bool* with_auto, std::string* bad) {
   if (arg == "all") {
     *isas = nnd::jit::all_isas();
+    *with_auto = true;
     return true;
   }
   std::istringstream in(arg);
   for (std::string id; std::getline(in, id, ',');) {
+    if (id == "auto") {
+      *with_auto = true;
+      continue;
+    }
     const std::optional<nnd::jit::Isa> isa = nnd::jit::isa_from_id(id);
     if (!isa) {
       *bad = id;
@@ -69,7 +80,7 @@ bool parse_isa_list(const std::string& arg, std::vector<nnd::jit::Isa>* isas, st
 
 std::string isa_usage() {
   std::string s = "all";
-  for (const std::string& id : nnd::jit::isa_ids()) s += "|" + id;
+  for (const std::string& id : nnd::isa_choice_ids()) s += "|" + id;
   return s + "[,...]";
 }
 
@@ -347,7 +358,7 @@ int main(int argc, char** argv) {
   bool isas_given = false;
   CostOptions cost_opt;
   // A cold load-time run: this process exists only to load one model first thing.
-  if (argc == 3 && std::string(argv[1]) == "--load-child") return nnbench::load_time_child(argv[2]);
+  if (argc == 4 && std::string(argv[1]) == "--load-child") return nnbench::load_time_child(argv[2], argv[3]);
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--isa" && i + 1 < argc) {
@@ -379,7 +390,7 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "-h" || a == "--help") {
       std::printf("usage: nnbench [MODEL...] [--isa %s] [--repeat N]\n"
-                  "       nnbench [MODEL...] --load-time [--runs N]   (load + compile only, cold and warm)\n"
+                  "       nnbench [MODEL...] --load-time [--isa ISA] [--runs N]   (load + compile only, cold and warm)\n"
                   "       nnbench [MODEL...] --cpu-model CPU [--isa ...] [--math exact|fast] [--clock GHz]\n"
                   "               [--kernels|-v] [--measure]   (estimated cycles on LLVM's model of CPU: llvm-mca)\n"
                   "       nnbench --version\n",
@@ -399,11 +410,20 @@ int main(int argc, char** argv) {
       else std::printf("skip %s: not found in %s\n", m, dir.lexically_normal().c_str());
     }
   }
-  if (load_time) return nnbench::report_load_time(models, runs) == 0 ? 0 : 1;
+  if (load_time) {
+    // One ISA option for the load time: auto (the default, as the daemon) or the one named.
+    const std::string isa = isa_arg == "all" ? "auto" : isa_arg;
+    if (!nnd::parse_isa(isa)) {
+      std::fprintf(stderr, "nnbench: --load-time takes one ISA (%s), got '%s'\n", nnd::isa_choice_list().c_str(), isa.c_str());
+      return 2;
+    }
+    return nnbench::report_load_time(models, runs, isa) == 0 ? 0 : 1;
+  }
   using nnd::jit::Isa;
   const nnd::jit::CpuFeatures host = nnd::jit::detect_cpu_features();
   std::vector<Isa> requested, isas;
-  if (std::string bad; !parse_isa_list(isa_arg, &requested, &bad)) {
+  bool with_auto = false;
+  if (std::string bad; !parse_isa_list(isa_arg, &requested, &with_auto, &bad)) {
     std::fprintf(stderr, "nnbench: unknown ISA '%s' in --isa (expected %s)\n", bad.c_str(), isa_usage().c_str());
     return 2;
   }
@@ -424,10 +444,10 @@ int main(int argc, char** argv) {
     isas.push_back(isa);
   }
   std::printf("nnbench: single thread, repeat %d (reference engine: %d)\n", repeat, std::max(1, repeat / 20));
-  std::vector<double> peak;
+  std::map<Isa, double> peak;
   for (Isa isa : isas) {
-    peak.push_back(measure_peak(isa));
-    std::printf("peak %-7s %7.1f GFLOP/s (%s loop, 12 accumulators)\n", nnd::jit::isa_id(isa), peak.back(),
+    peak[isa] = measure_peak(isa);
+    std::printf("peak %-7s %7.1f GFLOP/s (%s loop, 12 accumulators)\n", nnd::jit::isa_id(isa), peak[isa],
                 nnd::jit::isa_traits(isa).fma ? "FMA" : "mul+add");
   }
   std::printf("GFLOP/s = the model's FLOPs counted as direct convolution (nninfo) / min time; layers run as\n"
@@ -441,31 +461,42 @@ int main(int argc, char** argv) {
       const double flops = static_cast<double>(nnd::flops_per_sample(g));
       std::printf("\n%s: %.2f MFLOP per sample, load %.2f ms\n", fs::path(path).filename().c_str(), flops / 1e6,
                   load_ms);
-      std::printf("  %-9s %9s %10s %10s %9s %9s %9s %11s %11s %8s %7s\n", "engine", "compile", "code B", "arena B",
+      std::printf("  %-11s %9s %10s %10s %9s %9s %9s %11s %11s %8s %7s\n", "engine", "compile", "code B", "arena B",
                   "min us", "med us", "p99 us", "b16 min/smp", "b16 med/smp", "GFLOP/s", "% peak");
       std::vector<double> jit_min;
-      for (size_t k = 0; k < isas.size(); ++k) {
+      std::vector<std::string> jit_label;
+      // The fixed ISAs, then auto (its compile time includes measuring the candidates: no cache).
+      const size_t rows = isas.size() + (with_auto ? 1 : 0);
+      std::string auto_summary;
+      for (size_t k = 0; k < rows; ++k) {
+        const bool is_auto = k == isas.size();
         nnd::EngineOptions o;
         o.engine = nnd::EngineKind::kJit;
-        o.isa = isas[k];
+        o.isa = is_auto ? nnd::IsaChoice::kAuto : nnd::IsaChoice(isas[k]);
         t0 = Clock::now();
         auto jit = nnd::jit::make_jit_engine(g, o);
         const double compile_ms = us_since(t0) / 1e3;
         const Stats s1 = stats(time_runs(*jit, 1, repeat));
         const Stats s16 = stats(time_runs(*jit, 16, std::max(1, repeat / 4)));
         const double gflops = flops / (s1.min * 1e3);
+        const std::string label = is_auto ? std::string("auto:") + nnd::jit::isa_id(jit->isa()) : jit->name();
+        if (is_auto) auto_summary = jit->isa_selection().summary();
+        if (!peak.count(jit->isa())) peak[jit->isa()] = measure_peak(jit->isa());
+        const double isa_peak = peak.at(jit->isa());
         jit_min.push_back(s1.min);
-        std::printf("  %-9s %7.2fms %10zu %10lld %9.1f %9.1f %9.1f %11.2f %11.2f %8.1f %6.0f%%\n",
-                    jit->name().c_str(), compile_ms, jit->code_bytes(),
+        jit_label.push_back(is_auto ? label : nnd::jit::isa_id(jit->isa()));
+        std::printf("  %-11s %7.2fms %10zu %10lld %9.1f %9.1f %9.1f %11.2f %11.2f %8.1f %6.0f%%\n",
+                    label.c_str(), compile_ms, jit->code_bytes(),
                     static_cast<long long>(jit->arena_floats_per_sample() * 4), s1.min, s1.median, s1.p99,
-                    s16.min / 16, s16.median / 16, gflops, 100 * gflops / peak[k]);
+                    s16.min / 16, s16.median / 16, gflops, 100 * gflops / isa_peak);
       }
+      if (with_auto) std::printf("  auto chose %s\n", auto_summary.c_str());
       {
         t0 = Clock::now();
         auto ref = nnd::make_reference_engine(g);
         const double setup_ms = us_since(t0) / 1e3;
         const Stats s = stats(time_runs(*ref, 1, std::max(1, repeat / 20)));
-        std::printf("  %-9s %7.2fms %10s %10s %9.1f %9.1f %9.1f %11s %11s %8.2f %7s\n", "reference", setup_ms, "-",
+        std::printf("  %-11s %7.2fms %10s %10s %9.1f %9.1f %9.1f %11s %11s %8.2f %7s\n", "reference", setup_ms, "-",
                     "-", s.min, s.median, s.p99, "-", "-", flops / (s.min * 1e3), "-");
       }
       fs::path onnx = path;
@@ -473,11 +504,11 @@ int main(int argc, char** argv) {
       double omin = 0, omed = 0;
       std::string why;
       if (ort_bench(onnx, repeat, &omin, &omed, &why)) {
-        std::printf("  %-9s %9s %10s %10s %9.1f %9.1f %9s %11s %11s %8.1f %7s  (onnxruntime-node, 1 thread, batch 1; "
+        std::printf("  %-11s %9s %10s %10s %9.1f %9.1f %9s %11s %11s %8.1f %7s  (onnxruntime-node, 1 thread, batch 1; "
                     "includes ~10 us of JS binding per call)\n",
                     "ort", "-", "-", "-", omin, omed, "-", "-", "-", flops / (omin * 1e3), "-");
         std::printf("  ort min / jit min:");
-        for (size_t k = 0; k < isas.size(); ++k) std::printf(" %s %.2fx", nnd::jit::isa_id(isas[k]), omin / jit_min[k]);
+        for (size_t k = 0; k < jit_min.size(); ++k) std::printf(" %s %.2fx", jit_label[k].c_str(), omin / jit_min[k]);
         std::printf("\n");
       } else {
         std::printf("  ort: %s\n", why.c_str());
