@@ -95,7 +95,7 @@ std::string IsaSelection::summary() const {
     s += buf;
   }
   if (source == Source::kMeasured) {
-    std::snprintf(buf, sizeof buf, "; min of (samples), margin %.0f%%; calibration %.1f ms", tie_margin * 100,
+    std::snprintf(buf, sizeof buf, "; per run, min CPU time of (samples), margin %.0f%%; calibration %.1f ms", tie_margin * 100,
                   calibration_ms);
     s += buf;
   }

@@ -22,10 +22,11 @@ namespace nnd::jit {
 
 struct IsaCalibrationPolicy {
   // A wider ISA is chosen only when it beats every narrower one by more than this fraction of
-  // the fastest time; ties and near-ties go to the narrower ISA. 3%: above the spread of the
-  // minimum of a few interleaved runs on a busy machine (about 1%, measured on the robot
-  // networks), below the gaps that matter (AVX2 over AVX-512 on Zen 4: 6-35% on three of the
-  // four networks; bop's 2% is a near-tie and goes to AVX2 either way).
+  // the fastest time; ties and near-ties go to the narrower ISA. 3%: the ratio of two ISAs'
+  // minima spreads by about +-2.5% between calibrations on a busy machine (bop's AVX-512/AVX2,
+  // 8 calibrations at load 6.5 on the 2-core Zen 4 VM: 1.005-1.058), and the gaps that matter are
+  // wider (AVX2 over AVX-512 on Zen 4: 7-39% on three of the four robot networks; bop's 2-3% is a
+  // near-tie, which goes to AVX2).
   double tie_margin = 0.03;
   int min_rounds = 3;         // every candidate is timed at least this often
   int max_rounds = 10;        // and a contender at most this often
@@ -50,7 +51,7 @@ struct IsaTiming {
 };
 
 // Times `runs` consecutive runs of candidate k (index into the candidates) and returns the total
-// microseconds.
+// microseconds (make_jit_engine: of the calling thread's CPU time).
 using TimeRuns = std::function<double(size_t candidate, int runs)>;
 
 // Measures the candidates (distinct ISAs, in table order): one untimed-for-the-result warm-up
@@ -64,9 +65,9 @@ std::vector<IsaTiming> measure_isas(std::span<const Isa> candidates, const TimeR
 
 // The choice among measured candidates (in table order): the narrowest whose min_us is within
 // tie_margin of the fastest. By the minimum, not the median: noise on a shared machine only adds
-// time (interrupts, other processes, a frequency dip), so the minimum of interleaved samples
-// estimates the code's own cost with fewer runs, and the samples of all candidates met the same
-// conditions. Throws nnd::Error for an empty list.
+// time (interrupts, cache lines another process evicted, a frequency dip), so the minimum of
+// interleaved samples estimates the code's own cost with fewer runs, and the samples of all
+// candidates met the same conditions. Throws nnd::Error for an empty list.
 Isa choose_isa(std::span<const IsaTiming> timings, double tie_margin);
 
 // How an engine's ISA was chosen (JitEngine::isa_selection()), for logs and the tools.
@@ -85,9 +86,10 @@ struct IsaSelection {
   std::string cache_path;              // "" when no cache is configured
   std::vector<std::string> warnings;   // a corrupt or unwritable cache: the choice still stands
 
-  // One line: "avx2 (auto, measured: sse4.1 2239 us, avx2 885 us, avx512 902 us; margin 3%;
-  // 41.3 ms)", "avx2 (auto, from the calibration cache ...)", "sse4.1 (auto, the only ISA this
-  // CPU has)", "avx512 (requested)".
+  // One line: "avx2 (auto, measured: sse4.1 2295.4 us (3), avx2 886.7 us (7), avx512 921.5 us
+  // (7); per run, min CPU time of (samples), margin 3%; calibration 58.4 ms)", "avx2 (auto, from
+  // the calibration cache <path>, measured then: ...)", "sse4.1 (auto, the only ISA this CPU
+  // has)", "avx512 (requested)".
   std::string summary() const;
 };
 
