@@ -38,8 +38,10 @@ CpuFeatures probe_cpu_features();
 // The calling CPU's features, probed once per process (later calls return the first answer).
 CpuFeatures detect_cpu_features();
 
-// Resolves an option to an ISA: auto picks features.best(); an explicit request the CPU lacks is
-// an nnd::Error naming the ISA and the available ones.
+// Resolves an option to an ISA without measuring: auto picks features.best(), the most capable
+// ISA (make_jit_engine does not use this for auto: it measures which ISA is fastest, see
+// jit_engine.h); an explicit request the CPU lacks is an nnd::Error naming the ISA and the
+// available ones.
 Isa resolve_isa(IsaChoice choice, const CpuFeatures& features);
 
 }  // namespace nnd::jit

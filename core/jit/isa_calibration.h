@@ -82,7 +82,7 @@ struct IsaSelection {
   Isa isa = Isa::kSse41;
   std::vector<IsaTiming> timings;
   double tie_margin = 0;
-  double calibration_ms = 0;           // compiling the other candidates and measuring (kMeasured)
+  double calibration_ms = 0;           // compiling every candidate and measuring (kMeasured)
   std::string cache_path;              // "" when no cache is configured
   std::vector<std::string> warnings;   // a corrupt or unwritable cache: the choice still stands
 
