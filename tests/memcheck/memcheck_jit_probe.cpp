@@ -30,8 +30,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     const nnd::ModelInputs in = nnd::prepare_inputs(g, {}, 1);
-    auto jit = nnd::jit::make_jit_engine(
-        g, nnd::EngineOptions{nnd::EngineKind::kJit, nnd::IsaChoice::kAuto, nnd::MathMode::kExact});
+    nnd::EngineOptions options;
+    options.engine = nnd::EngineKind::kJit;
+    auto jit = nnd::jit::make_jit_engine(g, options);
     const size_t n = static_cast<size_t>(nnd::element_count(g.values[g.outputs[0]].shape, "output"));
     // malloc, not a vector: the block must end exactly where the short buffer does.
     float* out = static_cast<float*>(std::malloc((n - 1) * sizeof(float)));
