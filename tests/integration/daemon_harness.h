@@ -169,6 +169,25 @@ inline void kill_child(Child& c) {
 }
 
 // One nnd process in a private folder.
+// One ISA calibration cache per test process, shared by the daemons it starts and the engines it
+// builds in-process for expected results (EngineOptions::isa_cache): isa auto then serves the
+// same ISA in both. Measured separately, a near-tie (AVX2 and AVX-512 on the example ball model)
+// can go either way, and the two ISAs' results differ in the last bits. Removed at exit.
+inline const std::string& shared_isa_cache() {
+  struct Owned {
+    std::string path;
+    ~Owned() {
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+      std::filesystem::remove(path + ".lock", ec);
+    }
+  };
+  static const Owned cache{(std::filesystem::temp_directory_path() /
+                            ("nnd_test_isa_calibration_" + std::to_string(::getpid())))
+                               .string()};
+  return cache.path;
+}
+
 class Daemon {
  public:
   explicit Daemon(const std::string& tag) {
@@ -195,7 +214,8 @@ class Daemon {
   Daemon& operator=(const Daemon&) = delete;
 
   // Writes dir/name: a `daemon:` section (endpoint + `daemon_extra` lines, each "  key: value\n")
-  // and `models_yaml` (the list items under `models:`).
+  // and `models_yaml` (the list items under `models:`). The daemon shares this test process's ISA
+  // calibration cache (shared_isa_cache()) unless daemon_extra names one.
   fs::path write_config(const std::string& name, const std::string& models_yaml,
                         const std::string& daemon_extra = "") {
     const fs::path p = dir_ / name;
@@ -204,6 +224,9 @@ class Daemon {
       std::ofstream f(tmp);
       f << "daemon:\n  endpoint: " << endpoint_ << "\n"
         << (daemon_extra.find("log_level:") == std::string::npos ? "  log_level: debug\n" : "")
+        << (daemon_extra.find("isa_calibration_cache:") == std::string::npos
+                ? "  isa_calibration_cache: " + shared_isa_cache() + "\n"
+                : "")
         << daemon_extra << "models:\n"
         << models_yaml;
     }

@@ -42,6 +42,7 @@ Expected compute_expected(const std::string& path, nnd::EngineKind kind, size_t 
   nnd::EngineOptions o;
   o.engine = kind;
   o.math = math;
+  o.isa_cache = shared_isa_cache();  // the daemons' choice of ISA (daemon_harness.h)
   auto engine = nnd::make_engine(g, o);
   e.engine_name = engine->name();
   e.n = n;
