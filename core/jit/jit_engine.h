@@ -44,7 +44,7 @@ struct JitConfig {
   IsaCalibrationPolicy isa_calibration;
   // Test hook for isa auto: times `runs` runs of the candidate `isa` instead of running it, in
   // microseconds (tests hand in made-up durations). Empty: the candidates' engines run on a
-  // synthetic input, timed by a steady clock.
+  // synthetic input, timed in the calling thread's CPU time.
   std::function<double(Isa isa, int runs)> isa_time_runs;
 };
 
