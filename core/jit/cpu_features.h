@@ -1,7 +1,8 @@
 // CPU feature detection for the JIT: which instruction sets of the table (isa.h) the calling CPU
 // and OS can run, and the choice of one. Kernels and the engine never test CPU flags; they receive
 // an Isa resolved here. The architecture-specific probe is one function per architecture folder
-// (probe_cpu_features(): x86/cpu_features_x86.cpp reads CPUID/XGETBV).
+// (probe_cpu_features(): x86/cpu_features_x86.cpp reads CPUID/XGETBV, arm64/cpu_features_arm64.cpp
+// the kernel's HWCAP).
 #pragma once
 
 #include <cstdint>
@@ -31,7 +32,12 @@ struct CpuFeatures {
   std::string identity() const;
 };
 
-// The probe of the build's architecture, defined in its folder (x86/cpu_features_x86.cpp).
+// The message of the kIsaUnavailable error for a build whose architecture has no row in the ISA
+// table yet (AArch64): no CPU of it can run the JIT.
+std::string no_isa_for_build_arch();
+
+// The probe of the build's architecture, defined in its folder (x86/cpu_features_x86.cpp,
+// arm64/cpu_features_arm64.cpp).
 // Queries may trap to the hypervisor in a VM: call detect_cpu_features() instead.
 CpuFeatures probe_cpu_features();
 

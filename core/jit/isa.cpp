@@ -28,6 +28,16 @@ static_assert(rows_in_enumerator_order(), "kIsaTable: one row per Isa, in enumer
 
 }  // namespace
 
+const char* arch_name(Arch arch) {
+  switch (arch) {
+    case Arch::kX86_64: return "x86-64";
+    case Arch::kAarch64: return "AArch64";
+  }
+  std::string message = "JIT internal error: no name for architecture value ";
+  message += std::to_string(static_cast<int>(arch));
+  throw Error(ErrorCode::kInternal, message);
+}
+
 const IsaTraits& isa_traits(Isa isa) {
   const auto i = static_cast<size_t>(isa);
   if (i >= std::size(kIsaTable)) throw Error(ErrorCode::kInternal, "JIT internal error: no ISA table row for value " + std::to_string(i));

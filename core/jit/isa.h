@@ -2,13 +2,31 @@
 // kernel choices depend on (kernel_config.h). Nothing outside the table compares Isa values to
 // learn a width, a register count or a capability: it asks isa_traits().
 //
-// Adding an instruction set (e.g. AArch64 NEON: 4 lanes, 32 registers, FMA, no masked tails):
-//   1. an enumerator in Isa and its row in kIsaTable (isa.cpp), with arch = Arch::kAarch64;
-//   2. its emitter folder (core/jit/arm64/: a VecEmitter, make_vec_emitter() and the kernel
-//      generators) and, for a new architecture, its CPU probe (arm64/cpu_features_arm64.cpp
-//      defining probe_cpu_features(), from HWCAP) and the build's choice of that folder.
+// Adding an instruction set of an architecture that has a code generator: an enumerator in Isa,
+// its row in kIsaTable (isa.cpp) and its emitter in the architecture's folder (docs/jit.md).
+//
+// AArch64 today: the build selects core/jit/arm64 for an aarch64 target (NND_JIT_ARCH in the root
+// CMakeLists.txt), where the CPU probe lives (arm64/cpu_features_arm64.cpp: HWCAP asimd, fp16,
+// dotprod); the table has no AArch64 row, so all_isas() is empty there, `engine: jit` fails with
+// kIsaUnavailable and `engine: auto` serves the reference engine. A NEON row now would be listed
+// and selectable with nothing to generate its code, so it comes with the emitter. Adding it takes:
+//   1. Isa::kNeon and its row (arch = Arch::kAarch64, 4 lanes, 32 registers, fma, no broadcast
+//      memory operand, tails by single-lane LD1/ST1: check kernel_config.cpp's choices against
+//      the TailMoves value it gets), and `if (cpu.asimd) f.add(Isa::kNeon)` in
+//      arm64/cpu_features_arm64.cpp;
+//   2. arm64/emit_kernel.cpp: its existence is what makes core/CMakeLists.txt build the whole
+//      engine instead of no_code_generator.cpp. The neutral files then need from the folder what
+//      they need from x86/ today: emit_kernel(), make_vec_emitter() and VecEmitter (whose
+//      interface still takes x86::Assembler: kernel_module.{h,cpp} must become neutral), the stack
+//      frame (x86/stack_frame_p.h), and the functions that only pack or classify and are neutral
+//      in all but location (pack_conv_weights, pack_depthwise_weights, pack_planar_conv_weights,
+//      plan_planar_blocking, planar_layout, winograd_weights, gather_from_map, act_fusable,
+//      unary_vectorised, fast_math_kind): move those out of x86/ rather than copy them;
+//   3. tests: tests/jit is built for x86 only (tests/CMakeLists.txt); its architecture-neutral
+//      tests (JIT against the reference engine, models, fixtures) move to a folder both build,
+//      and run under qemu-aarch64 through the toolchain file's emulator.
 // Rows of another architecture than the build's are never listed, parsed or selected
-// (all_isas(), isa_from_id()), so the NEON row can sit in an x86 build's table harmlessly.
+// (all_isas(), isa_from_id()), so a NEON row sits harmlessly in an x86 build's table.
 #pragma once
 
 #include <cstdint>
@@ -64,11 +82,15 @@ struct IsaTraits {
   bool streams_weights;
 };
 
+// How messages name an architecture: "x86-64", "AArch64".
+const char* arch_name(Arch arch);
+
 // The row of an ISA.
 const IsaTraits& isa_traits(Isa isa);
 inline const char* isa_id(Isa isa) { return isa_traits(isa).id; }
 
-// The ISAs of the build's architecture, in table order: what this build can generate code for.
+// The ISAs of the build's architecture, in table order: what this build can generate code for
+// (empty for AArch64 until its NEON row exists).
 const std::vector<Isa>& all_isas();
 
 // The ISA of the build's architecture spelled `id` (its id or alias); nullopt for anything else.

@@ -16,6 +16,8 @@ constexpr uint64_t kWakeTag = ~uint64_t{0};  // the sessions' tags are their ids
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
 #endif
 }
 
