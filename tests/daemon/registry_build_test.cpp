@@ -15,6 +15,7 @@
 #include "core/engine/engine_options.h"
 #include "core/engine_factory/engine_factory.h"
 #include "core/jit/cpu_features.h"
+#include "core/jit/isa.h"
 #include "core/util/error.h"
 #include "daemon/registry/model_table.h"
 #include "daemon/registry/registry_builder.h"
@@ -290,6 +291,7 @@ TEST_F(RegistryTest, EngineAutoFallsBackAndSaysSo) {
   EXPECT_TRUE(compiled);
 }
 
+<<<<<<< HEAD
 // isa auto's choice is logged per model at info level; with a calibration cache a second build
 // (a restart) reads the choice back instead of measuring; a corrupt cache is a warning.
 TEST_F(RegistryTest, IsaChoiceIsLoggedAndCached) {
@@ -330,6 +332,32 @@ TEST_F(RegistryTest, IsaChoiceIsLoggedAndCached) {
   ASSERT_EQ(third->models.size(), 1u);
   EXPECT_TRUE(said("model 'ball': ISA calibration cache " + cache.string() + ": not a calibration cache", LogLevel::kWarning));
   EXPECT_TRUE(said("(auto, measured: ", LogLevel::kInfo));
+=======
+// The real engines of this build: `engine: jit` compiles where the ISA table has rows for the
+// build's architecture (x86-64), and fails with kIsaUnavailable naming the architecture where it
+// has none (AArch64 until its NEON row), while `engine: auto` serves the reference engine there.
+TEST_F(RegistryTest, EngineJitCompilesOrNamesTheMissingArchitecture) {
+  ModelSettings jit = model("ball", "ball_patch.h5");
+  jit.engine_auto = false;
+  jit.engine.engine = nnd::EngineKind::kJit;
+  const bool has_jit = !nnd::jit::all_isas().empty();
+  try {
+    const auto m = compile_model(jit, false, {});
+    EXPECT_TRUE(has_jit) << "engine: jit compiled on a build with no ISA";
+    EXPECT_EQ(m->engine_name.rfind("jit-", 0), 0u) << m->engine_name;
+  } catch (const nnd::Error& e) {
+    EXPECT_FALSE(has_jit) << e.what();
+    EXPECT_EQ(e.code(), nnd::ErrorCode::kIsaUnavailable) << e.what();
+    EXPECT_NE(std::string(e.what()).find(nnd::jit::arch_name(nnd::jit::kBuildArch)), std::string::npos) << e.what();
+  }
+  const auto automatic = compile_model(model("ball", "ball_patch.h5"), false, {});
+  // Which ISA auto takes is measured (isa_calibration.h); that it is the JIT is what matters here.
+  if (has_jit) {
+    EXPECT_EQ(automatic->engine_name.rfind("jit-", 0), 0u) << automatic->engine_name;
+  } else {
+    EXPECT_EQ(automatic->engine_name, "reference");
+  }
+>>>>>>> 1361809 (Tests per architecture, and an aarch64 subset that runs under qemu)
 }
 
 // An engine factory standing in for a JIT that fails with `code`; the reference engine is made.

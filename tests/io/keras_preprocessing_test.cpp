@@ -18,6 +18,7 @@
 #include "core/engine_factory/engine_factory.h"
 #include "core/io/keras_hdf5.h"
 #include "core/util/error.h"
+#include "tests/support/engines_here.h"
 #include "tests/support/keras_config_json.h"
 
 namespace nnd {
@@ -36,10 +37,11 @@ size_t count(const Dims& d) {
   return n;
 }
 
-// Runs `g` on `x` (one sample) with the reference engine and with the JIT; both results.
+// Runs `g` on `x` (one sample) with the reference engine and with the JIT where the build has one
+// (engines_here()); every engine's result.
 std::vector<std::vector<float>> run_both(const Graph& g, const std::vector<float>& x) {
   std::vector<std::vector<float>> out;
-  for (EngineKind kind : {EngineKind::kReference, EngineKind::kJit}) {
+  for (EngineKind kind : test::engines_here()) {
     EngineOptions o;
     o.engine = kind;
     auto engine = make_engine(g, o);

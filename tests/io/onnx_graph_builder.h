@@ -17,6 +17,7 @@
 #include "core/io/model_inputs.h"
 #include "core/io/onnx_loader.h"
 #include "core/util/error.h"
+#include "tests/support/engines_here.h"
 
 namespace nnd::test {
 
@@ -121,13 +122,14 @@ inline int64_t count_of(const Dims& d) {
   return n;
 }
 
-// Runs `g` on one input of `batch` samples (wavy values) in the reference engine and the JIT, and
+// Runs `g` on one input of `batch` samples (wavy values) in the reference engine and the JIT (where
+// the build has one: engines_here()), and
 // checks output k against want(k, input) within 1e-5 * max(1, |want|).
 inline void expect_outputs(const Graph& g, int64_t batch,
                            const std::function<std::vector<float>(size_t, const std::vector<float>&)>& want) {
   ASSERT_EQ(g.inputs.size(), 1u);
   const std::vector<float> x = wavy(batch * count_of(g.values[static_cast<size_t>(g.inputs[0])].shape));
-  for (EngineKind kind : {EngineKind::kReference, EngineKind::kJit}) {
+  for (EngineKind kind : test::engines_here()) {
     EngineOptions o;
     o.engine = kind;
     auto engine = make_engine(g, o);

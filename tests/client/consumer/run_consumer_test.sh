@@ -28,7 +28,7 @@ grep -q 'SONAME.*\[libnnclient.so.1\]' <<<"$(readelf -d "$so")" || fail "no SONA
 if [ "$check_needed" = 1 ]; then
   needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
   for n in $needed; do
-    case $n in libc.so.6|ld-linux-x86-64.so.2|libpthread.so.0) ;; *) fail "libnnclient needs $n" ;; esac
+    case $n in libc.so.6|ld-linux-x86-64.so.2|ld-linux-aarch64.so.1|libpthread.so.0) ;; *) fail "libnnclient needs $n" ;; esac
   done
   echo "libnnclient NEEDED: $needed"
 fi
