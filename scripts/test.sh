@@ -5,7 +5,8 @@
 # then the libFuzzer targets (clang) for a short run each plus their regression inputs.
 # ctest prints a summary line for each. NND_TEST_SANITIZE=0 skips the ASan+UBSan pass,
 # NND_TEST_TSAN=0 the ThreadSanitizer pass, NND_TEST_FUZZ=0 the fuzz pass;
-# NND_FUZZ_SECONDS (default 20) is each target's fuzzing time.
+# NND_FUZZ_SECONDS (default 20) is each target's fuzzing time. Last, the aarch64 cross build and
+# its tests under qemu-aarch64 (scripts/test-arm64.sh); NND_TEST_ARM64=0 skips it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
@@ -43,4 +44,8 @@ if [ "${NND_TEST_FUZZ:-1}" != 0 ]; then
     -DNND_WERROR=ON -DNND_FUZZ=ON -DNND_BUILD_TESTS=OFF >/dev/null
   cmake --build "$root/build-fuzz" -j"$jobs" --target nnd_fuzz
   (cd "$root/build-fuzz" && ctest -L fuzz --output-on-failure -j"$jobs")
+fi
+if [ "${NND_TEST_ARM64:-1}" != 0 ]; then
+  echo "=== aarch64 cross build (qemu-aarch64 -cpu cortex-a76): tests"
+  "$root/scripts/test-arm64.sh"
 fi

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The aarch64 (Booster) build: makes the arm64 sysroot and host tools if missing
+# (scripts/make-arm64-sysroot.sh), cross-builds with cmake/toolchains/aarch64-linux-gnu.cmake into
+# build-arm64/ (or $NND_ARM64_BUILD_DIR), and runs under qemu-aarch64 -cpu cortex-a76 the tests
+# that do not need the JIT: unit, io, fixtures, real networks and graph passes on the reference
+# engine, the daemon's in-process tests, the CPU probe and a daemon/client session (arm64.*).
+#
+# Not run here: tests that start another aarch64 program themselves (nnd's lifecycle tests, the
+# model validator's child process, the integration, client, tools, python and soak tests): without
+# binfmt_misc the x86 host cannot execute it; arm64.daemon_client_session covers nnd + nnctl +
+# nnrun through the emulator instead.
+# tests/jit is not built for aarch64 (no AArch64 JIT yet).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${NND_ARM64_BUILD_DIR:-$root/build-arm64}
+export NND_ARM64_SYSROOT=${NND_ARM64_SYSROOT:-$build/sysroot}
+jobs=$(nproc)
+
+"$root/scripts/make-arm64-sysroot.sh" "$NND_ARM64_SYSROOT"
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S "$root" -B "$build" --toolchain "$root/cmake/toolchains/aarch64-linux-gnu.cmake" \
+  -DNND_ARM64_SYSROOT="$NND_ARM64_SYSROOT" -DCMAKE_BUILD_TYPE=Release -DNND_WERROR=ON \
+  "${launcher[@]}" >/dev/null
+# Only what the tests below run (nnd, nnctl and nnrun come with nnd_test_arm64).
+cmake --build "$build" -j"$jobs" --target nnd_test_unit nnd_test_io nnd_test_fixtures \
+  nnd_test_real nnd_test_passes nnd_test_daemon nnd_test_arm64
+# One ctest test per test executable in a cross build (tests/CMakeLists.txt, nnd_add_gtests).
+(cd "$build" && ctest --output-on-failure -j"$jobs" --timeout 900 \
+  -L '^(unit|io|fixtures|real|passes|daemon|arm64)$')
