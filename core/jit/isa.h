@@ -15,13 +15,11 @@
 //      the TailMoves value it gets), and `if (cpu.asimd) f.add(Isa::kNeon)` in
 //      arm64/cpu_features_arm64.cpp;
 //   2. arm64/emit_kernel.cpp: its existence is what makes core/CMakeLists.txt build the whole
-//      engine instead of no_code_generator.cpp. The neutral files then need from the folder what
-//      they need from x86/ today: emit_kernel(), make_vec_emitter() and VecEmitter (whose
-//      interface still takes x86::Assembler: kernel_module.{h,cpp} must become neutral), the stack
-//      frame (x86/stack_frame_p.h), and the functions that only pack or classify and are neutral
-//      in all but location (pack_conv_weights, pack_depthwise_weights, pack_planar_conv_weights,
-//      plan_planar_blocking, planar_layout, winograd_weights, gather_from_map, act_fusable,
-//      unary_vectorised, fast_math_kind): move those out of x86/ rather than copy them;
+//      engine instead of no_code_generator.cpp. The neutral files (lowering, specs/, plans) then
+//      need from the folder what they take from x86/ today: emit_kernel(), make_vec_emitter() and
+//      VecEmitter (with emit_const_pool()), whose interface still takes x86::Assembler, and the
+//      stack frame (x86/stack_frame_p.h): kernel_module.{h,cpp} and jit_engine.cpp include them,
+//      so those includes become the architecture's;
 //   3. tests: tests/jit is built for x86 only (tests/CMakeLists.txt); its architecture-neutral
 //      tests (JIT against the reference engine, models, fixtures) move to a folder both build,
 //      and run under qemu-aarch64 through the toolchain file's emulator.
