@@ -2,6 +2,10 @@
 # Installs the Debian packages nnd needs to build and test, only those not yet installed
 # (idempotent: a second run installs nothing and touches no package list). Run as root or with
 # sudo available.
+#
+#   scripts/install-deps.sh              nnd's build and test packages (the list below)
+#   scripts/install-deps.sh PACKAGE...   those packages instead, the same way (other scripts'
+#                                        host tools: scripts/make-arm64-sysroot.sh)
 set -euo pipefail
 
 packages=(
@@ -26,6 +30,8 @@ packages=(
   dpkg-dev file lintian               # packaging/: cpack's dpkg-shlibdeps and file; package.lintian test
   python3 python3-numpy python3-pytest  # the Python client (client/python) and its tests (label python)
 )
+
+[ $# -gt 0 ] && packages=("$@")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -27,23 +27,7 @@ packages=(
 excluded='^(libc6-dev|linux-libc-dev|libcrypt-dev|libnsl-dev|rpcsvc-proto|libtirpc-dev)$'
 
 # --- host tools: the cross compiler and the emulator ------------------------------------------
-host_packages=(g++-aarch64-linux-gnu qemu-user)
-missing=()
-for p in "${host_packages[@]}"; do
-  if ! grep -q "install ok installed" <<<"$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)"; then
-    missing+=("$p")
-  fi
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { echo "make-arm64-sysroot: run as root (missing: ${missing[*]})" >&2; exit 1; }
-    SUDO=sudo
-  fi
-  echo "make-arm64-sysroot: installing ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+"$root/scripts/install-deps.sh" g++-aarch64-linux-gnu qemu-user
 
 # --- the sysroot -----------------------------------------------------------------------------
 # The stamp records what the sysroot was made from; the same request finds it and stops here.
