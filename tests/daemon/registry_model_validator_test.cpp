@@ -21,6 +21,7 @@
 #include "core/util/error.h"
 #include "daemon/registry/model_validator.h"
 #include "daemon/registry/sealed_file.h"
+#include "tests/support/test_temp_dir.h"
 
 namespace fs = std::filesystem;
 using nnd::daemon::SealedFile;
@@ -38,10 +39,7 @@ const fs::path kCrasher = kData / "crashers" / "model_config_heap_index.h5";
 class ModelValidatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nnd_validator_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = nnd::test::fresh_test_dir("nnd_validator");
     options_.executable = NND_EXE;  // our own /proc/self/exe is this test program
   }
   void TearDown() override { fs::remove_all(dir_); }

@@ -5,7 +5,6 @@
 // Candidate engines are compiled but, with the timing hook, never run: the forced ISAs need not
 // exist on the machine running the test.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -15,6 +14,7 @@
 #include "core/ir/content_hash.h"
 #include "core/jit/isa_calibration_cache.h"
 #include "tests/jit/jit_test_util.h"
+#include "tests/support/test_temp_dir.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -112,10 +112,7 @@ TEST(JitIsaAuto, ShortRunsAreTimedInGroups) {
 class JitIsaCache : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nnd-isa-cache-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = nnd::test::fresh_test_dir("nnd-isa-cache");
   }
   void TearDown() override {
     std::error_code ec;
