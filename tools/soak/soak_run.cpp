@@ -478,9 +478,6 @@ int run_soak(const SoakOptions& o) {
     std::fprintf(stderr, "nnd_soak: --clients must be 1..%d\n", kMaxClients);
     return 2;
   }
-  std::printf("nnd_soak: computing expected outputs in-process...\n");
-  std::fflush(stdout);
-  const Workload w = Workload::build(o.models_dir);
   std::string dir = o.work_dir;
   bool made_dir = false;
   if (dir.empty()) {
@@ -494,6 +491,17 @@ int run_soak(const SoakOptions& o) {
   } else {
     fs::create_directories(dir);
   }
+  std::printf("nnd_soak: computing expected outputs in-process...\n");
+  std::fflush(stdout);
+  const std::string isa_cache = fs::absolute(fs::path(dir) / "isa-calibration").string();
+  const Workload w = [&] {
+    try {
+      return Workload::build(o.models_dir, isa_cache);
+    } catch (...) {
+      if (made_dir) fs::remove_all(dir);
+      throw;
+    }
+  }();
   void* mem = ::mmap(nullptr, sizeof(SharedState), PROT_READ | PROT_WRITE,
                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) {

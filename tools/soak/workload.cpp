@@ -15,10 +15,12 @@ namespace {
 
 // Expected outputs of every pool sample, each run alone (batch 1) as a lone client request would
 // be, and a check that one batch of the whole pool gives the same bits.
-std::vector<std::vector<float>> run_pool(const Graph& g, const ModelData& m, MathMode math) {
+std::vector<std::vector<float>> run_pool(const Graph& g, const ModelData& m, MathMode math,
+                                         const std::string& isa_cache) {
   EngineOptions o;
   o.engine = EngineKind::kJit;
   o.math = math;
+  o.isa_cache = isa_cache;
   auto engine = make_engine(g, o);
   const DType dt = m.uint8_input ? DType::kUInt8 : DType::kFloat32;
   std::vector<std::vector<float>> single(m.out_floats.size()), batched(m.out_floats.size());
@@ -45,7 +47,8 @@ std::vector<std::vector<float>> run_pool(const Graph& g, const ModelData& m, Mat
   return single;
 }
 
-ModelData load(const std::string& path, bool uint8_input, size_t n, uint32_t seed, bool with_fast) {
+ModelData load(const std::string& path, bool uint8_input, size_t n, uint32_t seed, bool with_fast,
+               const std::string& isa_cache) {
   ModelData m;
   m.path = path;
   m.uint8_input = uint8_input;
@@ -70,18 +73,19 @@ ModelData load(const std::string& path, bool uint8_input, size_t n, uint32_t see
       std::memcpy(m.inputs.data() + i * sizeof(float), &x, sizeof x);
     }
   }
-  m.exact = run_pool(g, m, MathMode::kExact);
-  if (with_fast) m.fast = run_pool(g, m, MathMode::kFast);
+  m.exact = run_pool(g, m, MathMode::kExact, isa_cache);
+  if (with_fast) m.fast = run_pool(g, m, MathMode::kFast, isa_cache);
   return m;
 }
 
 }  // namespace
 
-Workload Workload::build(const std::string& models_dir) {
+Workload Workload::build(const std::string& models_dir, const std::string& isa_cache) {
   Workload w;
-  w.ball = load(models_dir + "/ball_patch.h5", false, 32, 11, true);
-  w.fb = load(models_dir + "/field_boundary.h5", false, 16, 12, false);
-  w.det = load(models_dir + "/detector.h5", true, 4, 13, false);
+  w.isa_cache = isa_cache;
+  w.ball = load(models_dir + "/ball_patch.h5", false, 32, 11, true, isa_cache);
+  w.fb = load(models_dir + "/field_boundary.h5", false, 16, 12, false, isa_cache);
+  w.det = load(models_dir + "/detector.h5", true, 4, 13, false, isa_cache);
   // Config A's and B's ball engines must be told apart by their answers.
   size_t differing = 0;
   const size_t of = w.ball.out_floats[0];
@@ -101,7 +105,8 @@ std::string Workload::config_yaml(Config which, const std::string& endpoint, int
   const bool a = which == kConfigA;
   y << "# nnd_soak config " << (a ? "A" : "B") << " (rewritten before every SIGHUP)\n"
     << "daemon:\n  endpoint: " << endpoint << "\n  workers: " << workers
-    << "\n  log_level: notice\n  max_clients: 64\nmodels:\n";
+    << "\n  log_level: notice\n  max_clients: 64\n  isa_calibration_cache: " << isa_cache
+    << "\nmodels:\n";
   y << "  - name: ball\n    path: " << ball.path << "\n    engine: jit\n    math: "
     << (a ? "exact" : "fast") << "\n    max_batch: " << (a ? 32 : 16)
     << "\n    batch_delay_us: " << (a ? 300 : 0) << "\n    priority: 10\n";

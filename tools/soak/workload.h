@@ -38,11 +38,15 @@ enum class Match { kExact, kFast, kBoth, kNeither };
 //   det   A and B: detector.h5 with a uint8 input, max_batch 2 (unchanged: keeps its engines)
 struct Workload {
   ModelData ball, fb, det;
+  // The ISA calibration cache file shared by the in-process engines and every daemon config:
+  // with `isa: auto` measuring, the two would otherwise choose separately, and a near-tie (AVX2
+  // and AVX-512 on ball_patch) could go to different ISAs, whose answers differ in the last bits.
+  std::string isa_cache;
 
-  // Loads the models from `models_dir` and computes the pools; throws nnd::Error on failure or
-  // if a batched run is not bit-exact with single runs (the daemon batches requests of several
-  // clients together and every answer is compared bit for bit).
-  static Workload build(const std::string& models_dir);
+  // Loads the models from `models_dir` and computes the pools with `isa_cache` (an absolute path);
+  // throws nnd::Error on failure or if a batched run is not bit-exact with single runs (the daemon
+  // batches requests of several clients together and every answer is compared bit for bit).
+  static Workload build(const std::string& models_dir, const std::string& isa_cache);
 
   // The config file text for `which` (endpoint by name; the daemon gets NND_RUNTIME_DIR).
   std::string config_yaml(Config which, const std::string& endpoint, int workers) const;
