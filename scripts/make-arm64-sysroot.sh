@@ -31,9 +31,12 @@ excluded='^(libc6-dev|linux-libc-dev|libcrypt-dev|libnsl-dev|rpcsvc-proto|libtir
 
 # --- the sysroot -----------------------------------------------------------------------------
 # The stamp records what the sysroot was made from; the same request finds it and stops here.
-request="packages: ${packages[*]}"$'\n'"excluded: $excluded"
+# .nnd-shlibs: the shlibs lines of every unpacked package ("libyaml-cpp 0.7 libyaml-cpp0.7 (>= 0.7.0)"),
+# from which the cross build's Debian packages get their Depends (packaging/cross_depends.cmake):
+# dpkg-shlibdeps cannot, the sysroot's packages being unpacked, not installed.
+request="packages: ${packages[*]}"$'\n'"excluded: $excluded"$'\n'"index: .nnd-shlibs"
 stamp=$sysroot/.nnd-sysroot
-if [ -f "$stamp" ] && [ "$(sed -n '1,2p' "$stamp")" = "$request" ]; then
+if [ -f "$stamp" ] && [ "$(sed -n '1,3p' "$stamp")" = "$request" ]; then
   exit 0
 fi
 
@@ -60,7 +63,9 @@ rm -rf "$sysroot"
 mkdir -p "$sysroot"
 for deb in "$state"/debs/*.deb; do
   dpkg-deb -x "$deb" "$sysroot"
-done
+  # Packages without shared libraries have no shlibs member (tar then fails: not an error).
+  dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./shlibs 2>/dev/null || true
+done | grep -Ev '^[[:space:]]*(#|$)|^[a-z-]+:' | sort -u >"$sysroot/.nnd-shlibs"
 
 # Absolute symlinks point into the host (/usr/lib/aarch64-linux-gnu/libfoo.so -> /lib/...): make
 # them relative, so they resolve inside the sysroot wherever it lives.

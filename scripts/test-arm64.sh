@@ -3,7 +3,8 @@
 # (scripts/make-arm64-sysroot.sh), cross-builds with cmake/toolchains/aarch64-linux-gnu.cmake into
 # build-arm64/ (or $NND_ARM64_BUILD_DIR), and runs under qemu-aarch64 -cpu cortex-a76 the tests
 # that do not need the JIT: unit, io, fixtures, real networks and graph passes on the reference
-# engine, the daemon's in-process tests, the CPU probe and a daemon/client session (arm64.*).
+# engine, the daemon's in-process tests, the CPU probe and a daemon/client session (arm64.*); then
+# it builds the arm64 Debian packages and checks them (package.lintian).
 #
 # Not run here: tests that start another aarch64 program themselves (nnd's lifecycle tests, the
 # model validator's child process, the integration, client, tools, python and soak tests): without
@@ -30,3 +31,7 @@ cmake --build "$build" -j"$jobs" --target nnd_test_unit nnd_test_io nnd_test_fix
 # One ctest test per test executable in a cross build (tests/CMakeLists.txt, nnd_add_gtests).
 (cd "$build" && ctest --output-on-failure -j"$jobs" --timeout 900 \
   -L '^(unit|io|fixtures|real|passes|daemon|arm64)$')
+# The arm64 Debian packages (packaging/cross_packages.cmake): what cpack installs (the man pages run
+# the programs under qemu), then package.lintian builds, lints and checks them on the host.
+cmake --build "$build" -j"$jobs" --target nnd_packaged
+(cd "$build" && ctest --output-on-failure --timeout 900 -R '^package\.lintian$')
