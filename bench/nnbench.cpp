@@ -6,13 +6,17 @@
 // reference engine beside it, and ONNX Runtime (onnxruntime-node, one thread, one sample per call)
 // on the ONNX twins when tools/onnx_reference/node_modules exists.
 //
-//   nnbench [MODEL...] [--isa all|auto|sse4.1|avx2|avx512[,...]] [--repeat N]
+//   nnbench [MODEL...] [--isa all|auto|sse4.1|avx2|avx512[,...]] [--repeat N] [--chunk-kib N]
+//           [--batch N] [--cpu-time]
+//           --chunk-kib: JitConfig::chunk_bytes of the engines (samples per chunk of a batched call);
+//           --batch: the batched column's batch (default 16); --cpu-time: thread CPU time, not wall
 //   nnbench [MODEL...] --load-time [--isa auto|sse4.1|...] [--runs N]
 //                                  load + compile only, cold and warm (load_time.h)
 //   nnbench [MODEL...] --cpu-model CPU [--isa ...] [--math exact|fast] [--clock GHz] [--kernels|-v]
-//           [--measure]   the robot cost model (tools/cost_model): cycles per call on LLVM's model
-//           of CPU (llvm-mca), per network and with --kernels per kernel; --measure also times
-//           the same code here and converts at this core's measured clock (validation)
+//           [--measure] [--batch N]   the robot cost model (tools/cost_model): cycles per call on
+//           LLVM's model of CPU (llvm-mca), per network and with --kernels per kernel; --measure also times
+//           the same code here and converts at this core's measured clock (validation); --batch N
+//           plans the loops for calls of N samples and reports per sample
 // `auto` is the row of the ISA the JIT's isa auto chooses on this machine (its compile time
 // includes measuring the candidates, without a calibration cache), with the times it measured;
 // "all" (the default) is every ISA of the CPU and auto.
@@ -24,6 +28,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -183,14 +188,32 @@ Inputs make_io(const nnd::Graph& g, int64_t batch) {
   return io;
 }
 
+// --cpu-time: calls are timed in the calling thread's CPU time instead of wall time. On a core
+// other processes share, a call longer than the scheduler's time slice (bop at batch 16: over
+// 10 ms) is nearly always preempted, so even its wall-time minimum counts the other process's
+// slice, while short calls find an undisturbed run; CPU time leaves the slices out.
+bool g_cpu_time = false;
+
+double thread_cpu_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
 std::vector<double> time_runs(nnd::Engine& e, int64_t batch, int repeat) {
   Inputs io = make_io(e.graph(), batch);
   for (int i = 0; i < std::max(2, repeat / 20); ++i) e.run(batch, io.views, io.out_ptrs);  // warm up
   std::vector<double> t;
   for (int i = 0; i < repeat; ++i) {
-    const auto t0 = Clock::now();
-    e.run(batch, io.views, io.out_ptrs);
-    t.push_back(us_since(t0));
+    if (g_cpu_time) {
+      const double c0 = thread_cpu_us();
+      e.run(batch, io.views, io.out_ptrs);
+      t.push_back(thread_cpu_us() - c0);
+    } else {
+      const auto t0 = Clock::now();
+      e.run(batch, io.views, io.out_ptrs);
+      t.push_back(us_since(t0));
+    }
   }
   return t;
 }
@@ -243,11 +266,12 @@ struct CostOptions {
   bool per_kernel = false;
   bool measure = false;
   int repeat = 200;
+  int64_t batch = 1;  // the call's batch the loops are planned at; figures are per sample
 };
 
-// The cost model's report: per model and ISA the estimated cycles per batch-1 call on the CPU
-// model, the time at the clock, FLOP/cycle against the model's peak, and per kernel with
-// --kernels. --measure times the same engine here and converts the estimate at the clock the
+// The cost model's report: per model and ISA the estimated cycles per sample of a call of
+// opt.batch samples (1 by default) on the CPU model, the time at the clock, FLOP/cycle against
+// the model's peak, and per kernel with --kernels. --measure times the same engine here and converts the estimate at the clock the
 // measured peak loop implies (measured GFLOP/s / the model's FLOP/cycle for that loop).
 int run_cost_model(const std::vector<std::string>& models, const std::vector<nnd::jit::Isa>& requested,
                    bool isas_given, const CostOptions& opt) {
@@ -270,8 +294,9 @@ int run_cost_model(const std::vector<std::string>& models, const std::vector<nnd
     return 2;
   }
   const jit::CpuFeatures host = jit::detect_cpu_features();
-  std::printf("cost model: llvm-mca -mcpu=%s (%s), ISAs %s, %s math, batch 1\n", opt.cpu.c_str(), tools.mca.c_str(),
-              model.cpu().isas.to_string().c_str(), math_mode_name(opt.math));
+  std::printf("cost model: llvm-mca -mcpu=%s (%s), ISAs %s, %s math, batch %lld%s\n", opt.cpu.c_str(),
+              tools.mca.c_str(), model.cpu().isas.to_string().c_str(), math_mode_name(opt.math),
+              static_cast<long long>(opt.batch), opt.batch > 1 ? " (cycles and MFLOP per sample)" : "");
   double ghz = opt.clock_ghz;
   std::string how = opt.clock_given ? "given" : "the E3845's";
   if (opt.measure && !opt.clock_given) {
@@ -300,10 +325,18 @@ int run_cost_model(const std::vector<std::string>& models, const std::vector<nnd
         o.math = opt.math;
         jit::JitConfig cfg;
         cfg.features = model.cpu().isas;  // compiled for the model's CPU, not necessarily this one
-        cfg.record_loops_batch = 1;
+        cfg.record_loops_batch = opt.batch;
         const auto t0 = Clock::now();
         auto e = jit::make_jit_engine(g, o, cfg);
-        const cost::NetworkCost c = model.estimate(*e, 1);
+        cost::NetworkCost c = model.estimate(*e, opt.batch);
+        // Per sample, so batches compare with batch 1 directly (FLOP/cycle is unchanged).
+        const auto per_sample = static_cast<double>(opt.batch);
+        c.cycles /= per_sample;
+        c.flops /= opt.batch;
+        for (cost::KernelCost& kc : c.kernels) {
+          kc.cycles /= per_sample;
+          kc.flops /= opt.batch;
+        }
         const double est_s = us_since(t0) / 1e6;
         const double fpc = static_cast<double>(c.flops) / c.cycles;
         const double us = c.cycles / (ghz * 1e3);
@@ -312,8 +345,9 @@ int run_cost_model(const std::vector<std::string>& models, const std::vector<nnd
                     static_cast<double>(c.flops) / 1e6, fpc, 100 * fpc / peak_fpc[k]);
         if (opt.measure && host.has(isas[k])) {
           auto run = jit::make_jit_engine(g, o);
-          const Stats s = stats(time_runs(*run, 1, opt.repeat));
-          std::printf("  measured %9.1f us, model/measured %.2f", s.min, us / s.min);
+          const Stats s = stats(time_runs(*run, opt.batch, opt.repeat));
+          const double measured_us = s.min / per_sample;
+          std::printf("  measured %9.1f us, model/measured %.2f", measured_us, us / measured_us);
         }
         std::printf("  [%.1f s]\n", est_s);
         if (!opt.per_kernel) continue;
@@ -357,6 +391,8 @@ int main(int argc, char** argv) {
   int runs = 10;
   bool isas_given = false;
   CostOptions cost_opt;
+  int64_t batch = 16;           // the batched column's batch (the cost model's: 1 unless given)
+  nnd::jit::JitConfig jit_cfg;  // --chunk-kib changes the samples per chunk of a batched call
   // A cold load-time run: this process exists only to load one model first thing.
   if (argc == 4 && std::string(argv[1]) == "--load-child") return nnbench::load_time_child(argv[2], argv[3]);
   for (int i = 1; i < argc; ++i) {
@@ -367,6 +403,13 @@ int main(int argc, char** argv) {
     } else if (a == "--cpu-model" && i + 1 < argc) cost_opt.cpu = argv[++i];
     else if (a == "--kernels" || a == "-v") cost_opt.per_kernel = true;
     else if (a == "--measure") cost_opt.measure = true;
+    else if (a == "--batch" && i + 1 < argc) {
+      cost_opt.batch = batch = std::atoll(argv[++i]);
+      if (cost_opt.batch < 1) {
+        std::fprintf(stderr, "nnbench: --batch needs a positive number of samples, got %s\n", argv[i]);
+        return 2;
+      }
+    }
     else if (a == "--clock" && i + 1 < argc) {
       cost_opt.clock_ghz = std::atof(argv[++i]);
       cost_opt.clock_given = true;
@@ -382,6 +425,14 @@ int main(int argc, char** argv) {
       }
       cost_opt.math = *m;
     }
+    else if (a == "--chunk-kib" && i + 1 < argc) {
+      jit_cfg.chunk_bytes = std::atoll(argv[++i]) * 1024;
+      if (jit_cfg.chunk_bytes < 1) {
+        std::fprintf(stderr, "nnbench: --chunk-kib needs a positive size in KiB, got %s\n", argv[i]);
+        return 2;
+      }
+    }
+    else if (a == "--cpu-time") g_cpu_time = true;
     else if (a == "--load-time") load_time = true;
     else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
@@ -389,10 +440,12 @@ int main(int argc, char** argv) {
       std::printf("%s\n", NND_VERSION_TEXT("nnbench"));
       return 0;
     } else if (a == "-h" || a == "--help") {
-      std::printf("usage: nnbench [MODEL...] [--isa %s] [--repeat N]\n"
+      std::printf("usage: nnbench [MODEL...] [--isa %s] [--repeat N] [--chunk-kib N] [--batch N]\n"
+                  "               [--cpu-time]\n"
                   "       nnbench [MODEL...] --load-time [--isa ISA] [--runs N]   (load + compile only, cold and warm)\n"
                   "       nnbench [MODEL...] --cpu-model CPU [--isa ...] [--math exact|fast] [--clock GHz]\n"
-                  "               [--kernels|-v] [--measure]   (estimated cycles on LLVM's model of CPU: llvm-mca)\n"
+                  "               [--kernels|-v] [--measure] [--batch N]   (estimated cycles on LLVM's model of CPU:\n"
+                  "               llvm-mca; with --batch per sample of a call of N samples)\n"
                   "       nnbench --version\n",
                   isa_usage().c_str());
       return 0;
@@ -461,8 +514,13 @@ int main(int argc, char** argv) {
       const double flops = static_cast<double>(nnd::flops_per_sample(g));
       std::printf("\n%s: %.2f MFLOP per sample, load %.2f ms\n", fs::path(path).filename().c_str(), flops / 1e6,
                   load_ms);
+      std::string bmin = "b", bmed = "b";
+      bmin += std::to_string(batch);
+      bmin += " min/smp";
+      bmed += std::to_string(batch);
+      bmed += " med/smp";
       std::printf("  %-11s %9s %10s %10s %9s %9s %9s %11s %11s %8s %7s\n", "engine", "compile", "code B", "arena B",
-                  "min us", "med us", "p99 us", "b16 min/smp", "b16 med/smp", "GFLOP/s", "% peak");
+                  "min us", "med us", "p99 us", bmin.c_str(), bmed.c_str(), "GFLOP/s", "% peak");
       std::vector<double> jit_min;
       std::vector<std::string> jit_label;
       // The fixed ISAs, then auto (its compile time includes measuring the candidates: no cache).
@@ -474,10 +532,12 @@ int main(int argc, char** argv) {
         o.engine = nnd::EngineKind::kJit;
         o.isa = is_auto ? nnd::IsaChoice::kAuto : nnd::IsaChoice(isas[k]);
         t0 = Clock::now();
-        auto jit = nnd::jit::make_jit_engine(g, o);
+        auto jit = nnd::jit::make_jit_engine(g, o, jit_cfg);
         const double compile_ms = us_since(t0) / 1e3;
         const Stats s1 = stats(time_runs(*jit, 1, repeat));
-        const Stats s16 = stats(time_runs(*jit, 16, std::max(1, repeat / 4)));
+        // About four batch-1 calls' worth of samples per batched call: repeat / 4 calls at batch 16.
+        const auto batch_runs = static_cast<int>(std::clamp<int64_t>(int64_t{4} * repeat / batch, 1, repeat));
+        const Stats sb = stats(time_runs(*jit, batch, batch_runs));
         const double gflops = flops / (s1.min * 1e3);
         const std::string label = is_auto ? std::string("auto:") + nnd::jit::isa_id(jit->isa()) : jit->name();
         if (is_auto) auto_summary = jit->isa_selection().summary();
@@ -488,7 +548,7 @@ int main(int argc, char** argv) {
         std::printf("  %-11s %7.2fms %10zu %10lld %9.1f %9.1f %9.1f %11.2f %11.2f %8.1f %6.0f%%\n",
                     label.c_str(), compile_ms, jit->code_bytes(),
                     static_cast<long long>(jit->arena_floats_per_sample() * 4), s1.min, s1.median, s1.p99,
-                    s16.min / 16, s16.median / 16, gflops, 100 * gflops / isa_peak);
+                    sb.min / static_cast<double>(batch), sb.median / static_cast<double>(batch), gflops, 100 * gflops / isa_peak);
       }
       if (with_auto) std::printf("  auto chose %s\n", auto_summary.c_str());
       {
