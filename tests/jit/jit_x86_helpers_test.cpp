@@ -12,6 +12,7 @@
 #include "core/jit/kernel_module.h"
 #include "core/jit/x86/counted_loop_p.h"
 #include "core/jit/x86/gp_roles_p.h"
+#include "core/jit/x86/product_pipeline.h"
 #include "core/jit/x86/stack_frame_p.h"
 #include "core/jit/x86/vec_reg_pool.h"
 #include "core/util/error.h"
@@ -276,6 +277,113 @@ TEST(JitCountedLoop, ChunksCoverTheSpanOnce) {
 TEST(JitCountedLoop, AZeroTripLoopIsAGeneratorError) {
   KernelModule m(Isa::kSse41, false, "");
   EXPECT_THROW(m.compile("zero", [&](VecEmitter& ve) { counted_loop(ve, kCi, 0, [] {}); }), Error);
+}
+
+// ---- product pipeline ----
+
+// A block of products as the kernels queue them: 4 accumulators (registers 0-3) from out[], and
+// 6 groups of 4 products, each group's input loaded (from in[]) into register 4 (one input
+// register: every load waits for the group before) or alternately 4 and 5, the factors from w[].
+// The pipeline gets `temps` temporaries from register 6 up, the last being scratch().
+void queue_products(VecEmitter& ve, ProductPipeline& p, bool two_inputs) {
+  for (int g = 0; g < 6; ++g) {
+    const int x = two_inputs ? 4 + g % 2 : 4;
+    p.input(x, [&ve, x, g] { ve.load(x, at(kIn, g * 64)); });
+    for (int c = 0; c < 4; ++c) p.product(c, x, at(kW, (g * 4 + c) * 64));
+  }
+}
+
+// The sums equal the products added in order (float addition per accumulator in the same order),
+// for every temporary count (every shape) and both input patterns, on every ISA of the machine.
+TEST(JitProductPipeline, SumsEqualTheProductsInQueueOrder) {
+  const int lanes_max = 16;
+  std::vector<float> in(6 * 16), w(24 * 16), init(4 * 16);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = 0.25f + static_cast<float>(i % 13) * 0.375f;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = -1.5f + static_cast<float>(i % 17) * 0.1875f;
+  for (size_t i = 0; i < init.size(); ++i) init[i] = static_cast<float>(i) * 0.5f;
+  for (Isa isa : machine_isas()) {
+    for (int temps = 1; temps <= 5; ++temps) {
+      for (bool two_inputs : {false, true}) {
+        KernelModule m(isa, false, "");
+        int width = 0;
+        KernelFn fn = m.compile("products", [&](VecEmitter& ve) {
+          width = ve.width();
+          x86::Assembler& a = ve.as();
+          a.mov(kIn, x86::qword_ptr(kArgs, 0));
+          a.mov(kIn, x86::qword_ptr(kIn, 0));
+          a.mov(kOut, x86::qword_ptr(kArgs, 8));
+          a.mov(kW, x86::qword_ptr(kArgs, 16));
+          for (int c = 0; c < 4; ++c) ve.load(c, at(kOut, c * 64));
+          std::vector<int> t;
+          for (int i = 0; i < temps - 1; ++i) t.push_back(6 + i);
+          t.push_back(ve.scratch());
+          ProductPipeline p(ve, t);
+          queue_products(ve, p, two_inputs);
+          p.flush();
+          for (int c = 0; c < 4; ++c) ve.store(at(kOut, c * 64), c);
+        });
+        std::vector<float> out = init;
+        const void* ins[1] = {in.data()};
+        KernelArgs args{ins, out.data(), w.data(), 1, nullptr};
+        fn(&args);
+        for (int c = 0; c < 4; ++c) {
+          for (int l = 0; l < width && l < lanes_max; ++l) {
+            float expect = init[static_cast<size_t>(c * 16 + l)];
+            for (int g = 0; g < 6; ++g) {
+              const float x = in[static_cast<size_t>(g * 16 + l)], f = w[static_cast<size_t>((g * 4 + c) * 16 + l)];
+              const float prod = x * f;  // SSE and FMA differ in rounding: compare with a tolerance
+              expect += prod;
+            }
+            EXPECT_NEAR(out[static_cast<size_t>(c * 16 + l)], expect, 1e-4f)
+                << isa_id(isa) << " temps " << temps << (two_inputs ? " two inputs" : " one input") << " acc " << c << " lane " << l;
+          }
+        }
+      }
+    }
+  }
+}
+
+// SSE's order: with 4 temporaries each addps comes 3 multiplies after its own, and the second input
+// (another register) loads before the first group's last multiply; with one input register the
+// load waits for that multiply.
+TEST(JitProductPipeline, SseDelaysEachAddBehindLaterMultiplies) {
+  for (bool two_inputs : {false, true}) {
+    KernelModule m(Isa::kSse41, true, "");
+    m.compile("products", [&](VecEmitter& ve) {
+      ProductPipeline p(ve, std::vector<int>{6, 7, 8, ve.scratch()});
+      queue_products(ve, p, two_inputs);
+      p.flush();
+    });
+    std::vector<std::string> ops;
+    std::string line;
+    for (char ch : m.kernels().back().listing + "\n") {
+      if (ch != '\n') {
+        line += ch;
+        continue;
+      }
+      const std::string op = line.substr(0, line.find(' '));
+      if (op == "movups" || op == "mulps" || op == "addps") ops.push_back(op + (line.find("xmm4, ") == op.size() + 1 || line.find("xmm5, ") == op.size() + 1 ? " input" : ""));
+      line.clear();
+    }
+    int muls = 0, first_add_after = -1, second_input_after = -1, inputs = 0;
+    for (const std::string& op : ops) {
+      if (op == "mulps") ++muls;
+      if (op == "addps" && first_add_after < 0) first_add_after = muls;
+      if (op == "movups input" && ++inputs == 2) second_input_after = muls;
+    }
+    EXPECT_EQ(muls, 24);
+    EXPECT_EQ(first_add_after, 3) << "the first sum waits for 3 more multiplies";
+    EXPECT_EQ(second_input_after, two_inputs ? 3 : 4) << (two_inputs ? "two inputs" : "one input");
+  }
+}
+
+TEST(JitProductPipeline, InputsMustNotWriteTemporaries) {
+  KernelModule m(Isa::kSse41, false, "");
+  EXPECT_THROW(m.compile("bad", [&](VecEmitter& ve) {
+    ProductPipeline p(ve, std::vector<int>{6, ve.scratch()});
+    p.input(6, [] {});
+  }), Error);
+  EXPECT_THROW(m.compile("none", [&](VecEmitter& ve) { ProductPipeline p(ve, std::vector<int>{}); }), Error);
 }
 
 // ---- lane load/store ----

@@ -14,6 +14,7 @@
 #include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/kernel_epilogue_p.h"
 #include "core/jit/x86/kernel_regs_p.h"
+#include "core/jit/x86/product_pipeline.h"
 #include "core/jit/x86/vec_reg_pool.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
@@ -152,8 +153,10 @@ TileLayout strided_layout(int R, int64_t ps_in, int64_t ps_out) {
   return l;
 }
 
-void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int wreg, int xb);
-void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int xb);
+void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int wreg, int xb,
+               ProductPipeline& products);
+void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int xb,
+                          ProductPipeline& products);
 void conv_row_taps_cached(VecEmitter& ve, VecRegPool& pool, const ConvSpec& s, const TileLayout& t,
                           const VecRegs& accs);
 
@@ -185,14 +188,18 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
         // address order to separate each accumulator's products did not change that).
         if (s.blocking.stream_weights && s.kw > 1 && s.kw <= 5) {
           const VecReg xb = pool.take("broadcast");
-          conv_row_taps_shared(ve, s, t, accs, V, xb);
+          const VecRegs spare = pool.take_array(pool.free_count(), "product temporaries");
+          ProductPipeline products(ve, spare);
+          conv_row_taps_shared(ve, s, t, accs, V, xb, products);
         } else if (cached_taps(ve, s)) {
           conv_row_taps_cached(ve, pool, s, t, accs);
         } else {
           // A full block's weight vectors (vmax), also when this block has fewer.
           const VecRegs w = pool.take_array(s.blocking.weight_regs(), "weights");
           const VecReg xb = pool.take("broadcast");
-          conv_taps(ve, s, t, accs, V, accs.end(), xb);
+          const VecRegs spare = pool.take_array(pool.free_count(), "product temporaries");
+          ProductPipeline products(ve, spare);
+          conv_taps(ve, s, t, accs, V, accs.end(), xb, products);
         }
       },
       [&] { add_imm(a, kRow, s.dh * s.in_w * s.in_c * 4); });
@@ -210,8 +217,10 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
 
 // One kernel row (kh fixed, kRow at its first input pixel) of a tile: the kw loop, and inside it
 // the channel loop unrolled by 4; per channel the V weight vectors (registers, or streamed) and
-// one broadcast per tile position. Leaves kWk at the next kernel row's weights.
-void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int wreg, int xb) {
+// one broadcast per tile position. Streamed weights go through `products` (x86/product_pipeline.h),
+// flushed per unrolled channel block. Leaves kWk at the next kernel row's weights.
+void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int wreg, int xb,
+               ProductPipeline& products) {
   x86::Assembler& a = ve.as();
   const int W = ve.width();
   const int R = static_cast<int>(t.in.size());
@@ -231,8 +240,8 @@ void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const Vec
           for (int r = 0; r < R; ++r) {
             const x86::Mem x = at(kPix, u * 4 + t.in[static_cast<size_t>(r)]);
             if (stream) {
-              ve.broadcast(xb, x);
-              for (int v = 0; v < V; ++v) ve.fmadd_mem(acc(r, v), xb, at(kWk, u * wstep + v * W * 4));
+              products.input(xb, [&ve, xb, x] { ve.broadcast(xb, x); });
+              for (int v = 0; v < V; ++v) products.product(acc(r, v), xb, at(kWk, u * wstep + v * W * 4));
               continue;
             }
             if (V == 1) {
@@ -246,11 +255,13 @@ void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const Vec
         if (full > 0) {
           counted_loop(ve, kCi, full, [&] {
             for (int u = 0; u < U; ++u) body(u);
+            products.flush();
             a.add(kPix, U * 4);
             add_imm(a, kWk, U * wstep);
           });
         }
         for (int u = 0; u < rem; ++u) body(u);
+        products.flush();
         add_imm(a, kWk, rem * wstep);
       },
       [&] { add_imm(a, kCol, s.dw * s.in_c * 4); });
@@ -276,7 +287,8 @@ void unrolled_taps_channel_loop(VecEmitter& ve, const ConvSpec& s, int64_t wstep
 // address is broadcast once and feeds every (position, tap) pair that reads it. Referee's 5x5
 // stride-2 stem with 7 positions: 17 broadcasts per channel instead of 35. Same register use as
 // conv_taps; leaves kWk at the next kernel row's weights.
-void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int xb) {
+void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int xb,
+                          ProductPipeline& products) {
   const int W = ve.width();
   const int R = static_cast<int>(t.in.size());
   const int64_t wstep = int64_t{V} * W * 4, tap_step = s.cin_g * wstep;
@@ -287,11 +299,13 @@ void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t
   }
   unrolled_taps_channel_loop(ve, s, wstep, [&] {
     for (const auto& [disp, pairs] : readers) {
-      ve.broadcast(xb, at(kPix, disp));
+      const x86::Mem x = at(kPix, disp);
+      products.input(xb, [&ve, xb, x] { ve.broadcast(xb, x); });
       for (const auto& [r, kx] : pairs) {
-        for (int v = 0; v < V; ++v) ve.fmadd_mem(accs[r * V + v], xb, at(kWk, kx * tap_step + v * W * 4));
+        for (int v = 0; v < V; ++v) products.product(accs[r * V + v], xb, at(kWk, kx * tap_step + v * W * 4));
       }
     }
+    products.flush();
   });
 }
 
@@ -516,6 +530,9 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
   }
   a.mov(kWk, kW);
   a.mov(kRow, kCi);
+  // SSE's depthwise products, whose input is the product's own load: pipelined with the input
+  // register (free inside a tap but for a tail vector, which flushes first) and scratch().
+  ProductPipeline products(ve, {xr, ve.scratch()});
   const auto tap = [&] {
     if (s.op == WindowOp::kDepthwise) {
       for (int v = 0; v < V; ++v) ve.load(wreg + v, at(kWk, v * W * 4));
@@ -529,15 +546,17 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
           // The input is read once per product anyway: loading it into the product's temporary
           // saves SSE the register copy (bop's depthwise layers: 258 -> 175 us). With FMA the
           // separate load measured as fast or faster, so those ISAs keep it.
-          ve.fmadd_mem(acc(r, v), wreg + v, x);
+          products.product(acc(r, v), wreg + v, x);
           continue;
         }
+        products.flush();
         ve.load_lanes(xr, x, lanes);
         if (s.op == WindowOp::kDepthwise) ve.fmadd(acc(r, v), xr, wreg + v);
         else if (s.op == WindowOp::kMax) ve.max(acc(r, v), acc(r, v), xr);
         else ve.add(acc(r, v), acc(r, v), xr);
       }
     }
+    products.flush();
   };
   repeat_loop(
       ve, kKh, s.kh,

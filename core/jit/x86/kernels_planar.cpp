@@ -12,6 +12,7 @@
 #include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/kernel_epilogue_p.h"
 #include "core/jit/x86/kernel_regs_p.h"
+#include "core/jit/x86/product_pipeline.h"
 #include "core/jit/x86/vec_reg_pool.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
@@ -117,9 +118,7 @@ void planar_tile(VecEmitter& ve, const PlanarConvSpec& s, size_t chunk, int64_t 
   const int64_t pf4 = L.plane_floats() * 4, sw = L.phases;
   VecRegPool pool(ve, "f32-conv-planar");
   const VecRegs accs = pool.take_array(gt * k, "acc");
-  VecRegs inputs = pool.take_array(gt, "input");
   auto acc = [&](int g, int c) { return accs[g * k + c]; };
-  auto xr = [&](int g) { return inputs[g]; };
   for (int c = 0; c < k; ++c) {
     if (s.has_bias) ve.load(acc(0, c), at(kBias, c * 16));
     else ve.zero(acc(0, c));
@@ -127,29 +126,44 @@ void planar_tile(VecEmitter& ve, const PlanarConvSpec& s, size_t chunk, int64_t 
   }
   a.mov(kWk, kW);
   a.mov(kRow, kIn);
-  // Input channels (planes) outer, kernel rows inner; the kernel row's kw taps unrolled.
-  repeat_loop(
-      ve, kCi, L.c,
-      [&] {
-        a.mov(kCol, kRow);
-        repeat_loop(
-            ve, kKh, s.kh,
-            [&] {
-              for (int64_t kx = 0; kx < s.kw; ++kx) {
-                const int64_t phase = (kx * s.dw) % sw, col = (kx * s.dw) / sw;
-                for (int g = 0; g < gt; ++g) ve.load(xr(g), at(kCol, phase * pf4 + (col + 4 * g) * 4));
-                for (int c = 0; c < k; ++c) {
-                  for (int g = 0; g < gt; ++g) ve.fmadd_mem(acc(g, c), xr(g), at(kWk, (kx * k + c) * 16));
+  {
+    // Two sets of input registers when the product pipeline keeps 4 temporaries beside them (the
+    // registers left and scratch()): the next tap's inputs load while this tap's multiply.
+    const int left = pool.free_count() + 1 - gt;
+    const int sets = left - gt >= 4 ? 2 : 1;
+    const VecRegs inputs = pool.take_array(gt * sets, "input");
+    const VecRegs spare = pool.take_array(pool.free_count(), "product temporaries");
+    ProductPipeline products(ve, spare);
+    // Input channels (planes) outer, kernel rows inner; the kernel row's kw taps unrolled.
+    repeat_loop(
+        ve, kCi, L.c,
+        [&] {
+          a.mov(kCol, kRow);
+          repeat_loop(
+              ve, kKh, s.kh,
+              [&] {
+                for (int64_t kx = 0; kx < s.kw; ++kx) {
+                  const int64_t phase = (kx * s.dw) % sw, col = (kx * s.dw) / sw;
+                  const int set = static_cast<int>(kx % sets);
+                  auto xr = [&](int g) { return inputs[set * gt + g]; };
+                  for (int g = 0; g < gt; ++g) {
+                    const x86::Mem m = at(kCol, phase * pf4 + (col + 4 * g) * 4);
+                    const int r = xr(g);
+                    products.input(r, [&ve, r, m] { ve.load(r, m); });
+                  }
+                  for (int c = 0; c < k; ++c) {
+                    for (int g = 0; g < gt; ++g) products.product(acc(g, c), xr(g), at(kWk, (kx * k + c) * 16));
+                  }
                 }
-              }
-              add_imm(a, kWk, s.kw * k * 16);
-            },
-            [&] { add_imm(a, kCol, s.dh * L.plane_w * 4); });
-      },
-      [&] { add_imm(a, kRow, sw * pf4); });
+                products.flush();
+                add_imm(a, kWk, s.kw * k * 16);
+              },
+              [&] { add_imm(a, kCol, s.dh * L.plane_w * 4); });
+        },
+        [&] { add_imm(a, kRow, sw * pf4); });
+  }
   // Epilogue per 4 x 4 block: transpose into pixel vectors, residual, activation, store.
   if (s.residual) a.mov(kPix, slot(kResDelta));
-  inputs.release();  // the transpose temporaries take the input registers
   const VecReg t0 = pool.take("transpose t0"), t1 = pool.take("transpose t1");
   for (int g = 0; g < gt; ++g) {
     const int pixels = static_cast<int>(std::min<int64_t>(4, valid - 4 * g));
