@@ -8,8 +8,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <utility>
 
+#include "core/io/keras_hdf5.h"
 #include "core/util/error.h"
 #include "tests/jit/jit_test_util.h"
 #include "tests/jit/kitchen_sink.h"
@@ -129,6 +132,56 @@ TEST(JitCode, Sse41CodeHasNoVexOrEvexInstruction) {
   }
   EXPECT_EQ(special, 4) << "kitchen_sink() no longer reaches the planar and Winograd kernels";
   std::printf("[ sse4.1 ] %zu kernels, %zu instructions decoded, none VEX/EVEX\n", e->kernels().size(), total);
+}
+
+// Prefix and escape bytes of each instruction (66/F2/F3/segment/lock, REX, and 0F, 0F 38 or 0F 3A
+// after them): Silvermont's decoder takes up to 3 without a penalty. Returns the largest count
+// and the first instruction that has it.
+std::pair<int, std::string> max_prefix_escape_bytes(const std::vector<uint8_t>& bytes, size_t size) {
+  csh h;
+  EXPECT_EQ(cs_open(CS_ARCH_X86, CS_MODE_64, &h), CS_ERR_OK);
+  cs_insn* insn = nullptr;
+  const size_t n = cs_disasm(h, bytes.data(), size, 0, 0, &insn);
+  std::pair<int, std::string> worst{0, ""};
+  for (size_t i = 0; i < n; ++i) {
+    const cs_insn& in = insn[i];
+    size_t p = 0;
+    while (p < in.size && (in.bytes[p] == 0x66 || in.bytes[p] == 0xF2 || in.bytes[p] == 0xF3 ||
+                           in.bytes[p] == 0x2E || in.bytes[p] == 0x3E || in.bytes[p] == 0x26 ||
+                           in.bytes[p] == 0x64 || in.bytes[p] == 0x65 || in.bytes[p] == 0x36 ||
+                           in.bytes[p] == 0xF0 || (in.bytes[p] & 0xF0) == 0x40)) {
+      ++p;
+    }
+    int count = static_cast<int>(p);
+    if (p < in.size && in.bytes[p] == 0x0F) {
+      ++count;
+      if (p + 1 < in.size && (in.bytes[p + 1] == 0x38 || in.bytes[p + 1] == 0x3A)) ++count;
+    }
+    if (count > worst.first) worst = {count, std::string(in.mnemonic) + " " + in.op_str};
+  }
+  cs_free(insn, n);
+  cs_close(&h);
+  return worst;
+}
+
+// The planar pack's gathers (insertps, 66 0F 3A) run 40k-150k times per inference of the robot
+// networks: they must not add a REX prefix, a fourth prefix/escape byte. Both the kitchen sink and
+// bop's stem (the strided gather loop) are checked.
+TEST(JitCode, Sse41PlanarPackStaysWithinThreePrefixAndEscapeBytes) {
+  std::vector<Graph> graphs{kitchen_sink()};
+  const std::filesystem::path bop = std::filesystem::path(NND_SHARED_MODELS_DIR) / "bop.h5";
+  if (std::filesystem::exists(bop)) graphs.push_back(load_keras_h5(bop.string()));
+  int packs = 0;
+  for (const Graph& g : graphs) {
+    auto e = compile(g, Isa::kSse41);
+    for (const CompiledKernel& k : e->kernels()) {
+      if (k.name.find("f32-planar-pack") == std::string::npos) continue;
+      ++packs;
+      const auto [count, insn] = max_prefix_escape_bytes(k.bytes, k.code_size);
+      EXPECT_LE(count, 3) << k.name << ": " << insn;
+    }
+  }
+  EXPECT_GE(packs, 1);
 }
 
 TEST(JitCode, DecoderSeesVexInAvx2AndEvexInAvx512Code) {

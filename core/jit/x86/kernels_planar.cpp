@@ -48,13 +48,18 @@ void zero_span(VecEmitter& ve, const x86::Gp& base, int64_t disp, int64_t count,
 }
 
 // Gathers 4 floats `stride` bytes apart from [p + disp] into xmm(v) (movss + 3 insertps).
+// insertps is 66 0F 3A 21: with a REX prefix (xmm8-15, or a base r8-r15) it has 4 prefix and escape
+// bytes, more than the Atom's decoder takes without a penalty, so callers pass xmm0-7 and a legacy
+// base register (rbx .. rdi); an argument needing REX is a generator bug.
 void gather4(x86::Assembler& a, int v, const x86::Gp& p, int64_t disp, int64_t stride) {
+  if (v >= 8 || p.id() >= 8) throw Error(ErrorCode::kInternal, "JIT internal error: a planar gather needing a REX prefix");
   a.movss(xmm(v), x86::dword_ptr(p, i32(disp)));
   for (int l = 1; l < 4; ++l) a.insertps(xmm(v), x86::dword_ptr(p, i32(disp + l * stride)), l << 4);
 }
 
 // One row of one plane: `count` floats at [kOut + dst_disp] from [kIn + src_disp], `stride` bytes
-// apart in the source (contiguous when 4). Groups of 8 loop (kPix/kCol pointers, kKw counter).
+// apart in the source (contiguous when 4). Groups of 8 loop (kKh/kCol pointers, kKw counter: the
+// source pointer rbx, not r10, keeps the gathers' insertps free of a REX prefix).
 // Two vector registers from `pool`, for the two groups of 4 (their insertps chains overlap).
 void copy_strided(VecEmitter& ve, VecRegPool& pool, int64_t dst_disp, int64_t src_disp, int64_t count,
                   int64_t stride) {
@@ -69,12 +74,12 @@ void copy_strided(VecEmitter& ve, VecRegPool& pool, int64_t dst_disp, int64_t sr
   const int64_t eights = count / 8;
   int64_t done = 0;
   if (eights > 1) {
-    a.lea(kPix, at(kIn, src_disp));
+    a.lea(kKh, at(kIn, src_disp));
     a.lea(kCol, at(kOut, dst_disp));
     counted_loop(ve, kKw, eights, [&] {
-      group(g0, kPix, 0, kCol, 0);
-      group(g1, kPix, 4 * stride, kCol, 16);
-      add_imm(a, kPix, 8 * stride);
+      group(g0, kKh, 0, kCol, 0);
+      group(g1, kKh, 4 * stride, kCol, 16);
+      add_imm(a, kKh, 8 * stride);
       a.add(kCol, 32);
     });
     done = eights * 8;
@@ -197,7 +202,7 @@ void emit_planar_pack(VecEmitter& ve, const PlanarPackSpec& s) {
   (void)roles.role("samples left", kN);
   roles.clobbered_by("zero_span/copy_strided", kCol);
   roles.clobbered_by("zero_span/copy_strided", kKw);
-  roles.clobbered_by("copy_strided", kPix);
+  roles.clobbered_by("copy_strided", kKh);
   VecRegPool pool(ve, "f32-planar-pack");
   const VecReg zero = pool.take(1, "zero");  // copy_strided's groups take 0 and 2, as numbered by hand
   ve.zero(zero);
