@@ -331,15 +331,18 @@ void conv_blocks(VecEmitter& ve, const ConvSpec& s, const TileLayout& t) {
 }
 
 // Spatial tiles may hold more positions than ConvBlocking::rows (which also sizes GEMM row tiles):
-// every vector register not needed for the weights (none when streamed) and the broadcast input,
-// up to 16.
+// every vector register not needed for the weights (none when streamed), the broadcast input and,
+// with streamed weights, two temporaries of the product pipeline (x86/product_pipeline.h: with
+// scratch() 3, lag 2 and a load ahead; at 1 temporary field-boundary's 7x2v tiles priced 282
+// cycles per block in the Silvermont model against a bound of 114, as 6x2v 150 against 98), up to 16.
 ConvTileProblem tile_problem(const VecEmitter& ve, const ConvSpec& s) {
   ConvTileProblem p;
   p.out_h = s.out_h;
   p.out_w = s.out_w;
   p.taps = s.kh * s.kw * s.cin_g;
   p.vectors = s.blocking.vmax;
-  p.max_tile = std::clamp((ve.usable_regs() - s.blocking.weight_regs() - 1) / s.blocking.vmax, 1, 16);
+  const int pipeline_temps = s.blocking.stream_weights ? 2 : 0;
+  p.max_tile = std::clamp((ve.usable_regs() - s.blocking.weight_regs() - 1 - pipeline_temps) / s.blocking.vmax, 1, 16);
   // Cached taps keep kw weights in registers and want about one broadcast register per position.
   if (cached_taps(ve, s)) p.max_tile = std::clamp((ve.usable_regs() - static_cast<int>(s.kw) - 1) / 2, 1, 16);
   p.in_sample = s.in_h * s.in_w * s.in_c * 4;
