@@ -44,6 +44,7 @@
 #include "core/io/model_file.h"
 #include "core/jit/jit_engine.h"
 #include "core/jit/kernel_module.h"
+#include "core/jit/x86/emit_kernel.h"
 #include "core/ref/reference_engine.h"
 #include "core/util/error.h"
 #include "nnd_version.h"
@@ -95,7 +96,7 @@ double measure_peak(nnd::jit::Isa isa) {
   using namespace nnd::jit;
   KernelModule m(isa, false, "");
   constexpr int kAcc = 12;
-  KernelFn fn = m.compile("peak-fma", [](VecEmitter& ve) {
+  KernelFn fn = compile_body(m, "peak-fma", [](VecEmitter& ve) {
     x86::Assembler& a = ve.as();
     for (int i = 0; i < kAcc; ++i) ve.zero(i);
     ve.load_const(kAcc, 1.0000001f);
@@ -127,7 +128,7 @@ double measure_clock_ghz() {
   using namespace nnd::jit;
   KernelModule m(Isa::kSse41, false, "");
   constexpr int kChain = 100;
-  KernelFn fn = m.compile("clock-add-chain", [](VecEmitter& ve) {
+  KernelFn fn = compile_body(m, "clock-add-chain", [](VecEmitter& ve) {
     x86::Assembler& a = ve.as();
     a.mov(x86::r9, x86::qword_ptr(x86::rdi, 24));
     asmjit::Label l = a.newLabel();

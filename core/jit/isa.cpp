@@ -11,11 +11,15 @@ namespace {
 // One row per Isa enumerator, in enumerator order (isa_traits indexes it).
 constexpr IsaTraits kIsaTable[] = {
     {Isa::kSse41, "sse4.1", "sse4", "SSE4.1", Arch::kX86_64, /*f32_lanes=*/4, /*vector_regs=*/16, /*fma=*/false,
-     /*broadcast_mem_operand=*/false, TailMoves::kNarrowMoves, /*streams_weights=*/true},
+     /*broadcast_mem_operand=*/false, TailMoves::kNarrowMoves, /*streams_weights=*/true, /*fma_by_element=*/false},
     {Isa::kAvx2, "avx2", nullptr, "AVX2", Arch::kX86_64, /*f32_lanes=*/8, /*vector_regs=*/16, /*fma=*/true,
-     /*broadcast_mem_operand=*/false, TailMoves::kMaskedMoves, /*streams_weights=*/false},
+     /*broadcast_mem_operand=*/false, TailMoves::kMaskedMoves, /*streams_weights=*/false,
+     /*fma_by_element=*/false},
     {Isa::kAvx512, "avx512", nullptr, "AVX-512", Arch::kX86_64, /*f32_lanes=*/16, /*vector_regs=*/32, /*fma=*/true,
-     /*broadcast_mem_operand=*/true, TailMoves::kMaskRegisters, /*streams_weights=*/false},
+     /*broadcast_mem_operand=*/true, TailMoves::kMaskRegisters, /*streams_weights=*/false,
+     /*fma_by_element=*/false},
+    {Isa::kNeon, "neon", nullptr, "NEON", Arch::kAarch64, /*f32_lanes=*/4, /*vector_regs=*/32, /*fma=*/true,
+     /*broadcast_mem_operand=*/false, TailMoves::kLaneMoves, /*streams_weights=*/false, /*fma_by_element=*/true},
 };
 
 constexpr bool rows_in_enumerator_order() {

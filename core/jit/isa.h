@@ -5,24 +5,11 @@
 // Adding an instruction set of an architecture that has a code generator: an enumerator in Isa,
 // its row in kIsaTable (isa.cpp) and its emitter in the architecture's folder (docs/jit.md).
 //
-// AArch64 today: the build selects core/jit/arm64 for an aarch64 target (NND_JIT_ARCH in the root
-// CMakeLists.txt), where the CPU probe lives (arm64/cpu_features_arm64.cpp: HWCAP asimd, fp16,
-// dotprod); the table has no AArch64 row, so all_isas() is empty there, `engine: jit` fails with
-// kIsaUnavailable and `engine: auto` serves the reference engine. A NEON row now would be listed
-// and selectable with nothing to generate its code, so it comes with the emitter. Adding it takes:
-//   1. Isa::kNeon and its row (arch = Arch::kAarch64, 4 lanes, 32 registers, fma, no broadcast
-//      memory operand, tails by single-lane LD1/ST1: check kernel_config.cpp's choices against
-//      the TailMoves value it gets), and `if (cpu.asimd) f.add(Isa::kNeon)` in
-//      arm64/cpu_features_arm64.cpp;
-//   2. arm64/emit_kernel.cpp: its existence is what makes core/CMakeLists.txt build the whole
-//      engine instead of no_code_generator.cpp. The neutral files (lowering, specs/, plans) then
-//      need from the folder what they take from x86/ today: emit_kernel(), make_vec_emitter() and
-//      VecEmitter (with emit_const_pool()), whose interface still takes x86::Assembler, and the
-//      stack frame (x86/stack_frame_p.h): kernel_module.{h,cpp} and jit_engine.cpp include them,
-//      so those includes become the architecture's;
-//   3. tests: tests/jit is built for x86 only (tests/CMakeLists.txt); its architecture-neutral
-//      tests (JIT against the reference engine, models, fixtures) move to a folder both build,
-//      and run under qemu-aarch64 through the toolchain file's emulator.
+// AArch64: the build selects core/jit/arm64 for an aarch64 target (NND_JIT_ARCH in the root
+// CMakeLists.txt): the CPU probe (arm64/cpu_features_arm64.cpp: HWCAP asimd adds Isa::kNeon), and
+// the NEON generators behind arm64/emit_kernel.cpp (code_generator.h). The NEON generators do not
+// emit every kernel family yet: generator_emits() says which, lowering declines the rest (the
+// layer is kUnsupported, engine auto serves the reference engine).
 // Rows of another architecture than the build's are never listed, parsed or selected
 // (all_isas(), isa_from_id()), so a NEON row sits harmlessly in an x86 build's table.
 #pragma once
@@ -50,6 +37,7 @@ enum class Isa : uint8_t {
   kSse41,   // SSE4.1, 16 xmm registers, no VEX/EVEX encoding (the robot's Atom)
   kAvx2,    // AVX2 + FMA3, 16 ymm registers (VEX)
   kAvx512,  // AVX-512 F/BW/DQ/VL, 32 zmm registers and k-masks (EVEX)
+  kNeon,    // AArch64 Advanced SIMD, 32 128-bit v registers (the Booster's Cortex-A78AE)
 };
 
 // How a kernel moves the first n < f32_lanes lanes of a vector (VecEmitter::load_tail/store_tail).
@@ -58,6 +46,8 @@ enum class TailMoves : uint8_t {
   kMaskedMoves,    // a lane-mask vector and vmaskmovps (AVX2): masked stores are slow on AMD, and
                    // valgrind's translator runs out of memory on blocks full of them
   kMaskRegisters,  // opmask registers on any move (AVX-512 k-masks): as cheap as a full vector
+  kLaneMoves,      // scalar and single-lane moves (AArch64 LDR s/d, LD1 {v.s}[i]): one or two
+                   // instructions, as cheap as a full vector
 };
 
 struct IsaTraits {
@@ -78,6 +68,11 @@ struct IsaTraits {
   // register copy a register operand needs. Kernels then stream their weights from memory
   // instead of holding them in registers (ConvBlocking::stream_weights).
   bool streams_weights;
+  // The multiply-add takes one lane of a register as its broadcast operand (AArch64 FMLA by
+  // element): a conv tile loads 4 input channels of a position into one register and multiplies
+  // each lane into the accumulators, so it holds one input register per position instead of a
+  // single broadcast register (conv_blocking()).
+  bool fma_by_element;
 };
 
 // How messages name an architecture: "x86-64", "AArch64".
@@ -87,14 +82,13 @@ const char* arch_name(Arch arch);
 const IsaTraits& isa_traits(Isa isa);
 inline const char* isa_id(Isa isa) { return isa_traits(isa).id; }
 
-// The ISAs of the build's architecture, in table order: what this build can generate code for
-// (empty for AArch64 until its NEON row exists).
+// The ISAs of the build's architecture, in table order: what this build can generate code for.
 const std::vector<Isa>& all_isas();
 
 // The ISA of the build's architecture spelled `id` (its id or alias); nullopt for anything else.
 std::optional<Isa> isa_from_id(std::string_view id);
 
-// The ids of all_isas(): {"sse4.1", "avx2", "avx512"}.
+// The ids of all_isas(): {"sse4.1", "avx2", "avx512"} on x86-64, {"neon"} on AArch64.
 std::vector<std::string> isa_ids();
 
 }  // namespace nnd::jit

@@ -29,7 +29,6 @@
 #include "core/jit/kernel_plan.h"
 #include "core/jit/lower/lower.h"
 #include "core/jit/memory_plan.h"
-#include "core/jit/x86/emit_kernel.h"
 #include "core/passes/pass.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
@@ -202,8 +201,7 @@ class JitEngineImpl final : public JitEngine {
       kn.dtype = "u8";
       kn.op = "to-f32";
       kn.isa = isa_;
-      input_u8_fn_.push_back(module_.compile(g_.values[v].name + ": " + kn.str(),
-                                             [&spec](VecEmitter& ve) { emit_kernel(ve, spec); }));
+      input_u8_fn_.push_back(module_.compile(g_.values[v].name + ": " + kn.str(), spec));
     }
     // Graph outputs not produced into their slot (graph inputs, repeated outputs, aliases).
     for (size_t i = 0; i < g_.outputs.size(); ++i) {
@@ -218,7 +216,7 @@ class JitEngineImpl final : public JitEngine {
     plan_ = std::move(cx.kernels);
     for (const PlannedKernel& k : plan_) {
       Step s;
-      s.fn = module_.compile(k.name, [&k](VecEmitter& ve) { emit_kernel(ve, k.spec); });
+      s.fn = module_.compile(k.name, k.spec);
       s.in = k.in;
       s.out = k.out;
       s.name = k.name;
@@ -462,6 +460,23 @@ std::vector<UnsupportedLayer> jit_unsupported_layers(const Graph& graph) {
     if (auto why = recurrent_limit(g, n)) {
       out.push_back({i, ErrorCode::kUnsupported, g.node_context(n) + ": not compiled by the JIT yet (" + *why + ")"});
     }
+  }
+  // Kernels the architecture's generators do not emit (generator_emits): lowering for the build's
+  // most capable ISA records them instead of stopping at the first. Any other lowering error is
+  // make_jit_engine's to report.
+  if (!all_isas().empty()) {
+    std::vector<LowerContext::Unsupported> missing;
+    try {
+      LowerContext cx(g, all_isas().back(), MathMode::kExact);
+      cx.unsupported = &missing;
+      lower_graph(cx);
+    } catch (const Error&) {
+    }
+    for (LowerContext::Unsupported& m : missing) {
+      const bool listed = std::any_of(out.begin(), out.end(), [&](const UnsupportedLayer& u) { return u.node == m.node; });
+      if (!listed) out.push_back({m.node, ErrorCode::kUnsupported, std::move(m.message)});
+    }
+    std::sort(out.begin(), out.end(), [](const UnsupportedLayer& a, const UnsupportedLayer& b) { return a.node < b.node; });
   }
   return out;
 }

@@ -19,6 +19,14 @@ ConvBlocking conv_blocking(const IsaTraits& t, int64_t cout_g) {
   // Weights in registers cost V of them: with 16 registers (AVX2) V = 2, with 32 (AVX-512) V = 4.
   const int vmax_isa = t.streams_weights || t.vector_regs >= 32 ? 4 : 2;
   b.vmax = static_cast<int>(std::min<int64_t>(vmax_isa, ceil_div(cout_g, t.f32_lanes)));
+  if (t.fma_by_element) {
+    // FMLA by element (NEON): a tile holds R accumulators per vector, one register of 4 input
+    // channels per position and the V weight vectors of the lane being multiplied: (V + 1) R + V
+    // registers. V = 4 gives 5 x 4 (20 accumulators, 4 FMAs per weight load of the channel, 20 per
+    // input load of 4 channels); narrower blocks take more positions, up to 9 (V = 2, 18 accs).
+    b.rows = std::max(1, (usable - b.vmax) / (b.vmax + 1));
+    return b;
+  }
   // GEMM row tiles: with 32 registers (AVX-512) up to 16 rows, which measured 1-4% faster than 8
   // on the real networks' pointwise layers; 16-register ISAs are limited by registers first.
   b.rows = std::min(usable > 16 ? 16 : 8, (usable - b.weight_regs() - 1) / b.vmax);
@@ -29,7 +37,8 @@ bool conv_caches_broadcasts(const IsaTraits& t, const ConvBlocking& b, int64_t k
   // Register weights, 32 registers (AVX-512), one output vector per block and a kernel wider than
   // 1. Measured 8-12% faster on all four real networks at AVX-512; with 16 registers (AVX2) the
   // smaller tiles it forces made field-boundary and referee 6-24% slower.
-  return !b.stream_weights && b.vmax == 1 && kw > 1 && kernel_vector_regs(t) >= 31;
+  // FMLA by element (NEON) takes its broadcasts from input registers already.
+  return !t.fma_by_element && !b.stream_weights && b.vmax == 1 && kw > 1 && kernel_vector_regs(t) >= 31;
 }
 
 namespace {

@@ -27,7 +27,8 @@ struct ConvBlocking {
   bool stream_weights = false;
   int weight_regs() const { return stream_weights ? 0 : vmax; }
 };
-// f32-conv / f32-gemm with cout_g output channels per group.
+// f32-conv / f32-gemm with cout_g output channels per group. With FMLA by element
+// (IsaTraits::fma_by_element) a tile's positions also each hold an input register (see there).
 ConvBlocking conv_blocking(const IsaTraits& t, int64_t cout_g);
 
 // Whether f32-conv keeps a kernel row's weights in registers and caches the broadcast inputs across

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <optional>
 
-#include "core/jit/x86/stack_frame_p.h"
+#include "core/jit/code_generator.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {
@@ -52,7 +52,13 @@ KernelModule::~KernelModule() {
   }
 }
 
-KernelFn KernelModule::compile(const std::string& name, const std::function<void(VecEmitter&)>& body) {
+KernelFn KernelModule::compile(const std::string& name, const KernelSpec& spec) {
+  return compile_function(name, [&](asmjit::CodeHolder& code, LoopRecorder* loops) {
+    return emit_kernel_function(code, isa_, spec, loops);
+  });
+}
+
+KernelFn KernelModule::compile_function(const std::string& name, const FunctionEmitter& emit) {
   asmjit::CodeHolder code;
   code.init(rt_.environment());
   ThrowingErrorHandler eh;
@@ -62,22 +68,9 @@ KernelFn KernelModule::compile(const std::string& name, const std::function<void
     logger.addFlags(asmjit::FormatFlags::kMachineCode);
     code.setLogger(&logger);
   }
-  x86::Assembler a(&code);
-  std::unique_ptr<VecEmitter> ve = make_vec_emitter(isa_, a);
   std::optional<LoopRecorder> loops;
-  if (loop_batch_ > 0) {
-    loops.emplace(loop_batch_);
-    ve->set_loop_recorder(&*loops);
-  }
-  for (const x86::Gp& r : frame::kSavedGps) a.push(r);
-  a.sub(x86::rsp, frame::kStackBytes);
-  body(*ve);
-  ve->leave();
-  a.add(x86::rsp, frame::kStackBytes);
-  for (int i = frame::kNumSavedGps - 1; i >= 0; --i) a.pop(frame::kSavedGps[i]);
-  a.ret();
-  const size_t code_size = a.offset();
-  ve->emit_const_pool();
+  if (loop_batch_ > 0) loops.emplace(loop_batch_);
+  const size_t code_size = emit(code, loops ? &*loops : nullptr);
   if (eh.first != asmjit::kErrorOk) {
     throw Error(ErrorCode::kFormat, "JIT: code generation of " + name + " failed: " + eh.text);
   }

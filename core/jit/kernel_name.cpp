@@ -8,6 +8,7 @@ const char* isa_token(Isa isa) {
     case Isa::kSse41: return "sse41";
     case Isa::kAvx2: return "avx2";
     case Isa::kAvx512: return "avx512";
+    case Isa::kNeon: return "neon";
   }
   return "unknown";
 }

@@ -7,7 +7,7 @@
 //           bias, add (a fused residual), then the activation (relu, relu6, sigmoid, ...)
 // tile      <positions>x<vectors>v for register-blocked kernels: output positions (pixels or rows)
 //           by vectors of output channels held in registers per tile
-// isa       sse41, avx2, avx512
+// isa       sse41, avx2, avx512, neon
 // variant   where one op has several code shapes: conv has direct (spatial), grouped (run-time
 //           loop over >= 4 groups), winograd (the 16-point products) and planar (SSE4.1
 //           pixels-in-lanes); gemm is conv's rows mode
@@ -33,7 +33,7 @@ struct KernelName {
   std::string str() const;
 };
 
-// The ISA as a name component: "sse41", "avx2", "avx512".
+// The ISA as a name component: "sse41", "avx2", "avx512", "neon".
 const char* isa_token(Isa isa);
 
 }  // namespace nnd::jit

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/jit/kernel_module.h"
+#include "core/jit/x86/emit_kernel.h"
 #include "core/jit/x86/counted_loop_p.h"
 #include "core/util/error.h"
 #include "tools/cost_model/cost_model.h"
@@ -53,7 +54,7 @@ TEST(CostModelLlvm, ASyntheticKernelIsWeightedByItsTripCounts) {
   constexpr int64_t kOuter = 7, kInner = 300;
   KernelModule m(Isa::kSse41, false, "");
   m.record_loops(1);
-  m.compile("chain", [](VecEmitter& ve) {
+  compile_body(m, "chain", [](VecEmitter& ve) {
     ve.zero(0);
     ve.zero(1);
     regs::counted_loop(ve, x86::Gp(x86::r8), kOuter, [&] {

@@ -11,6 +11,7 @@
 
 #include "core/jit/jit_engine.h"
 #include "core/jit/kernel_module.h"
+#include "core/jit/x86/emit_kernel.h"
 #include "core/jit/x86/counted_loop_p.h"
 #include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/stack_frame_p.h"
@@ -37,10 +38,10 @@ void helper_loops(VecEmitter& ve) {
 
 TEST(JitLoopRecords, HelpersRecordRangesNestingAndCounts) {
   KernelModule plain(Isa::kSse41, false, "");
-  plain.compile("loops", helper_loops);
+  compile_body(plain, "loops", helper_loops);
   KernelModule recorded(Isa::kSse41, false, "");
   recorded.record_loops(6);
-  recorded.compile("loops", helper_loops);
+  compile_body(recorded, "loops", helper_loops);
   const CompiledKernel& k = recorded.kernels().front();
   EXPECT_EQ(k.bytes, plain.kernels().front().bytes) << "recording changed the code";
   EXPECT_TRUE(plain.kernels().front().loops.empty());

@@ -10,6 +10,7 @@
 
 #include "core/jit/cpu_features.h"
 #include "core/jit/kernel_module.h"
+#include "core/jit/x86/emit_kernel.h"
 #include "core/jit/x86/counted_loop_p.h"
 #include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/product_pipeline.h"
@@ -106,7 +107,7 @@ TEST(JitVecRegPool, TakingMoreThanTheUsableRegistersFails) {
 TEST(JitVecRegPool, UsesTheEmittersRegisterCount) {
   for (Isa isa : machine_isas()) {
     KernelModule m(isa, false, "");
-    m.compile("pool", [&](VecEmitter& ve) {
+    compile_body(m, "pool", [&](VecEmitter& ve) {
       VecRegPool pool(ve, "pool");
       EXPECT_EQ(pool.usable(), ve.usable_regs());
       VecRegs all = pool.take_array(ve.usable_regs(), "all");
@@ -181,7 +182,7 @@ TEST(JitStackFrame, LayoutRoundsSlotsAndFrame) {
 // sums them back.
 TEST(JitStackFrame, EverySlotHoldsItsOwnValue) {
   KernelModule m(Isa::kSse41, false, "");
-  KernelFn fn = m.compile("slots", [&](VecEmitter& ve) {
+  KernelFn fn = compile_body(m, "slots", [&](VecEmitter& ve) {
     x86::Assembler& a = ve.as();
     for (size_t i = 0; i < frame::kKernelFrame.count(); ++i) {
       a.mov(slot(frame::kKernelFrame.offset_at(i)), static_cast<int>(i + 1));
@@ -203,7 +204,7 @@ TEST(JitStackFrame, EverySlotHoldsItsOwnValue) {
 // out[0] = sum over loops of the iterations they ran, each counted into rax by a distinct weight.
 TEST(JitCountedLoop, RunsTheRequestedNumberOfIterations) {
   KernelModule m(Isa::kSse41, false, "");
-  KernelFn fn = m.compile("loops", [&](VecEmitter& ve) {
+  KernelFn fn = compile_body(m, "loops", [&](VecEmitter& ve) {
     x86::Assembler& a = ve.as();
     a.xor_(x86::eax, x86::eax);
     counted_loop(ve, kCi, 7, [&] { a.add(x86::rax, 1); });                  // 7
@@ -229,7 +230,7 @@ TEST(JitCountedLoop, RunsTheRequestedNumberOfIterations) {
 // Whole steps through vector(), the rest one at a time through scalar(), none for a count of 0.
 TEST(JitCountedLoop, VectorThenScalarSplitsTheCount) {
   KernelModule m(Isa::kSse41, false, "");
-  KernelFn fn = m.compile("vs", [&](VecEmitter& ve) {
+  KernelFn fn = compile_body(m, "vs", [&](VecEmitter& ve) {
     x86::Assembler& a = ve.as();
     a.xor_(x86::eax, x86::eax);
     a.mov(kN, x86::qword_ptr(kArgs, 24));
@@ -250,7 +251,7 @@ TEST(JitCountedLoop, ChunksCoverTheSpanOnce) {
   for (int64_t count : {1, 3, 4, 7, 32, 35, 36, 37, 100, 203}) {
     for (int unroll : {1, 2, 4}) {
       KernelModule m(Isa::kSse41, false, "");
-      KernelFn fn = m.compile("chunks", [&](VecEmitter& ve) {
+      KernelFn fn = compile_body(m, "chunks", [&](VecEmitter& ve) {
         x86::Assembler& a = ve.as();
         a.mov(kOut, x86::qword_ptr(kArgs, 8));
         ve.load_const(0, 1.0f);
@@ -276,7 +277,7 @@ TEST(JitCountedLoop, ChunksCoverTheSpanOnce) {
 
 TEST(JitCountedLoop, AZeroTripLoopIsAGeneratorError) {
   KernelModule m(Isa::kSse41, false, "");
-  EXPECT_THROW(m.compile("zero", [&](VecEmitter& ve) { counted_loop(ve, kCi, 0, [] {}); }), Error);
+  EXPECT_THROW(compile_body(m, "zero", [&](VecEmitter& ve) { counted_loop(ve, kCi, 0, [] {}); }), Error);
 }
 
 // ---- product pipeline ----
@@ -393,9 +394,9 @@ TEST(JitLanes, MovesExactlyTheRequestedLanes) {
     KernelModule m(isa, false, "");
     int width = 0;
     std::vector<KernelFn> fns;
-    m.compile("width", [&](VecEmitter& ve) { width = ve.width(); });
+    compile_body(m, "width", [&](VecEmitter& ve) { width = ve.width(); });
     for (int lanes = 1; lanes <= width; ++lanes) {
-      fns.push_back(m.compile("lanes", [&](VecEmitter& ve) {
+      fns.push_back(compile_body(m, "lanes", [&](VecEmitter& ve) {
         x86::Assembler& a = ve.as();
         a.mov(kIn, x86::qword_ptr(kArgs, 0));
         a.mov(kIn, x86::qword_ptr(kIn, 0));
@@ -423,10 +424,10 @@ TEST(JitLanes, CountsOutsideOneToWidthAreGeneratorErrors) {
   for (Isa isa : machine_isas()) {
     KernelModule m(isa, false, "");
     for (int bad : {0, -1, 1000}) {
-      EXPECT_THROW(m.compile("bad", [&](VecEmitter& ve) { ve.load_lanes(0, x86::ptr(kIn), bad); }), Error);
-      EXPECT_THROW(m.compile("bad", [&](VecEmitter& ve) { ve.store_lanes(x86::ptr(kOut), 0, bad); }), Error);
+      EXPECT_THROW(compile_body(m, "bad", [&](VecEmitter& ve) { ve.load_lanes(0, x86::ptr(kIn), bad); }), Error);
+      EXPECT_THROW(compile_body(m, "bad", [&](VecEmitter& ve) { ve.store_lanes(x86::ptr(kOut), 0, bad); }), Error);
     }
-    EXPECT_THROW(m.compile("wide", [&](VecEmitter& ve) { ve.load_lanes(0, x86::ptr(kIn), ve.width() + 1); }), Error);
+    EXPECT_THROW(compile_body(m, "wide", [&](VecEmitter& ve) { ve.load_lanes(0, x86::ptr(kIn), ve.width() + 1); }), Error);
   }
 }
 

@@ -27,6 +27,7 @@
 #include "core/jit/kernel_config.h"
 #include "core/jit/kernel_helpers.h"
 #include "core/jit/kernel_module.h"
+#include "core/jit/x86/emit_kernel.h"
 #include "core/jit/specs/out_placement.h"
 #include "tests/jit/jit_test_util.h"
 
@@ -90,7 +91,7 @@ class KernelUnderTest {
  public:
   KernelUnderTest(Isa isa, const std::string& name, const std::function<void(VecEmitter&)>& body)
       : module_(isa, false, "") {
-    fn_ = module_.compile(name, body);
+    fn_ = compile_body(module_, name, body);
   }
   void run(const std::vector<const void*>& inputs, float* out, const GuardedBuffer& weights, int64_t batch) const {
     const KernelArgs args{inputs.data(), out, weights.data(), batch, helper_table()};

@@ -6,6 +6,7 @@
 
 #include "core/ir/cost.h"
 #include "core/jit/kernel_module.h"
+#include "core/jit/x86/emit_kernel.h"
 #include "core/jit/x86/counted_loop_p.h"
 #include "core/util/error.h"
 
@@ -205,7 +206,7 @@ CostModel::Peak CostModel::peak_flop_per_cycle(jit::Isa isa) const {
   constexpr int64_t kTrips = 1000;
   KernelModule m(isa, false, "");
   m.record_loops(1);
-  m.compile("peak-mul-add", [](VecEmitter& ve) {
+  compile_body(m, "peak-mul-add", [](VecEmitter& ve) {
     for (int i = 0; i < kAcc; ++i) ve.zero(i);
     ve.load_const(kAcc, 1.0000001f);
     ve.load_const(kAcc + 1, 0.9999999f);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/ir/broadcast.h"
+#include "core/jit/code_generator.h"
 #include "core/jit/lower/lower.h"
 
 namespace nnd::jit {
@@ -33,6 +34,8 @@ void unary_step(LowerContext& cx, const Node& n, int src, int dst, ActivationKin
 bool fast_step(LowerContext& cx, const Node& n, int src, int dst, ActivationKind act, float alpha, int64_t count,
                int64_t last_dim) {
   if (cx.math != MathMode::kFast) return false;
+  // Where the architecture has no fast-math kernels yet, the exact kernels serve fast mode too.
+  if (!generator_emits(cx.isa, FastUnarySpec{}) || !generator_emits(cx.isa, FastSoftmaxSpec{})) return false;
   if (act == ActivationKind::kSoftmax) {
     cx.add(n, "fast-softmax", FastSoftmaxSpec{count / last_dim, last_dim}, {src}, dst);
     return true;

@@ -1,9 +1,12 @@
 #include "core/jit/lower/lower_context.h"
 
 #include <algorithm>
+#include <string>
 
 #include "core/ir/shape_inference.h"
+#include "core/jit/code_generator.h"
 #include "core/jit/kernel_name.h"
+#include "core/util/error.h"
 
 namespace nnd::jit {
 
@@ -66,6 +69,16 @@ void LowerContext::add(const Node& n, const std::string& op, KernelSpec spec, st
                        const std::string& variant) {
   PlannedKernel k;
   k.kernel = kernel_name(op, spec, isa, variant);
+  if (!generator_emits(isa, spec)) {
+    std::string why = g.node_context(n);
+    why += ": not compiled by the JIT for ";
+    why += isa_traits(isa).name;
+    why += " yet (no ";
+    why += k.kernel.op;
+    why += " kernel)";
+    if (!unsupported) throw Error(ErrorCode::kUnsupported, why);
+    unsupported->push_back({static_cast<size_t>(&n - g.nodes.data()), std::move(why)});
+  }
   k.name = n.name + ": " + k.kernel.str();
   k.spec = std::move(spec);
   k.in = std::move(in);

@@ -49,6 +49,13 @@ class LowerContext {
   std::vector<int> value_buf;                       // per value: its buffer
   std::vector<int> reused_input;                    // per node: input whose storage it took (in_place.h), or -1
   std::vector<GraphInputBuffers> inputs;            // per graph input
+  // A kernel the architecture's generators do not emit (generator_emits()) is kUnsupported: thrown
+  // by add(), or, when this is set (jit_unsupported_layers), recorded here and planned anyway.
+  struct Unsupported {
+    size_t node;
+    std::string message;
+  };
+  std::vector<Unsupported>* unsupported = nullptr;
 
   int new_buffer(int64_t floats, const std::string& name);
   // Appends w to the weight blob, 64-byte aligned; returns its offset in floats.

@@ -65,6 +65,13 @@ void lower_graph(LowerContext& cx) {
   const std::vector<int> dying = dying_inputs(g);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const size_t first = cx.kernels.size();
+    if (cx.unsupported && std::holds_alternative<RecurrentParams>(g.nodes[i].params)) {
+      // Listing what the generators lack (jit_unsupported_layers): a recurrent layer's kernels
+      // are its expansion's (a graph pass), which that listing does not run; give the layer its
+      // output for the layers after it.
+      cx.output_buffer(g.nodes[i]);
+      continue;
+    }
     lower_node(cx, g.nodes[i]);
     write_in_place(cx, g.nodes[i], first, dying[i]);
   }

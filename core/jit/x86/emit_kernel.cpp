@@ -1,10 +1,13 @@
 #include "core/jit/x86/emit_kernel.h"
 
+#include "core/jit/code_generator.h"
+
 #include "core/jit/x86/kernels.h"
 #include "core/jit/x86/kernels_planar.h"
 #include "core/jit/x86/kernels_shape.h"
 #include "core/jit/x86/kernels_winograd.h"
 #include "core/jit/x86/math.h"
+#include "core/jit/x86/stack_frame_p.h"
 
 namespace nnd::jit {
 
@@ -41,5 +44,36 @@ void emit_kernel(VecEmitter& ve, const KernelSpec& spec) {
              },
              spec);
 }
+
+size_t emit_x86_function(asmjit::CodeHolder& code, Isa isa, LoopRecorder* loops,
+                         const std::function<void(VecEmitter&)>& body) {
+  x86::Assembler a(&code);
+  std::unique_ptr<VecEmitter> ve = make_vec_emitter(isa, a);
+  ve->set_loop_recorder(loops);
+  for (const x86::Gp& r : frame::kSavedGps) a.push(r);
+  a.sub(x86::rsp, frame::kStackBytes);
+  body(*ve);
+  ve->leave();
+  a.add(x86::rsp, frame::kStackBytes);
+  for (int i = frame::kNumSavedGps - 1; i >= 0; --i) a.pop(frame::kSavedGps[i]);
+  a.ret();
+  const size_t code_size = a.offset();
+  ve->emit_const_pool();
+  return code_size;
+}
+
+KernelFn compile_body(KernelModule& module, const std::string& name, const std::function<void(VecEmitter&)>& body) {
+  const Isa isa = module.isa();
+  return module.compile_function(name, [&](asmjit::CodeHolder& code, LoopRecorder* loops) {
+    return emit_x86_function(code, isa, loops, body);
+  });
+}
+
+size_t emit_kernel_function(asmjit::CodeHolder& code, Isa isa, const KernelSpec& spec, LoopRecorder* loops) {
+  return emit_x86_function(code, isa, loops, [&spec](VecEmitter& ve) { emit_kernel(ve, spec); });
+}
+
+// Every x86 ISA has every generator.
+bool generator_emits(Isa, const KernelSpec&) { return true; }
 
 }  // namespace nnd::jit

@@ -1,6 +1,10 @@
 // The one place that maps an Isa to its hook class.
 #include "core/jit/x86/isa_factories_p.h"
 
+#include <string>
+
+#include "core/util/error.h"
+
 namespace nnd::jit {
 
 std::unique_ptr<VecEmitter> make_vec_emitter(Isa isa, x86::Assembler& a) {
@@ -8,8 +12,9 @@ std::unique_ptr<VecEmitter> make_vec_emitter(Isa isa, x86::Assembler& a) {
     case Isa::kSse41: return make_sse41_emitter(a);
     case Isa::kAvx2: return make_avx2_emitter(a);
     case Isa::kAvx512: return make_avx512_emitter(a);
+    case Isa::kNeon: break;  // another architecture's row (core/jit/arm64)
   }
-  return nullptr;
+  throw Error(ErrorCode::kInternal, std::string("JIT internal error: no x86 emitter for ") + isa_id(isa));
 }
 
 }  // namespace nnd::jit
