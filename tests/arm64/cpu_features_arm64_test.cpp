@@ -40,17 +40,11 @@ TEST(Arm64CpuFeatures, ProbeSeesTheCpusExtensions) {
   EXPECT_EQ(detect_cpu_features().brand, cpu.describe());
 }
 
-// No AArch64 row in the ISA table yet: the CPU offers the JIT nothing, and asking says why.
-TEST(Arm64CpuFeatures, NoIsaUntilTheNeonRowExists) {
+// Advanced SIMD (every ARMv8-A CPU Linux runs on) offers the JIT its NEON row.
+TEST(Arm64CpuFeatures, AdvancedSimdOffersNeon) {
   const CpuFeatures f = detect_cpu_features();
-  EXPECT_EQ(f.to_string(), "none");
-  try {
-    (void)f.best();
-    FAIL() << "best() found an ISA on AArch64";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kIsaUnavailable);
-    EXPECT_NE(std::string(e.what()).find("AArch64"), std::string::npos) << e.what();
-  }
+  EXPECT_EQ(f.to_string(), "neon");
+  EXPECT_EQ(f.best(), Isa::kNeon);
 }
 
 }  // namespace

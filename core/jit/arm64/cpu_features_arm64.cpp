@@ -84,10 +84,9 @@ Arm64Cpu read_arm64_cpu() {
 
 }  // namespace arm64
 
-// The ISA table has no AArch64 row yet (isa.h), so no ISA is added: the CPU is only described.
-// With the NEON row, `if (cpu.asimd) f.add(Isa::kNeon);` goes here.
 CpuFeatures probe_cpu_features() {
   CpuFeatures f;
+  if (arm64::read_arm64_cpu().asimd) f.add(Isa::kNeon);
   f.brand = arm64::read_arm64_cpu().describe();
   return f;
 }
