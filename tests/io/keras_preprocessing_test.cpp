@@ -41,7 +41,7 @@ size_t count(const Dims& d) {
 // (engines_here()); every engine's result.
 std::vector<std::vector<float>> run_both(const Graph& g, const std::vector<float>& x) {
   std::vector<std::vector<float>> out;
-  for (EngineKind kind : test::engines_here()) {
+  for (EngineKind kind : test::engines_here(g)) {
     EngineOptions o;
     o.engine = kind;
     auto engine = make_engine(g, o);

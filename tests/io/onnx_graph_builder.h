@@ -129,7 +129,7 @@ inline void expect_outputs(const Graph& g, int64_t batch,
                            const std::function<std::vector<float>(size_t, const std::vector<float>&)>& want) {
   ASSERT_EQ(g.inputs.size(), 1u);
   const std::vector<float> x = wavy(batch * count_of(g.values[static_cast<size_t>(g.inputs[0])].shape));
-  for (EngineKind kind : test::engines_here()) {
+  for (EngineKind kind : test::engines_here(g)) {
     EngineOptions o;
     o.engine = kind;
     auto engine = make_engine(g, o);

@@ -12,9 +12,14 @@ std::vector<std::pair<std::string, size_t>> parse_llvm_mc_listing(const std::str
   std::vector<std::pair<std::string, size_t>> lines;
   std::istringstream in(out);
   for (std::string line; std::getline(in, line);) {
-    const size_t enc = line.find("# encoding: [");
+    // The comment starts with '#' on x86, with "//" on AArch64.
+    size_t enc = line.find("# encoding: [");
+    if (enc == std::string::npos) {
+      enc = line.find("// encoding: [");
+      if (enc != std::string::npos) ++enc;  // the same layout one character later
+    }
     if (enc == std::string::npos) continue;  // .text, fixup notes
-    std::string text = line.substr(0, enc);
+    std::string text = line.substr(0, line[enc - 1] == '/' ? enc - 1 : enc);
     const size_t b = text.find_first_not_of(" \t");
     const size_t e = text.find_last_not_of(" \t");
     text = b == std::string::npos ? "" : text.substr(b, e - b + 1);
