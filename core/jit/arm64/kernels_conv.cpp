@@ -193,17 +193,35 @@ void conv_nest(NeonEmitter& ve, const ConvSpec& s, const ConvTileProblem& p, con
   });
 }
 
-// Spatial conv of group g: groups of plan.batched.samples samples while enough remain, then one
-// sample at a time.
+// kGroup: the group index of emit_conv's run-time group loop (kGroupsLeft counts it down).
+const a64::Gp kGroupsLeft = kT0;
+const a64::Gp kGroup = kT1;
+
+// base += kGroup * bytes (the hooks' x16/x17 as temporaries).
+void add_group_offset(NeonEmitter& ve, const a64::Gp& base, int64_t bytes) {
+  a64::Assembler& a = ve.as();
+  ve.mov_imm(kHookImm, bytes);
+  a.mul(kHookAddr, kGroup, kHookImm);
+  a.add(base, base, kHookAddr);
+}
+
+// Spatial conv of group g (g < 0: the group in kGroup at run time): groups of
+// plan.batched.samples samples while enough remain, then one sample at a time.
 void conv_spatial(NeonEmitter& ve, const ConvSpec& s, int64_t g) {
   a64::Assembler& a = ve.as();
   const ConvTileProblem p = tile_problem(s);
   const ConvTilePlan plan = plan_conv_tiles(p);
   a.ldr(kInN, a64::ptr(kArgs, 0));
   a.ldr(kInN, a64::ptr(kInN, 0));
-  ve.add_imm(kInN, g * s.cin_g * 4);
   a.ldr(kOutN, a64::ptr(kArgs, 8));
-  ve.add_imm(kOutN, (s.out_place.offset_floats + g * s.cout_g) * 4);
+  if (g >= 0) {
+    ve.add_imm(kInN, g * s.cin_g * 4);
+    ve.add_imm(kOutN, (s.out_place.offset_floats + g * s.cout_g) * 4);
+  } else {
+    add_group_offset(ve, kInN, s.cin_g * 4);
+    add_group_offset(ve, kOutN, s.cout_g * 4);
+    ve.add_imm(kOutN, s.out_place.offset_floats * 4);
+  }
   a.ldr(kN, a64::ptr(kArgs, 24));
   Label ldone = a.newLabel();
   if (plan.batched.samples > 1) {
@@ -285,7 +303,8 @@ void emit_conv(NeonEmitter& ve, const ConvSpec& s) {
                                   {"output rows left", kOh}, {"tiles left", kOwt}, {"blocks left", kOcb},
                                   {"sample input", kInN}, {"sample output", kOutN}, {"row input", kInRow},
                                   {"row output", kOutRow}, {"group weights", kWBase}, {"group bias", kBBase},
-                                  {"residual delta", kResDelta}}) {
+                                  {"residual delta", kResDelta}, {"groups left", kGroupsLeft},
+                                  {"group", kGroup}}) {
     (void)roles.role(name, reg);
   }
   if (s.residual && !s.out_place.dense()) throw Error(ErrorCode::kInternal, "JIT internal error: a fused residual with a bordered output");
@@ -296,7 +315,23 @@ void emit_conv(NeonEmitter& ve, const ConvSpec& s) {
     a.ldr(kHookImm, a64::ptr(kArgs, 8));
     a.sub(kResDelta, kResDelta, kHookImm);
   }
-  // Groups unrolled: the NEON generators have no run-time group loop yet (x86's uniform groups).
+  // Spatial convs with several evenly packed groups (grouped Conv2D, Winograd's 16 transform
+  // points) run one copy of the group's code in a loop, as on x86: unrolled, 16 groups would make
+  // a kernel larger than an L1 instruction cache.
+  if (!s.rows_mode && s.groups >= 4 && uniform_groups(s)) {
+    const int64_t stride = s.group_weight_off[1] - s.group_weight_off[0];
+    a.ldr(kWBase, a64::ptr(kArgs, 16));
+    ve.add_imm(kBBase, kWBase, s.group_bias_off[0] * 4);
+    ve.add_imm(kWBase, s.group_weight_off[0] * 4);
+    a.mov(kGroup, 0);
+    counted_loop(ve, kGroupsLeft, s.groups, [&] {
+      conv_spatial(ve, s, -1);
+      ve.add_imm(kWBase, stride * 4);
+      ve.add_imm(kBBase, stride * 4);
+      a.add(kGroup, kGroup, 1);
+    });
+    return;
+  }
   for (int64_t g = 0; g < s.groups; ++g) {
     a.ldr(kWBase, a64::ptr(kArgs, 16));
     ve.add_imm(kBBase, kWBase, s.group_bias_off[static_cast<size_t>(g)] * 4);

@@ -44,4 +44,20 @@ void pack_conv_weights(ConvSpec& s, int width, const std::vector<float>& kernel,
   }
 }
 
+// Whether the groups' weight and bias blocks are evenly spaced (as pack_conv_weights lays them out),
+// so that one copy of the group's code can loop over them at run time.
+bool uniform_groups(const ConvSpec& s) {
+  if (s.groups < 2 || s.group_weight_off.size() != static_cast<size_t>(s.groups) ||
+      s.group_bias_off.size() != static_cast<size_t>(s.groups)) {
+    return false;
+  }
+  const int64_t dw = s.group_weight_off[1] - s.group_weight_off[0], db = s.group_bias_off[1] - s.group_bias_off[0];
+  for (size_t g = 1; g < s.group_weight_off.size(); ++g) {
+    if (s.group_weight_off[g] - s.group_weight_off[g - 1] != dw || s.group_bias_off[g] - s.group_bias_off[g - 1] != db) {
+      return false;
+    }
+  }
+  return dw == db;
+}
+
 }  // namespace nnd::jit

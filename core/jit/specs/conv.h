@@ -32,6 +32,9 @@ struct ConvSpec {
   std::vector<int64_t> group_weight_off;  // per group, in floats from KernelArgs::weights
   std::vector<int64_t> group_bias_off;
 };
+// Whether the groups' weight and bias blocks are evenly spaced (as pack_conv_weights lays them
+// out), so that one copy of the group's code can loop over them at run time.
+bool uniform_groups(const ConvSpec& s);
 // Packs a Keras kernel (kh, kw, cin_g, filters) and bias into `blob` for `spec` (fills the offsets).
 void pack_conv_weights(ConvSpec& spec, int width, const std::vector<float>& kernel,
                        const std::vector<float>* bias, std::vector<float>& blob);
