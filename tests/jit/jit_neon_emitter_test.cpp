@@ -76,6 +76,23 @@ TEST(NeonEmitter, MultiplyAddByElementAndBroadcast) {
   EXPECT_EQ(assemble([](NeonEmitter& ve) { ve.broadcast(4, a64::x2, 0); }), (W{0x4d40c844}));
 }
 
+TEST(NeonEmitter, BitwiseIntegerAndReductionHooks) {
+  // and / orr / bic (d = ~a & b) on v1 = v2 op v3; add .4s; shl #23; fcvtns; scvtf
+  EXPECT_EQ(assemble([](NeonEmitter& ve) {
+              ve.and_(1, 2, 3);
+              ve.or_(1, 2, 3);
+              ve.andnot(1, 2, 3);
+              ve.add_i32(1, 2, 3);
+              ve.shl_i32(1, 2, 23);
+              ve.cvt_f2i(1, 2);
+              ve.cvt_i2f(1, 2);
+            }),
+            (W{0x4e231c41, 0x4ea31c41, 0x4e621c61, 0x4ea38441, 0x4f375441, 0x4e21a841, 0x4e21d841}));
+  // faddp / fmaxp twice: every lane holds the sum / maximum
+  EXPECT_EQ(assemble([](NeonEmitter& ve) { ve.hsum(1, 2); }), (W{0x6e22d441, 0x6e21d421}));
+  EXPECT_EQ(assemble([](NeonEmitter& ve) { ve.hmax(1, 2); }), (W{0x6e22f441, 0x6e21f421}));
+}
+
 TEST(NeonEmitter, ImmediatesTheAddCannotEncodeGoThroughX17) {
   // add x1, x1, #4095 / sub x1, x1, #1, lsl #12 / mov x17, #4097; add x1, x1, x17
   EXPECT_EQ(assemble([](NeonEmitter& ve) { ve.add_imm(a64::x1, 4095); }), (W{0x913ffc21}));

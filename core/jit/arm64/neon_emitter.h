@@ -44,6 +44,7 @@ class NeonEmitter {
   static a64::VecV q(int v) { return a64::VecV(static_cast<uint32_t>(v)); }
   static a64::VecV s4(int v) { return a64::VecV(static_cast<uint32_t>(v)).s4(); }
   static a64::VecV lane(int v, int i) { return a64::VecV(static_cast<uint32_t>(v)).s(static_cast<uint32_t>(i)); }
+  static a64::VecV b16(int v) { return a64::VecV(static_cast<uint32_t>(v)).b16(); }
 
   // ---- general-purpose helpers ----
   void mov_imm(const a64::Gp& d, int64_t v);
@@ -73,7 +74,7 @@ class NeonEmitter {
   // ---- arithmetic, d = a op b (any aliasing) ----
   void zero(int v) { a_.movi(s4(v), 0); }
   void mov(int d, int s) {
-    if (d != s) a_.mov(a64::VecV(static_cast<uint32_t>(d)).b16(), a64::VecV(static_cast<uint32_t>(s)).b16());
+    if (d != s) a_.mov(b16(d), b16(s));
   }
   void add(int d, int a, int b) { a_.fadd(s4(d), s4(a), s4(b)); }
   void sub(int d, int a, int b) { a_.fsub(s4(d), s4(a), s4(b)); }
@@ -84,6 +85,23 @@ class NeonEmitter {
   void sqrt(int d, int a) { a_.fsqrt(s4(d), s4(a)); }
   void fmadd(int acc, int a, int b) { a_.fmla(s4(acc), s4(a), s4(b)); }               // acc += a * b
   void fmadd_lane(int acc, int a, int b, int i) { a_.fmla(s4(acc), s4(a), lane(b, i)); }  // acc += a * b[i]
+  // Bitwise and int32-lane forms (what x86's polynomial math uses: x86/math.cpp).
+  void and_(int d, int a, int b) { a_.and_(b16(d), b16(a), b16(b)); }
+  void or_(int d, int a, int b) { a_.orr(b16(d), b16(a), b16(b)); }
+  void andnot(int d, int a, int b) { a_.bic(b16(d), b16(b), b16(a)); }  // d = ~a & b
+  void add_i32(int d, int a, int b) { a_.add(s4(d), s4(a), s4(b)); }
+  void shl_i32(int d, int a, int bits) { a_.shl(s4(d), s4(a), bits); }
+  void cvt_f2i(int d, int a) { a_.fcvtns(s4(d), s4(a)); }  // round to nearest, ties to even
+  void cvt_i2f(int d, int a) { a_.scvtf(s4(d), s4(a)); }
+  // Horizontal reductions into every lane (pairwise twice: lanes 0-3 all hold the result).
+  void hsum(int d, int a) {
+    a_.faddp(s4(d), s4(a), s4(a));
+    a_.faddp(s4(d), s4(d), s4(d));
+  }
+  void hmax(int d, int a) {
+    a_.fmaxp(s4(d), s4(a), s4(a));
+    a_.fmaxp(s4(d), s4(d), s4(d));
+  }
 
   // ---- constants: 4 copies of v, read PC-relative from the pool after the code ----
   void load_const(int v, float f);
