@@ -10,7 +10,7 @@
 
 #include "core/jit/cpu_features.h"
 #include "core/jit/jit_engine.h"
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 namespace {

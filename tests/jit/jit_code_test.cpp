@@ -14,8 +14,8 @@
 
 #include "core/io/keras_hdf5.h"
 #include "core/util/error.h"
-#include "tests/jit/jit_test_util.h"
-#include "tests/jit/kitchen_sink.h"
+#include "tests/jit_common/jit_test_util.h"
+#include "tests/jit_common/kitchen_sink.h"
 
 namespace nnd::jit::test {
 namespace {

@@ -17,8 +17,8 @@
 #include <sstream>
 
 #include "core/io/model_file.h"
-#include "tests/jit/jit_test_util.h"
-#include "tests/jit/kitchen_sink.h"
+#include "tests/jit_common/jit_test_util.h"
+#include "tests/jit_common/kitchen_sink.h"
 
 namespace nnd::jit::test {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "core/ir/content_hash.h"
 #include "core/jit/isa_calibration_cache.h"
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 #include "tests/support/test_temp_dir.h"
 
 namespace nnd::jit::test {

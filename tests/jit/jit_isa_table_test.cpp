@@ -15,7 +15,7 @@
 #include "core/jit/isa.h"
 #include "core/jit/x86/vec_emitter.h"
 #include "core/util/error.h"
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 namespace {

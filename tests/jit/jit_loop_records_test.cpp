@@ -15,8 +15,8 @@
 #include "core/jit/x86/counted_loop_p.h"
 #include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/stack_frame_p.h"
-#include "tests/jit/jit_test_util.h"
-#include "tests/jit/kitchen_sink.h"
+#include "tests/jit_common/jit_test_util.h"
+#include "tests/jit_common/kitchen_sink.h"
 
 namespace nnd::jit::test {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "core/jit/kernel_config.h"
 #include "core/jit/x86/kernels_planar.h"
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -46,8 +46,8 @@ std::string describe(const ConvCase& c) {
 }
 
 void expect_planar_matches(const Graph& g, int planar_convs, const std::string& what, uint32_t seed) {
-  ASSERT_EQ(kernels_named(g, "-sse41-planar"), planar_convs) << what;
-  ASSERT_EQ(kernels_named(g, "f32-planar-pack"), planar_convs) << what;
+  ASSERT_EQ(kernels_named(g, "-sse41-planar", Isa::kSse41), planar_convs) << what;
+  ASSERT_EQ(kernels_named(g, "f32-planar-pack", Isa::kSse41), planar_convs) << what;
   for (int64_t batch : {1, 3}) {
     std::string where;
     const double err = jit_vs_reference(g, Isa::kSse41, batch, seed, false, &where);
@@ -166,8 +166,8 @@ TEST(PlanarConv, ResidualBorderedInputAndBorderedOutputMatchReference) {
   const ValueId z = gb.node("z", pool, {y});
   const Graph g = gb.finish({z});
   expect_planar_matches(g, 3, "conv chain with a residual", 11);
-  EXPECT_EQ(kernels_named(g, "f32-merge"), 0) << "the add should be fused into b's epilogue";
-  EXPECT_EQ(kernels_named(g, "f32-padborder"), 1) << "y should write into the pool's bordered input";
+  EXPECT_EQ(kernels_named(g, "f32-merge", Isa::kSse41), 0) << "the add should be fused into b's epilogue";
+  EXPECT_EQ(kernels_named(g, "f32-padborder", Isa::kSse41), 1) << "y should write into the pool's bordered input";
 }
 
 TEST(PlanarConv, BorderedInputFromAnotherKernelMatchesReference) {
@@ -185,7 +185,7 @@ TEST(PlanarConv, BorderedInputFromAnotherKernelMatchesReference) {
   const Graph g = gb.finish({c});
   expect_planar_matches(g, 1, "pool into a strided planar conv", 13);
   // The pack reads the pool's interior and writes its own zeros: no pad copy, no border fill.
-  EXPECT_EQ(kernels_named(g, "f32-pad"), 0);
+  EXPECT_EQ(kernels_named(g, "f32-pad", Isa::kSse41), 0);
 }
 
 }  // namespace

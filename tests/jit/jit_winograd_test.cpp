@@ -10,7 +10,7 @@
 
 #include "core/jit/kernel_config.h"
 #include "core/jit/x86/kernels_winograd.h"
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 namespace {

@@ -29,7 +29,7 @@
 #include "core/jit/kernel_module.h"
 #include "core/jit/x86/emit_kernel.h"
 #include "core/jit/specs/out_placement.h"
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 

@@ -2,7 +2,8 @@
 // JIT where the ISA table has rows for the build's architecture and its generators compile every
 // layer of the graph (jit_unsupported_layers(): the AArch64 NEON generators lack some kernel
 // families so far). Tests that check a loader's result on both engines run the JIT part only
-// where it compiles the graph.
+// where it compiles the graph. The JIT's own tests run on every ISA of the build
+// (tests/jit_common; tests/jit is x86's generators).
 #pragma once
 
 #include <vector>

@@ -2,7 +2,7 @@
 // and a few steps (core/ir/layers.h RecurrentParams): every cell, both GRU reset placements,
 // reverse and bidirectional order, the three outputs, constant and input initial states; and
 // shape inference's refusals. The PyTorch and Keras fixtures check the same layer on real
-// exports; the JIT is tested against this engine (tests/jit/jit_recurrent_test.cpp).
+// exports; the JIT is tested against this engine (tests/jit_common/jit_recurrent_test.cpp).
 #include <cmath>
 
 #include "tests/unit/test_util.h"

@@ -15,7 +15,7 @@
 //            max(x, 0) - |x| erfc(|x| / sqrt 2) / 2 with the Numerical Recipes erfc (fractional
 //            error 1.2e-7); mish x tanh(softplus(x)); softmax over the last axis (max, exp, sum).
 //
-// Error bound (measured by tests/jit/jit_fast_math_test.cpp on every ISA over a dense sweep of
+// Error bound (measured by tests/jit_common/jit_fast_math_test.cpp on every ISA over a dense sweep of
 // x in [-30, 30] plus edge values; relative error |f - ref| / |ref| where |ref| >= 1e-30, absolute
 // error below that):
 //   exp, sigmoid, tanh, softplus, elu, selu, swish, mish:  <= 2e-6 relative (measured <= 4.7e-7)

@@ -3,7 +3,7 @@
 // JIT vs the reference engine within 1e-5 * max(1, |ref|), on every ISA this CPU has.
 #include <gtest/gtest.h>
 
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -267,7 +267,7 @@ TEST_P(JitLayers, Uint8Input) {
   check(one_node(IdentityParams{}, {{13}}, DType::kUInt8), 2, 1401, "uint8 input as output", true);
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitLayers, ::testing::ValuesIn(all_isas()), isa_param_name);
+NND_ISA_SUITE(JitLayers);
 
 }  // namespace
 }  // namespace nnd::jit::test

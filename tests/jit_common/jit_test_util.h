@@ -1,5 +1,8 @@
-// Helpers of the JIT tests: one-node graphs, random data, and JIT-vs-reference comparison for an
-// ISA (skipped where the CPU lacks it).
+// Helpers of the JIT tests of every architecture (tests/jit_common; tests/jit, x86's own, uses them
+// too): one-node graphs, random data, and JIT-vs-reference comparison for an ISA (skipped where
+// the CPU lacks it). Suites are parametrised over all_isas(), the build's rows (SSE4.1, AVX2 and
+// AVX-512 on x86-64, NEON on AArch64); where a build has none, NND_ISA_SUITE instantiates nothing
+// and JitBuild.ListsTheIsasTheTestsRunOn (jit_build_isas_test.cpp) says so as a skip.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -23,7 +26,7 @@ namespace nnd::jit::test {
 
 // Every ISA is jit::all_isas() (core/jit/isa.h); an Isa converts to an IsaChoice.
 
-// Test-name suffix of an ISA parameter ("sse41", "avx2", "avx512"): for
+// Test-name suffix of an ISA parameter ("sse41", "avx2", "avx512", "neon"): for
 // INSTANTIATE_TEST_SUITE_P(Isa, Suite, ::testing::ValuesIn(all_isas()), isa_param_name).
 inline std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) {
   std::string s = isa_id(info.param);
@@ -42,6 +45,26 @@ inline const CpuFeatures& host() {
       GTEST_SKIP() << "this CPU lacks " << ::nnd::jit::isa_id(isa) << ": its JIT path is not tested here"; \
     }                                                                                          \
   } while (0)
+
+// Instantiates the parametrised Suite once per ISA of the build (test names Isa/Suite.Test/<isa>).
+// A build without ISAs instantiates nothing, which GoogleTest would report as a failure of its own.
+#define NND_ISA_SUITE(Suite)                                                                             \
+  INSTANTIATE_TEST_SUITE_P(Isa, Suite, ::testing::ValuesIn(::nnd::jit::all_isas()),                      \
+                           ::nnd::jit::test::isa_param_name);                                            \
+  GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Suite)
+
+// For tests that loop over all_isas() themselves: with no ISA in the build they would check nothing.
+#define NND_SKIP_WITHOUT_JIT()                                                                         \
+  do {                                                                                                 \
+    if (::nnd::jit::all_isas().empty()) {                                                              \
+      GTEST_SKIP() << "this build has no JIT ISA (" << ::nnd::jit::arch_name(::nnd::jit::kBuildArch) \
+                   << " without a code generator)";                                                    \
+    }                                                                                                  \
+  } while (0)
+
+// The first ISA of the build (SSE4.1, NEON): for checks of choices every ISA makes alike (the
+// lowering's buffer reuse, errors for what is not compiled). Call after NND_SKIP_WITHOUT_JIT().
+inline Isa first_isa() { return all_isas().front(); }
 
 class Rng {
  public:
@@ -190,7 +213,7 @@ inline double jit_vs_reference(const Graph& g, Isa isa, int64_t batch, uint32_t 
 inline constexpr double kTol = 1e-5;
 
 // Kernels of `g` compiled for `isa` whose name contains `what` (tests that a path was chosen).
-inline int kernels_named(const Graph& g, const std::string& what, Isa isa = Isa::kSse41) {
+inline int kernels_named(const Graph& g, const std::string& what, Isa isa) {
   EngineOptions opt;
   opt.engine = EngineKind::kJit;
   opt.isa = isa;

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/jit/conv_tiling.h"
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -115,7 +115,7 @@ TEST_P(JitConvTiles, FusedResidualOnSmallMaps) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitConvTiles, ::testing::ValuesIn(all_isas()), isa_param_name);
+NND_ISA_SUITE(JitConvTiles);
 
 }  // namespace
 }  // namespace nnd::jit::test

@@ -8,7 +8,7 @@
 #include <numeric>
 
 #include "core/ir/dump.h"
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -254,7 +254,7 @@ TEST_P(JitLayersExtra, BatchNormNonLastAxis) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitLayersExtra, ::testing::ValuesIn(all_isas()), isa_param_name);
+NND_ISA_SUITE(JitLayersExtra);
 
 }  // namespace
 }  // namespace nnd::jit::test

@@ -8,7 +8,7 @@
 
 #include "core/io/keras_hdf5.h"
 
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -183,7 +183,7 @@ TEST_P(JitFastMath, RealNetworksWithinFastTolerance) {
   if (ran == 0) GTEST_SKIP() << "../shared/models absent";
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitFastMath, ::testing::ValuesIn(all_isas()), isa_param_name);
+NND_ISA_SUITE(JitFastMath);
 
 }  // namespace
 }  // namespace nnd::jit::test

@@ -9,7 +9,7 @@
 
 #include "core/passes/expand_recurrent.h"
 #include "core/util/error.h"
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -106,6 +106,7 @@ TEST(ExpandRecurrent, ReplacesTheNodeAndKeepsItsOutput) {
 // fuzz targets run it on every accepted model) and the JIT refuses it by name; the reference
 // engine runs it.
 TEST(ExpandRecurrent, LeavesLayersOverTheStepLimitToTheReferenceEngine) {
+  NND_SKIP_WITHOUT_JIT();
   Rng r(8);
   RecurrentParams p = random_layer(r, RecurrentCell::kGru, 2, 3);
   p.direction = RecurrentDirection::kForward;
@@ -120,7 +121,7 @@ TEST(ExpandRecurrent, LeavesLayersOverTheStepLimitToTheReferenceEngine) {
   EXPECT_TRUE(std::holds_alternative<RecurrentParams>(g.nodes[0].params));
   EngineOptions opt;
   opt.engine = EngineKind::kJit;
-  opt.isa = Isa::kSse41;
+  opt.isa = first_isa();
   try {
     make_jit_engine(g, opt);
     ADD_FAILURE() << "the JIT compiled a recurrent layer over " << steps << " steps";
@@ -143,7 +144,7 @@ TEST(ExpandRecurrent, LeavesLayersOverTheStepLimitToTheReferenceEngine) {
   for (float v : y) EXPECT_TRUE(std::isfinite(v));
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitRecurrent, ::testing::ValuesIn(all_isas()), isa_param_name);
+NND_ISA_SUITE(JitRecurrent);
 
 }  // namespace
 }  // namespace nnd::jit::test

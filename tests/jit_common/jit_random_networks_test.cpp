@@ -17,7 +17,7 @@
 #include <map>
 
 #include "core/ir/dump.h"
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -449,7 +449,7 @@ TEST_P(JitRandomNetworks, RobotFamily) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitRandomNetworks, ::testing::ValuesIn(all_isas()), isa_param_name);
+NND_ISA_SUITE(JitRandomNetworks);
 
 }  // namespace
 }  // namespace nnd::jit::test

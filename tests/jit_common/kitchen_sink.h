@@ -2,7 +2,7 @@
 // tests (jit_code_test.cpp) and the golden code hashes (jit_golden_code_test.cpp).
 #pragma once
 
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 

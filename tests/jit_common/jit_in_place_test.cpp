@@ -7,7 +7,7 @@
 
 #include "core/jit/in_place.h"
 #include "core/jit/lower/lower.h"
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -34,9 +34,10 @@ ReluParams relu() { return ReluParams{}; }
 
 int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
 
-// Per node: the input whose storage the lowered plan let its output take (SSE4.1), or -1.
+// Per node: the input whose storage the lowered plan let its output take (the build's first ISA:
+// SSE4.1, NEON), or -1.
 std::vector<int> reused_inputs(const Graph& g, MathMode math) {
-  LowerContext cx(g, Isa::kSse41, math);
+  LowerContext cx(g, first_isa(), math);
   lower_graph(cx);
   return cx.reused_input;
 }
@@ -63,6 +64,7 @@ Graph elementwise_chain(Rng& r, int64_t h, int64_t w, int64_t c) {
 }
 
 TEST(InPlace, PlanFollowsLivenessAndKernelKinds) {
+  NND_SKIP_WITHOUT_JIT();
   Rng r(5);
   GraphBuilder gb("plan");
   const ValueId x = gb.input("x", {4, 4, 3});
@@ -131,7 +133,7 @@ TEST_P(JitInPlace, MergeOverwritesAnInputThatDies) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitInPlace, ::testing::ValuesIn(all_isas()), isa_param_name);
+NND_ISA_SUITE(JitInPlace);
 
 }  // namespace
 }  // namespace nnd::jit::test

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -76,7 +76,7 @@ Graph conv_graph(DType dtype) {
 TEST_P(JitBatchChunks, FloatInput) { check(conv_graph(DType::kFloat32), false, 5100); }
 TEST_P(JitBatchChunks, Uint8Input) { check(conv_graph(DType::kUInt8), true, 5200); }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitBatchChunks, ::testing::ValuesIn(all_isas()), isa_param_name);
+NND_ISA_SUITE(JitBatchChunks);
 
 }  // namespace
 }  // namespace nnd::jit::test

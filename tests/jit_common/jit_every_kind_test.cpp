@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 #include "tests/support/layer_kind_examples.h"
 
 namespace nnd::jit::test {
@@ -36,7 +36,7 @@ TEST_P(JitEveryKind, CompilesAndMatchesTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, JitEveryKind, ::testing::ValuesIn(all_isas()), isa_param_name);
+NND_ISA_SUITE(JitEveryKind);
 
 }  // namespace
 }  // namespace nnd::jit::test

@@ -11,7 +11,7 @@
 #include "core/jit/lower/lower.h"
 #include "core/jit/padded_storage.h"
 #include "tests/support/layer_params.h"
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -92,6 +92,7 @@ const std::optional<PaddedStore>& plan_of(const std::vector<std::optional<Padded
 // ---- which values qualify ----
 
 TEST(PaddedStorage, ConvIntoSameConvGetsTheConsumersBorder) {
+  NND_SKIP_WITHOUT_JIT();
   Rng r(1);
   GraphBuilder gb("t");
   const ValueId x = gb.input("x", {7, 9, 3});
@@ -109,6 +110,7 @@ TEST(PaddedStorage, ConvIntoSameConvGetsTheConsumersBorder) {
 }
 
 TEST(PaddedStorage, MaxPoolBorderIsMinusInfinityAndOnlyWhereNeeded) {
+  NND_SKIP_WITHOUT_JIT();
   Rng r(2);
   GraphBuilder gb("t");
   const ValueId x = gb.input("x", {8, 6, 2});
@@ -126,6 +128,7 @@ TEST(PaddedStorage, MaxPoolBorderIsMinusInfinityAndOnlyWhereNeeded) {
 }
 
 TEST(PaddedStorage, ValuesThatCannotBeBordered) {
+  NND_SKIP_WITHOUT_JIT();
   Rng r(3);
   GraphBuilder gb("t");
   const ValueId x = gb.input("x", {6, 6, 4});
@@ -165,6 +168,7 @@ TEST(PaddedStorage, ValuesThatCannotBeBordered) {
 // output placement qualifies (a Dense's GEMM becomes a 1x1 conv), but only for the shape it
 // writes, and a graph output read back from the buffer never is bordered.
 TEST(PaddedStorage, KernelPropertiesNotLayerKinds) {
+  NND_SKIP_WITHOUT_JIT();
   Rng r(4);
   GraphBuilder gb("t");
   const ValueId x = gb.input("x", {5, 6, 3});
@@ -300,7 +304,7 @@ TEST_P(PaddedChains, MatchReferenceAndFillBordersInsteadOfCopying) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, PaddedChains, ::testing::ValuesIn(all_isas()), isa_param_name);
+NND_ISA_SUITE(PaddedChains);
 
 }  // namespace
 }  // namespace nnd::jit::test
