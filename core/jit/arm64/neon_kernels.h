@@ -1,0 +1,31 @@
+// The NEON generators of the window kernels and fast math (f32-maxpool / f32-avgpool /
+// f32-dwconv, f32-fast-*, f32-fast-softmax): each emits the
+// body of `void kernel(const KernelArgs*)` with the arguments in x0 (conventions: neon_asm_p.h),
+// the same computation as the x86 generator of the same spec, to the same error bounds (fast
+// math: x86/math.h documents the algorithms and bounds; the NEON code follows them step by step).
+#pragma once
+
+#include <asmjit/arm/a64assembler.h>
+
+#include <cstdint>
+
+#include "core/ir/activation.h"
+#include "core/jit/specs/elementwise.h"
+#include "core/jit/specs/window.h"
+
+namespace nnd::jit::neon {
+
+// f32-dwconv / f32-maxpool / f32-avgpool (WindowSpec; rows and vmax from kernel_config).
+void emit_window(asmjit::a64::Assembler& a, const WindowSpec& s);
+
+// f32-fast-<act>: y = act(x) over batch * count floats (fast_math_kind kinds).
+void emit_fast_unary(asmjit::a64::Assembler& a, const FastUnarySpec& s);
+
+// f32-fast-softmax: softmax over rows of `len` contiguous floats, rows_per_sample per sample.
+void emit_fast_softmax(asmjit::a64::Assembler& a, int64_t rows_per_sample, int64_t len);
+
+// Register-level fast activations (vector register numbers; d may equal x; the temporaries t[0..7]
+// are distinct from d and x), as x86/math.h's emit_activation_fast.
+void emit_activation_fast(asmjit::a64::Assembler& a, ActivationKind k, float alpha, int d, int x, const int* t);
+
+}  // namespace nnd::jit::neon
