@@ -278,5 +278,127 @@ TEST(NeonWindow, PoolingAndDepthwiseAgainstTheReference) {
   }
 }
 
+// ---- layer normalisation, gather ----
+
+TEST(NeonLayerNorm, RowsWithAndWithoutGammaBeta) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> d(-3.0f, 5.0f);
+  for (int64_t block : {1, 2, 3, 4, 5, 7, 16, 17, 67}) {
+    for (int params = 0; params < 3; ++params) {
+      LayerNormSpec s;
+      s.groups = 3;
+      s.block = block;
+      s.epsilon = 1e-3f;
+      Guarded weights(static_cast<size_t>(2 * block));
+      for (size_t i = 0; i < weights.n; ++i) weights[i] = d(rng);
+      if (params >= 1) s.gamma_off = 0;
+      if (params >= 2) s.beta_off = block;
+      const Kernel k([&](asmjit::a64::Assembler& a) { emit_layernorm(a, s); });
+      for (int64_t batch : {1, 2}) {
+        const size_t n = static_cast<size_t>(batch * s.groups * block);
+        Guarded in(n), out(n);
+        for (size_t i = 0; i < n; ++i) in[i] = d(rng);
+        k.run({in.data()}, out.data(), weights.data(), batch);
+        double worst = 0;
+        for (size_t r = 0; r < n / static_cast<size_t>(block); ++r) {
+          double mean = 0, var = 0;
+          for (int64_t i = 0; i < block; ++i) mean += in[r * block + i];
+          mean /= static_cast<double>(block);
+          for (int64_t i = 0; i < block; ++i) var += (in[r * block + i] - mean) * (in[r * block + i] - mean);
+          var /= static_cast<double>(block);
+          for (int64_t i = 0; i < block; ++i) {
+            double y = (in[r * block + i] - mean) / std::sqrt(var + 1e-3);
+            if (s.gamma_off >= 0) y *= weights[static_cast<size_t>(i)];
+            if (s.beta_off >= 0) y += weights[static_cast<size_t>(block + i)];
+            worst = std::max(worst, scaled_error(out[r * block + i], y));
+          }
+        }
+        EXPECT_LE(worst, 1e-5) << "block " << block << " params " << params << " batch " << batch;
+        EXPECT_TRUE(out.guards_intact() && in.guards_intact() && weights.guards_intact()) << "block " << block;
+      }
+    }
+  }
+}
+
+float bits_float(int32_t v) {
+  float f;
+  std::memcpy(&f, &v, 4);
+  return f;
+}
+
+// out[i] = sum over taps of w[t] * in[src[t] + j] per run, as the table says; zero where no run writes.
+void check_gather(const GatherSpec& s, const std::vector<float>& table, const std::string& what) {
+  Guarded weights(table.size() + 4);
+  std::copy(table.begin(), table.end(), weights.data() + s.table_off);
+  const Kernel k([&](asmjit::a64::Assembler& a) { emit_gather(a, s); });
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+  for (int64_t batch : {1, 3}) {
+    Guarded in(static_cast<size_t>(batch * s.in_count)), out(static_cast<size_t>(batch * s.out_count), s.zero_fill ? -9.0f : 0.0f);
+    for (size_t i = 0; i < in.n; ++i) in[i] = d(rng);
+    k.run({in.data()}, out.data(), weights.data(), batch);
+    std::vector<double> want(out.n, 0.0);
+    const int T = s.taps;
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t r = 0; r < s.runs; ++r) {
+        const float* e = table.data() + r * run_entries(T);
+        int32_t dst;
+        std::memcpy(&dst, &e[T], 4);
+        for (int64_t j = 0; j < s.len; ++j) {
+          double v = 0;
+          for (int t = 0; t < T; ++t) {
+            int32_t src;
+            std::memcpy(&src, &e[t], 4);
+            v += (T > 1 ? e[T + 1 + t] : 1.0) * in[static_cast<size_t>(n * s.in_count + src + j)];
+          }
+          want[static_cast<size_t>(n * s.out_count + dst + j)] = v;
+        }
+      }
+    }
+    double worst = 0;
+    for (size_t i = 0; i < out.n; ++i) worst = std::max(worst, scaled_error(out[i], want[i]));
+    EXPECT_LE(worst, 1e-6) << what << " batch " << batch;
+    EXPECT_TRUE(out.guards_intact() && in.guards_intact() && weights.guards_intact()) << what;
+  }
+}
+
+TEST(NeonGather, CopyRunsZeroFillAndWeightedTaps) {
+  // One tap from index maps: a reversal (runs of 1), a crop (runs of a row), a zero-padded shift.
+  for (int64_t count : {1, 5, 12, 37}) {
+    std::vector<std::vector<int64_t>> maps(3);
+    for (int64_t i = 0; i < count; ++i) {
+      maps[0].push_back(count - 1 - i);
+      maps[1].push_back(i + 3);
+      maps[2].push_back(i % 6 < 2 ? -1 : i);
+    }
+    for (size_t m = 0; m < maps.size(); ++m) {
+      GatherSpec s;
+      std::vector<float> table;
+      gather_from_map(maps[m], count + 3, s, table);
+      check_gather(s, table, "map " + std::to_string(m) + " count " + std::to_string(count));
+    }
+  }
+  // 2 to 4 weighted taps (resize-like): run r writes len floats at r * len from taps at r + t.
+  for (int taps = 2; taps <= 4; ++taps) {
+    for (int64_t len : {1, 3, 4, 9}) {
+      GatherSpec s;
+      s.taps = taps;
+      s.len = len;
+      s.runs = 5;
+      s.in_count = (s.runs + taps) * len;
+      s.out_count = s.runs * len + 2;
+      s.zero_fill = true;
+      s.table_off = 4;
+      std::vector<float> table;
+      for (int64_t r = 0; r < s.runs; ++r) {
+        for (int t = 0; t < taps; ++t) table.push_back(bits_float(static_cast<int32_t>((r + t) * len)));
+        table.push_back(bits_float(static_cast<int32_t>(r * len)));
+        for (int t = 0; t < taps; ++t) table.push_back(0.25f * static_cast<float>(t + 1) - 0.1f * static_cast<float>(r));
+      }
+      check_gather(s, table, "taps " + std::to_string(taps) + " len " + std::to_string(len));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nnd::jit::neon

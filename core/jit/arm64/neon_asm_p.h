@@ -142,6 +142,21 @@ inline void counted_loop(a64::Assembler& a, const a64::GpX& counter, int64_t n, 
   a.b_ne(top);
 }
 
+// Walks `count` floats: body(off, lanes) per vector (lanes < 4 only for the last), `unroll`
+// vectors per iteration of a loop counted by `counter` with advance(bytes) after each iteration,
+// then the remaining vectors and the tail at offsets from the advanced pointers.
+inline void chunks(a64::Assembler& a, const a64::GpX& counter, int64_t count, int unroll,
+                   const std::function<void(int64_t, int)>& body, const std::function<void(int64_t)>& advance) {
+  const int64_t per = int64_t{unroll} * kLanes, groups = count / per;
+  counted_loop(a, counter, groups, [&] {
+    for (int u = 0; u < unroll; ++u) body(int64_t{u} * 16, kLanes);
+    advance(per * 4);
+  });
+  int64_t rest = count - groups * per, off = 0;
+  for (; rest >= kLanes; rest -= kLanes, off += 16) body(off, kLanes);
+  if (rest > 0) body(off, static_cast<int>(rest));
+}
+
 // Saves x19..x19+gp_pairs*2-1 and d8-d15 (when `vec`) on the stack for a body that needs more
 // registers than a function may clobber; restore() before the caller's return.
 class CalleeSaved {

@@ -1,5 +1,6 @@
-// The NEON generators of the window kernels and fast math (f32-maxpool / f32-avgpool /
-// f32-dwconv, f32-fast-*, f32-fast-softmax): each emits the
+// The NEON generators of the window kernels, fast math, layer normalisation and gather
+// (f32-maxpool / f32-avgpool / f32-dwconv, f32-fast-*, f32-fast-softmax, f32-layernorm,
+// f32-gather): each emits the
 // body of `void kernel(const KernelArgs*)` with the arguments in x0 (conventions: neon_asm_p.h),
 // the same computation as the x86 generator of the same spec, to the same error bounds (fast
 // math: x86/math.h documents the algorithms and bounds; the NEON code follows them step by step).
@@ -10,7 +11,9 @@
 #include <cstdint>
 
 #include "core/ir/activation.h"
+#include "core/jit/specs/data_movement.h"
 #include "core/jit/specs/elementwise.h"
+#include "core/jit/specs/layernorm.h"
 #include "core/jit/specs/window.h"
 
 namespace nnd::jit::neon {
@@ -27,5 +30,12 @@ void emit_fast_softmax(asmjit::a64::Assembler& a, int64_t rows_per_sample, int64
 // Register-level fast activations (vector register numbers; d may equal x; the temporaries t[0..7]
 // are distinct from d and x), as x86/math.h's emit_activation_fast.
 void emit_activation_fast(asmjit::a64::Assembler& a, ActivationKind k, float alpha, int d, int x, const int* t);
+
+// f32-layernorm (LayerNormSpec): two-pass mean and variance in float32, as x86's.
+void emit_layernorm(asmjit::a64::Assembler& a, const LayerNormSpec& s);
+
+// f32-gather (GatherSpec): per sample, the optional zero fill, then each run of the copy table
+// (1 tap: a copy; 2-4 taps: a weighted sum of the taps' runs).
+void emit_gather(asmjit::a64::Assembler& a, const GatherSpec& s);
 
 }  // namespace nnd::jit::neon
