@@ -9,10 +9,12 @@
 # skipped with a message while the build has no AArch64 code generator); then it builds the arm64
 # Debian packages and checks them (package.lintian).
 #
-# Not run here: tests that start another aarch64 program themselves (nnd's lifecycle tests, the
-# model validator's child process, the integration, client, tools, python and soak tests): without
-# binfmt_misc the x86 host cannot execute it; arm64.daemon_client_session covers nnd + nnctl +
-# nnrun through the emulator instead.
+# Tests that start another aarch64 program themselves get the emulator as a command prefix
+# (NND_TEST_EXEC_PREFIX, tests/support/exec_prefix.h): nnd's lifecycle tests that load no model
+# (daemon.lifecycle_emulated). Not run here: the rest, which need nnd's model validator child (nnd
+# re-executing itself), and the integration, client, tools, python and soak tests: without
+# binfmt_misc the x86 host cannot execute an aarch64 file; arm64.daemon_client_session covers nnd
+# + nnctl + nnrun through the emulator instead.
 # tests/jit (x86's generators and encodings) is not built for aarch64.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

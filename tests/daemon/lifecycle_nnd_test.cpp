@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "nnd_version.h"
+#include "tests/support/exec_prefix.h"
 
 #ifdef NND_HAVE_NNCLIENT
 #include "client/nnclient.h"
@@ -140,8 +141,9 @@ class LifecycleTest : public ::testing::Test {
               const std::map<std::string, std::string>& extra_env = {}) {
     std::vector<std::string> env = child_env(extra_env);
     const std::string out = (dir_ / "nnd.out").string(), err = (dir_ / "nnd.err").string();
-    std::vector<char*> argv{const_cast<char*>(kExe.c_str())};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    std::vector<std::string> cmd = nnd::test::prefixed_command(kExe, args);  // the emulator first, in a cross build
+    std::vector<char*> argv;
+    for (auto& a : cmd) argv.push_back(a.data());
     argv.push_back(nullptr);
     std::vector<char*> envp;
     for (auto& e : env) envp.push_back(e.data());
@@ -156,7 +158,7 @@ class LifecycleTest : public ::testing::Test {
                         ::setuid(spawn_as_->first) != 0)) {
         _exit(126);
       }
-      ::execve(kExe.c_str(), argv.data(), envp.data());
+      ::execve(argv[0], argv.data(), envp.data());
       _exit(127);
     }
     return pid;
