@@ -1,9 +1,8 @@
 // The NEON JIT as an engine under qemu-aarch64: the row is listed and detected, kernels carry the
-// ISA in their names, the conv kernels multiply by element, and a layer whose kernel the NEON
-// generators do not emit yet is kUnsupported (make_jit_engine) and listed by
-// jit_unsupported_layers, which is what makes `engine: auto` serve the reference engine
-// (daemon/registry/registry_builder.cpp). The JIT-vs-reference property tests of the layers the
-// NEON generators emit are tests/jit/jit_layers*_test.cpp, built into this binary too.
+// ISA in their names, the conv kernels multiply by element, and the window, layer norm, gather and
+// fast-math families are NEON kernels. (What the JIT does not compile is kUnsupported on every
+// architecture: ExpandRecurrent.LeavesLayersOverTheStepLimitToTheReferenceEngine.) The
+// JIT-vs-reference property tests of every layer kind run for NEON from tests/jit_common.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -55,38 +54,53 @@ TEST(NeonEngine, ConvKernelsAreNamedNeonAndMultiplyByElement) {
   EXPECT_LE(jit_vs_reference(g, Isa::kNeon, 3, 1), kTol);
 }
 
-TEST(NeonEngine, ALayerWithoutANeonKernelIsUnsupported) {
-  PoolParams p;
-  p.kind = PoolKind::kMax;
-  p.window.kernel_h = p.window.kernel_w = 2;
-  p.window.stride_h = p.window.stride_w = 2;
-  const Graph g = one_node(p, {{8, 8, 5}});
-  const std::vector<UnsupportedLayer> missing = jit_unsupported_layers(g);
-  ASSERT_EQ(missing.size(), 1u);
-  EXPECT_EQ(missing[0].code, ErrorCode::kUnsupported);
-  EXPECT_NE(missing[0].message.find("NEON"), std::string::npos) << missing[0].message;
-  EngineOptions opt;
-  opt.engine = EngineKind::kJit;
-  try {
-    (void)make_jit_engine(g, opt);
-    FAIL() << "a max pooling compiled without a NEON window kernel";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kUnsupported) << e.what();
+// The families of arm64/neon_kernels.h are NEON kernels of the engine: pooling, depthwise, layer
+// normalisation, a Permute (the gather generator) and fast math compile to kernels named for NEON, nothing is
+// listed as unsupported, and each matches the reference engine.
+TEST(NeonEngine, WindowLayerNormGatherAndFastMathAreNeonKernels) {
+  Rng r(8);
+  PoolParams pool;
+  pool.kind = PoolKind::kMax;
+  pool.window.kernel_h = pool.window.kernel_w = 2;
+  pool.window.stride_h = pool.window.stride_w = 2;
+  DepthwiseConvParams dw;
+  dw.window.kernel_h = dw.window.kernel_w = 3;
+  dw.kernel = r.weights({3, 3, 5, 1});
+  dw.bias = r.weights({5});
+  LayerNormParams ln;
+  ln.keras_axes = {3};  // the channels of (4, 3, 5)
+  ln.gamma = r.weights({5});
+  ln.beta = r.weights({5});
+  PermuteParams perm;
+  perm.dims = {2, 1, 3};
+  ActivationParams sig;
+  sig.activation = ActivationKind::kSigmoid;
+  struct Case {
+    Graph g;
+    const char* family;
+    MathMode math;
+  };
+  const Case cases[] = {{one_node(pool, {{8, 8, 5}}), "f32-maxpool", MathMode::kExact},
+                        {one_node(dw, {{7, 6, 5}}), "f32-dwconv", MathMode::kExact},
+                        {one_node(ln, {{4, 3, 5}}), "f32-layernorm", MathMode::kExact},
+                        {one_node(perm, {{4, 3, 5}}), "permute", MathMode::kExact},
+                        {one_node(sig, {{3, 21}}), "f32-fast-sigmoid", MathMode::kFast}};
+  for (const Case& c : cases) {
+    EXPECT_TRUE(jit_unsupported_layers(c.g).empty()) << c.family;
+    EngineOptions opt;
+    opt.engine = EngineKind::kJit;
+    opt.math = c.math;
+    auto jit = make_jit_engine(c.g, opt);
+    int found = 0;
+    for (const CompiledKernel& k : jit->kernels()) {
+      EXPECT_NE(k.name.find("-neon"), std::string::npos) << k.name;
+      found += k.name.find(c.family) != std::string::npos ? 1 : 0;
+    }
+    EXPECT_EQ(found, 1) << c.family << " kernel, first kernel: " << jit->kernels().front().name;
+    if (c.math == MathMode::kExact) {
+      EXPECT_LE(jit_vs_reference(c.g, Isa::kNeon, 3, 2), kTol) << c.family;
+    }
   }
-  // A network the generators cover entirely lists nothing.
-  EXPECT_TRUE(jit_unsupported_layers(conv_relu6(3, 5)).empty());
-}
-
-TEST(NeonEngine, FastMathFallsBackToTheExactKernels) {
-  ActivationParams p;
-  p.activation = ActivationKind::kSigmoid;
-  const Graph g = one_node(p, {{3, 21}});
-  EngineOptions opt;
-  opt.engine = EngineKind::kJit;
-  opt.math = MathMode::kFast;
-  auto jit = make_jit_engine(g, opt);
-  ASSERT_FALSE(jit->kernels().empty());
-  EXPECT_EQ(jit->kernels().back().name.find("fast"), std::string::npos) << jit->kernels().back().name;
 }
 
 }  // namespace

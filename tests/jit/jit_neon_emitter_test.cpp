@@ -163,6 +163,47 @@ ConvSpec conv(int64_t h, int64_t w, int64_t cin, int64_t cout, int64_t k, bool r
   return s;
 }
 
+// One spec of each family of arm64/neon_kernels.h (window, fast math, layer norm, gather), with
+// channel tails, residual, border and constants that take MOVZ + MOVK.
+const std::vector<std::pair<std::string, KernelSpec>>& neon_family_specs() {
+  static const std::vector<std::pair<std::string, KernelSpec>> specs = [] {
+    WindowSpec dw;
+    dw.op = WindowOp::kDepthwise;
+    dw.c = 13;
+    dw.out_h = 3;
+    dw.out_w = 7;
+    dw.kh = dw.kw = 3;
+    dw.in_h = 5;
+    dw.in_w = 9;
+    dw.has_bias = true;
+    dw.residual = true;
+    dw.act = ActivationKind::kRelu6;
+    dw.vmax = 2;
+    dw.rows = 6;
+    WindowSpec pool = dw;
+    pool.op = WindowOp::kSum;
+    pool.residual = false;
+    pool.scale = 0.25f;
+    pool.out_place = {9 * 13, 5 * 9 * 13, 10 * 13};
+    FastUnarySpec fast;
+    fast.count = 23;
+    fast.act = ActivationKind::kGeluErf;
+    LayerNormSpec ln;
+    ln.block = 19;
+    ln.gamma_off = 0;
+    ln.beta_off = 20;
+    GatherSpec gather;
+    gather.taps = 3;
+    gather.len = 7;
+    gather.runs = 4;
+    gather.zero_fill = true;
+    return std::vector<std::pair<std::string, KernelSpec>>{
+        {"dwconv", dw},     {"avgpool", pool},  {"fast gelu", fast}, {"softmax", FastSoftmaxSpec{2, 11}},
+        {"layernorm", ln},  {"gather", gather}};
+  }();
+  return specs;
+}
+
 TEST(NeonKernels, EveryWordDecodes) {
   UnarySpec u8;
   u8.u8 = true;
@@ -178,13 +219,14 @@ TEST(NeonKernels, EveryWordDecodes) {
   pad.c = 3;
   pad.dm = 2;
   pad.top = pad.left = 1;
-  const std::vector<std::pair<std::string, KernelSpec>> specs = {
+  std::vector<std::pair<std::string, KernelSpec>> specs = {
       {"conv", conv(6, 7, 5, 13, 3, false)},     {"gemm", conv(4, 4, 64, 8, 1, true)},
       {"unary u8", u8},                          {"affine", affine},
       {"pad", pad},                              {"merge", MergeSpec{BinOp::kMax, 3, 9, 3.0f}},
       {"concat", ConcatSpec{3, {5, 8}}},         {"posscale", PositionScaleSpec{4, 6, 0}},
       {"helper", HelperCallSpec{0, 10, 0}},      {"prelu", ParamEltSpec{ParamOp::kPRelu, 11, 0, 0}},
   };
+  specs.insert(specs.end(), neon_family_specs().begin(), neon_family_specs().end());
   for (const auto& [name, spec] : specs) {
     SCOPED_TRACE(name);
     ASSERT_TRUE(emits(spec));
@@ -202,15 +244,15 @@ TEST(NeonKernels, EveryWordDecodes) {
   }
 }
 
+// Planar and Winograd convolutions are optional forms NEON leaves to the direct convolution.
 TEST(NeonKernels, FamiliesWithoutAGeneratorAreDeclined) {
-  EXPECT_FALSE(emits(WindowSpec{}));
-  EXPECT_FALSE(emits(FastUnarySpec{}));
   EXPECT_FALSE(emits(WinogradInSpec{}));
-  EXPECT_FALSE(emits(GatherSpec{}));
-  EXPECT_FALSE(emits(LayerNormSpec{}));
+  EXPECT_FALSE(emits(WinogradOutSpec{}));
+  EXPECT_FALSE(emits(PlanarPackSpec{}));
+  EXPECT_FALSE(emits(PlanarConvSpec{}));
   asmjit::CodeHolder code;
   code.init(asmjit::Environment(asmjit::Arch::kAArch64));
-  EXPECT_THROW(emit_function(code, WindowSpec{}, nullptr), Error);
+  EXPECT_THROW(emit_function(code, WinogradInSpec{}, nullptr), Error);
 }
 
 TEST(NeonKernels, TilesStayWithinTheRegisterFile) {

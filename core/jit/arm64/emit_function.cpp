@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "core/jit/arm64/kernels.h"
+#include "core/jit/arm64/neon_kernels.h"
 #include "core/jit/arm64/regs_p.h"
 #include "core/util/error.h"
 
@@ -16,7 +17,7 @@ bool emits(const KernelSpec& spec) {
         using T = std::decay_t<decltype(s)>;
         return std::is_same_v<T, ConvSpec> || std::is_same_v<T, PadSpec> || std::is_same_v<T, UnarySpec> ||
                std::is_same_v<T, HelperCallSpec> || std::is_same_v<T, MergeSpec> || std::is_same_v<T, ConcatSpec> ||
-               std::is_same_v<T, PositionScaleSpec> || std::is_same_v<T, ParamEltSpec>;
+               std::is_same_v<T, PositionScaleSpec> || std::is_same_v<T, ParamEltSpec> || neon::emits<T>();
       },
       spec);
 }
@@ -35,6 +36,7 @@ void emit_body(NeonEmitter& ve, const KernelSpec& spec) {
         else if constexpr (std::is_same_v<T, ConcatSpec>) emit_concat(ve, s.outer, s.inner);
         else if constexpr (std::is_same_v<T, PositionScaleSpec>) emit_position_scale(ve, s.positions, s.channels, s.map_off);
         else if constexpr (std::is_same_v<T, ParamEltSpec>) emit_param_elt(ve, s);
+        else if constexpr (neon::emits<T>()) neon::emit(ve.as(), s);
         else throw Error(ErrorCode::kInternal, "JIT internal error: no NEON generator for this kernel spec");
       },
       spec);

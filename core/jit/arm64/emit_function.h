@@ -15,8 +15,9 @@ namespace nnd::jit::arm64 {
 
 // The kernel families the NEON generators emit: conv/GEMM (direct, spatial and rows mode),
 // pad, unary (incl. u8 conversion and per-channel affine), helper calls, merge, concat, position
-// scale, per-element parameters. Not yet: window (depthwise, pooling), planar, Winograd, fast math,
-// gather, layernorm.
+// scale, per-element parameters; window (depthwise, pooling), fast math, gather and layernorm
+// (arm64/neon_kernels.h). Not: planar and Winograd, optional forms of a convolution whose plain
+// kernel computes the same.
 bool emits(const KernelSpec& spec);
 
 // The whole function (frame, body, return, constant pool) into `code` (an AArch64 environment);

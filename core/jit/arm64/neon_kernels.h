@@ -9,6 +9,7 @@
 #include <asmjit/arm/a64assembler.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/ir/activation.h"
 #include "core/jit/specs/data_movement.h"
@@ -37,5 +38,19 @@ void emit_layernorm(asmjit::a64::Assembler& a, const LayerNormSpec& s);
 // f32-gather (GatherSpec): per sample, the optional zero fill, then each run of the copy table
 // (1 tap: a copy; 2-4 taps: a weighted sum of the taps' runs).
 void emit_gather(asmjit::a64::Assembler& a, const GatherSpec& s);
+
+// The specs these generators emit, and emit() for each: what arm64/emit_function.cpp registers
+// (one line in its emits() and one in its visit).
+template <class Spec>
+constexpr bool emits() {
+  return std::is_same_v<Spec, WindowSpec> || std::is_same_v<Spec, FastUnarySpec> ||
+         std::is_same_v<Spec, FastSoftmaxSpec> || std::is_same_v<Spec, LayerNormSpec> ||
+         std::is_same_v<Spec, GatherSpec>;
+}
+inline void emit(asmjit::a64::Assembler& a, const WindowSpec& s) { emit_window(a, s); }
+inline void emit(asmjit::a64::Assembler& a, const FastUnarySpec& s) { emit_fast_unary(a, s); }
+inline void emit(asmjit::a64::Assembler& a, const FastSoftmaxSpec& s) { emit_fast_softmax(a, s.rows, s.len); }
+inline void emit(asmjit::a64::Assembler& a, const LayerNormSpec& s) { emit_layernorm(a, s); }
+inline void emit(asmjit::a64::Assembler& a, const GatherSpec& s) { emit_gather(a, s); }
 
 }  // namespace nnd::jit::neon
