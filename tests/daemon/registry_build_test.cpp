@@ -342,8 +342,8 @@ TEST_F(RegistryTest, IsaChoiceIsLoggedAndCached) {
 
 // The real engines of this build: `engine: jit` compiles where the ISA table has rows for the
 // build's architecture, fails with kIsaUnavailable naming the architecture where it has none, and
-// with kUnsupported naming the layer where its generators lack a kernel the model needs (AArch64's
-// NEON has no pooling kernel yet); `engine: auto` serves the reference engine in both cases.
+// with kUnsupported naming the layer where its generators lack a kernel the model needs (none for
+// this model on x86-64 or AArch64 today); `engine: auto` serves the reference engine in both cases.
 TEST_F(RegistryTest, EngineJitCompilesOrNamesTheMissingArchitecture) {
   ModelSettings jit = model("ball", "ball_patch.h5");
   jit.engine_auto = false;

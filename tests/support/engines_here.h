@@ -1,7 +1,7 @@
 // The engines a test can compare in this build on a graph: the reference engine everywhere, the
 // JIT where the ISA table has rows for the build's architecture and its generators compile every
-// layer of the graph (jit_unsupported_layers(): the AArch64 NEON generators lack some kernel
-// families so far). Tests that check a loader's result on both engines run the JIT part only
+// layer of the graph (jit_unsupported_layers(): a recurrent layer over more than 4096 steps, on
+// any architecture). Tests that check a loader's result on both engines run the JIT part only
 // where it compiles the graph. The JIT's own tests run on every ISA of the build
 // (tests/jit_common; tests/jit is x86's generators).
 #pragma once
