@@ -307,7 +307,7 @@ TEST(JitProductPipeline, SumsEqualTheProductsInQueueOrder) {
       for (bool two_inputs : {false, true}) {
         KernelModule m(isa, false, "");
         int width = 0;
-        KernelFn fn = m.compile("products", [&](VecEmitter& ve) {
+        KernelFn fn = compile_body(m, "products", [&](VecEmitter& ve) {
           width = ve.width();
           x86::Assembler& a = ve.as();
           a.mov(kIn, x86::qword_ptr(kArgs, 0));
@@ -350,7 +350,7 @@ TEST(JitProductPipeline, SumsEqualTheProductsInQueueOrder) {
 TEST(JitProductPipeline, SseDelaysEachAddBehindLaterMultiplies) {
   for (bool two_inputs : {false, true}) {
     KernelModule m(Isa::kSse41, true, "");
-    m.compile("products", [&](VecEmitter& ve) {
+    compile_body(m, "products", [&](VecEmitter& ve) {
       ProductPipeline p(ve, std::vector<int>{6, 7, 8, ve.scratch()});
       queue_products(ve, p, two_inputs);
       p.flush();
@@ -380,11 +380,11 @@ TEST(JitProductPipeline, SseDelaysEachAddBehindLaterMultiplies) {
 
 TEST(JitProductPipeline, InputsMustNotWriteTemporaries) {
   KernelModule m(Isa::kSse41, false, "");
-  EXPECT_THROW(m.compile("bad", [&](VecEmitter& ve) {
+  EXPECT_THROW(compile_body(m, "bad", [&](VecEmitter& ve) {
     ProductPipeline p(ve, std::vector<int>{6, ve.scratch()});
     p.input(6, [] {});
   }), Error);
-  EXPECT_THROW(m.compile("none", [&](VecEmitter& ve) { ProductPipeline p(ve, std::vector<int>{}); }), Error);
+  EXPECT_THROW(compile_body(m, "none", [&](VecEmitter& ve) { ProductPipeline p(ve, std::vector<int>{}); }), Error);
 }
 
 // ---- lane load/store ----
