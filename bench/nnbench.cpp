@@ -10,6 +10,8 @@
 //           [--batch N] [--cpu-time]
 //           --chunk-kib: JitConfig::chunk_bytes of the engines (samples per chunk of a batched call);
 //           --batch: the batched column's batch (default 16); --cpu-time: thread CPU time, not wall
+//   nnbench [MODEL...] [--isa ...] --threads N[,M...]   a row per thread count (EngineOptions::
+//           threads; "auto" allowed), timed in interleaved rounds, with each count's speed-up
 //   nnbench [MODEL...] --load-time [--isa auto|sse4.1|...] [--runs N]
 //                                  load + compile only, cold and warm (load_time.h)
 //   nnbench [MODEL...] --cpu-model CPU [--isa ...] [--math exact|fast] [--clock GHz] [--kernels|-v]
@@ -382,6 +384,60 @@ int run_cost_model(const std::vector<std::string>& models, const std::vector<nnd
   return failures == 0 ? 0 : 1;
 }
 
+// --threads: per model and ISA, an engine per thread count, timed at batch 1 in 5 interleaved
+// rounds of repeat/5 runs (the counts see the same machine load), min and median per count and
+// the speed-up of each min and median over the first count's.
+int report_threads(const std::vector<std::string>& models, const std::vector<nnd::jit::Isa>& isas,
+                   const std::vector<int>& counts, int repeat) {
+  constexpr int kRounds = 5;
+  std::printf("nnbench: threads per call %s, %d interleaved rounds of %d runs, batch 1\n",
+              [&] {
+                std::string c;
+                for (int n : counts) {
+                  if (!c.empty()) c += ",";
+                  c += n == nnd::kAutoThreads ? std::string("auto") : std::to_string(n);
+                }
+                return c;
+              }().c_str(),
+              kRounds, std::max(1, repeat / kRounds));
+  int failures = 0;
+  for (const std::string& path : models) {
+    try {
+      const nnd::Graph g = nnd::load_model(path);
+      std::printf("\n%s: %.2f MFLOP per sample\n", fs::path(path).filename().c_str(),
+                  static_cast<double>(nnd::flops_per_sample(g)) / 1e6);
+      std::printf("  %-11s %7s %9s %9s %9s %9s\n", "engine", "threads", "min us", "med us", "x min", "x med");
+      for (nnd::jit::Isa isa : isas) {
+        std::vector<std::unique_ptr<nnd::jit::JitEngine>> engines;
+        std::vector<std::vector<double>> times(counts.size());
+        for (int n : counts) {
+          nnd::EngineOptions o;
+          o.engine = nnd::EngineKind::kJit;
+          o.isa = isa;
+          o.threads = n;
+          engines.push_back(nnd::jit::make_jit_engine(g, o));
+        }
+        for (int r = 0; r < kRounds; ++r) {
+          for (size_t k = 0; k < engines.size(); ++k) {
+            std::vector<double> t = time_runs(*engines[k], 1, std::max(1, repeat / kRounds));
+            times[k].insert(times[k].end(), t.begin(), t.end());
+          }
+        }
+        const Stats base = stats(times[0]);
+        for (size_t k = 0; k < engines.size(); ++k) {
+          const Stats s = stats(times[k]);
+          std::printf("  %-11s %7d %9.1f %9.1f %8.2fx %8.2fx\n", engines[k]->name().c_str(), engines[k]->threads(), s.min,
+                      s.median, base.min / s.min, base.median / s.median);
+        }
+      }
+    } catch (const nnd::Error& e) {
+      std::printf("  error: %s\n", e.what());
+      ++failures;
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -391,6 +447,7 @@ int main(int argc, char** argv) {
   bool load_time = false;
   int runs = 10;
   bool isas_given = false;
+  std::vector<int> thread_counts;  // --threads: a table of rows per count instead
   CostOptions cost_opt;
   int64_t batch = 16;           // the batched column's batch (the cost model's: 1 unless given)
   nnd::jit::JitConfig jit_cfg;  // --chunk-kib changes the samples per chunk of a batched call
@@ -437,12 +494,23 @@ int main(int argc, char** argv) {
     else if (a == "--load-time") load_time = true;
     else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--threads" && i + 1 < argc) {
+      std::istringstream in(argv[++i]);
+      for (std::string t; std::getline(in, t, ',');) {
+        const std::optional<int> n = nnd::parse_threads(t);
+        if (!n) {
+          std::fprintf(stderr, "nnbench: --threads takes counts 1..%d or auto, got '%s'\n", nnd::kMaxThreads, t.c_str());
+          return 2;
+        }
+        thread_counts.push_back(*n);
+      }
+    }
     else if (a == "--version") {
       std::printf("%s\n", NND_VERSION_TEXT("nnbench"));
       return 0;
     } else if (a == "-h" || a == "--help") {
       std::printf("usage: nnbench [MODEL...] [--isa %s] [--repeat N] [--chunk-kib N] [--batch N]\n"
-                  "               [--cpu-time]\n"
+                  "               [--cpu-time] [--threads N[,M...]]\n"
                   "       nnbench [MODEL...] --load-time [--isa ISA] [--runs N]   (load + compile only, cold and warm)\n"
                   "       nnbench [MODEL...] --cpu-model CPU [--isa ...] [--math exact|fast] [--clock GHz]\n"
                   "               [--kernels|-v] [--measure] [--batch N]   (estimated cycles on LLVM's model of CPU:\n"
@@ -497,6 +565,7 @@ int main(int argc, char** argv) {
     }
     isas.push_back(isa);
   }
+  if (!thread_counts.empty()) return report_threads(models, isas, thread_counts, repeat);
   std::printf("nnbench: single thread, repeat %d (reference engine: %d)\n", repeat, std::max(1, repeat / 20));
   std::map<Isa, double> peak;
   for (Isa isa : isas) {

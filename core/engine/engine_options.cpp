@@ -1,5 +1,9 @@
 #include "core/engine/engine_options.h"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
 
 namespace nnd {
 
@@ -19,6 +23,26 @@ std::optional<MathMode> parse_math_mode(const std::string& s) {
   if (s == "exact") return MathMode::kExact;
   if (s == "fast") return MathMode::kFast;
   return std::nullopt;
+}
+
+int auto_threads(int64_t flops_per_sample, int cores) {
+  const int64_t want = (flops_per_sample + kMflopPerThread * 1000000 - 1) / (kMflopPerThread * 1000000);
+  return static_cast<int>(std::clamp<int64_t>(want, 1, std::max(1, std::min(cores, kMaxThreads))));
+}
+
+int available_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::optional<int> parse_threads(const std::string& s) {
+  if (s == "auto") return kAutoThreads;
+  if (s.empty() || s.size() > 3 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const int n = std::stoi(s);
+  if (n < 1 || n > kMaxThreads) return std::nullopt;
+  return n;
 }
 
 const char* isa_name(IsaChoice i) { return i.is_auto() ? "auto" : jit::isa_id(*i.isa()); }

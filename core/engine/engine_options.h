@@ -45,7 +45,22 @@ struct EngineOptions {
   // isa auto: samples per run while measuring (a model served mostly in batches of 16 is better
   // measured at 16). Part of the cache key.
   int64_t isa_calibration_batch = 1;
+  // The JIT: threads one call runs on (the calling thread and threads - 1 helpers the engine
+  // keeps; docs/jit.md "One call on several cores"). 1 (the default): the calling thread only.
+  // kAutoThreads: auto_threads() of the network. Results are bit-identical for every count.
+  int threads = 1;
 };
+inline constexpr int kAutoThreads = 0;
+inline constexpr int kMaxThreads = 64;
+
+// Threads for `threads: auto`: one per kMflopPerThread MFLOP per sample (a smaller share of a
+// call cannot pay the barriers and the wake-up), at least 1, never more than `cores`.
+inline constexpr int64_t kMflopPerThread = 20;
+int auto_threads(int64_t flops_per_sample, int cores);
+// The cores this process may run on (its affinity mask; hardware_concurrency() if unknown).
+int available_cores();
+// "auto" or a count 1..kMaxThreads; std::nullopt for anything else.
+std::optional<int> parse_threads(const std::string& s);
 
 // Parsers for the option spellings the tools accept ("reference"/"jit", "auto" or an ISA id or
 // alias of the table, "exact"/"fast"); std::nullopt for anything else.

@@ -22,13 +22,16 @@
 #include <variant>
 
 #include "core/ir/content_hash.h"
+#include "core/ir/cost.h"
 #include "core/ir/shape_inference.h"
 #include "core/jit/isa_calibration_cache.h"
 #include "core/jit/kernel_helpers.h"
 #include "core/jit/kernel_module.h"
+#include "core/jit/kernel_parts.h"
 #include "core/jit/kernel_plan.h"
 #include "core/jit/lower/lower.h"
 #include "core/jit/memory_plan.h"
+#include "core/jit/worker_pool.h"
 #include "core/passes/pass.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
@@ -37,13 +40,28 @@ namespace nnd::jit {
 
 namespace {
 
+int auto_threads(const Graph& g) { return nnd::auto_threads(flops_per_sample(g), available_cores()); }
+
 // The plan's buffers, under the name the run loop uses.
 using Buffer = PlanBuffer;
+// A band of a split step (kernel_parts.h): its own code and where it starts in each buffer.
+struct StepPart {
+  KernelFn fn = nullptr;
+  std::vector<int64_t> in_off;
+  int64_t out_off = 0;
+};
 struct Step {
   KernelFn fn = nullptr;
   std::vector<int> in;
   int out = -1;
   std::string name;
+  std::vector<StepPart> parts;  // empty: runs whole, on the calling thread
+};
+// A split call runs the steps in phases with a barrier after each: one split step, or a run of
+// whole steps (the calling thread runs them while the helpers wait at the barrier).
+struct Phase {
+  size_t first = 0, last = 0;  // steps [first, last)
+  bool split = false;
 };
 
 class Arena {
@@ -54,6 +72,7 @@ class Arena {
   std::vector<InputView> chunk_in;   // the current chunk's inputs and outputs (run_chunk)
   std::vector<float*> chunk_out;
   int64_t capacity_batch = 0;
+  std::vector<const void*> part_ptrs;  // split calls: per participant, one step's input pointers
 };
 
 class JitEngineImpl final : public JitEngine {
@@ -81,6 +100,7 @@ class JitEngineImpl final : public JitEngine {
     lower();
     plan_memory();
     plan_chunks(config.chunk_bytes);
+    plan_threads(options.threads, config.min_split_flops);
     if (!dump_dir_.empty()) write_plan();
   }
 
@@ -146,14 +166,8 @@ class JitEngineImpl final : public JitEngine {
       input_u8_fn_[i](&args);
       arena.buf[static_cast<size_t>(input_buf_[i])] = arena.buf[static_cast<size_t>(conv_buf)];
     }
-    size_t k = 0;
-    for (const Step& st : steps_) {
-      const void** ins = arena.in_ptrs.data() + k;
-      for (size_t j = 0; j < st.in.size(); ++j) ins[j] = arena.buf[static_cast<size_t>(st.in[j])];
-      KernelArgs args{ins, arena.buf[static_cast<size_t>(st.out)], weights_.data(), batch, helper_table()};
-      st.fn(&args);
-      k += st.in.size();
-    }
+    SplitCall call{this, &arena, batch};
+    if (!workers_ || !workers_->try_run(&SplitCall::job, &call)) run_steps(arena, batch, 0, steps_.size());
     // Outputs that are not written by a kernel: graph inputs or repeated output values.
     for (const auto& [slot, buf, floats] : output_copies_) {
       std::memcpy(outputs[static_cast<size_t>(slot)], arena.buf[static_cast<size_t>(buf)],
@@ -161,7 +175,52 @@ class JitEngineImpl final : public JitEngine {
     }
   }
 
+  // Runs steps [first, last) whole over `batch` samples on this thread.
+  void run_steps(Arena& arena, int64_t batch, size_t first, size_t last) const {
+    for (size_t i = first; i < last; ++i) {
+      const Step& st = steps_[i];
+      const void** ins = arena.in_ptrs.data() + step_in_ptr_[i];
+      for (size_t j = 0; j < st.in.size(); ++j) ins[j] = arena.buf[static_cast<size_t>(st.in[j])];
+      KernelArgs args{ins, arena.buf[static_cast<size_t>(st.out)], weights_.data(), batch, helper_table()};
+      st.fn(&args);
+    }
+  }
+
+  // Participant p's band of a split step, sample by sample (kernel_parts.h).
+  void run_part(Arena& arena, int64_t batch, const Step& st, int p) const {
+    if (static_cast<size_t>(p) >= st.parts.size()) return;
+    const StepPart& part = st.parts[static_cast<size_t>(p)];
+    const void** ins = arena.part_ptrs.data() + static_cast<size_t>(p) * max_step_inputs_;
+    for (int64_t b = 0; b < batch; ++b) {
+      for (size_t j = 0; j < st.in.size(); ++j) {
+        const auto buf = static_cast<size_t>(st.in[j]);
+        ins[j] = arena.buf[buf] + b * buffers_[buf].floats + part.in_off[j];
+      }
+      const auto out = static_cast<size_t>(st.out);
+      KernelArgs args{ins, arena.buf[out] + b * buffers_[out].floats + part.out_off, weights_.data(), 1, helper_table()};
+      part.fn(&args);
+    }
+  }
+
+  // One chunk run by every participant of the worker pool, phase by phase.
+  struct SplitCall {
+    const JitEngineImpl* engine;
+    Arena* arena;
+    int64_t batch;
+    static void job(void* ctx, int p) {
+      const auto& c = *static_cast<SplitCall*>(ctx);
+      const JitEngineImpl& e = *c.engine;
+      for (size_t i = 0; i < e.phases_.size(); ++i) {
+        const Phase& ph = e.phases_[i];
+        if (ph.split) e.run_part(*c.arena, c.batch, e.steps_[ph.first], p);
+        else if (p == 0) e.run_steps(*c.arena, c.batch, ph.first, ph.last);
+        if (i + 1 < e.phases_.size()) e.workers_->barrier();  // the last one is the pool's own
+      }
+    }
+  };
+
   const Graph& graph() const override { return g_; }
+  int threads() const override { return workers_ ? workers_->participants() : 1; }
   std::string name() const override { return std::string("jit-") + isa_id(isa_); }
   Isa isa() const override { return isa_; }
   const IsaSelection& isa_selection() const override { return selection_; }
@@ -232,8 +291,53 @@ class JitEngineImpl final : public JitEngine {
     for (const auto& c : output_copies_) live_to_end.push_back(std::get<1>(c));
     arena_floats_ = jit::plan_memory(buffers_, plan_, inputs, live_to_end);
     size_t total_in = 0;
-    for (const Step& s : steps_) total_in += s.in.size();
+    for (const Step& s : steps_) {
+      step_in_ptr_.push_back(total_in);
+      total_in += s.in.size();
+      max_step_inputs_ = std::max(max_step_inputs_, s.in.size());
+    }
     in_ptr_count_ = total_in;
+  }
+
+  // EngineOptions::threads: with more than one participant (auto: auto_threads()), every step
+  // worth a barrier (JitConfig::min_split_flops) gets one band of output rows per participant, compiled after
+  // the whole kernels (so a single-thread engine's code, and its hash, stay as they were).
+  void plan_threads(int requested, int64_t min_split_flops) {
+    const int threads = requested == 0 ? auto_threads(g_) : requested;
+    if (threads < 2) return;
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const PlannedKernel& k = plan_[i];
+      const int64_t flops = splittable_flops(k.spec);
+      if (flops == 0 || flops < min_split_flops) continue;
+      std::vector<KernelPart> parts = split_kernel(k, threads);
+      for (size_t t = 0; t < parts.size(); ++t) {
+        StepPart sp;
+        std::string name = k.name;
+        name += " [part ";
+        name += std::to_string(t + 1);
+        name += "/";
+        name += std::to_string(parts.size());
+        name += "]";
+        sp.fn = module_.compile(name, parts[t].spec);
+        sp.in_off = std::move(parts[t].in_off);
+        sp.out_off = parts[t].out_off;
+        steps_[i].parts.push_back(std::move(sp));
+      }
+    }
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      if (!steps_[i].parts.empty()) {
+        phases_.push_back({i, i + 1, true});
+      } else if (phases_.empty() || phases_.back().split) {
+        phases_.push_back({i, i + 1, false});
+      } else {
+        phases_.back().last = i + 1;
+      }
+    }
+    if (std::none_of(phases_.begin(), phases_.end(), [](const Phase& p) { return p.split; })) {
+      phases_.clear();  // nothing pays for a thread: run as one
+      return;
+    }
+    workers_ = std::make_unique<WorkerPool>(threads);
   }
 
   void write_plan() const {
@@ -284,6 +388,7 @@ class JitEngineImpl final : public JitEngine {
     a->in_ptrs.assign(in_ptr_count_ + 1, nullptr);
     a->chunk_in.assign(g_.inputs.size(), InputView{});
     a->chunk_out.assign(g_.outputs.size(), nullptr);
+    if (workers_) a->part_ptrs.assign(static_cast<size_t>(workers_->participants()) * max_step_inputs_ + 1, nullptr);
     return a;
   }
   void release(std::unique_ptr<Arena> a) {
@@ -321,6 +426,10 @@ class JitEngineImpl final : public JitEngine {
   std::vector<float> weights_;
   int64_t arena_floats_ = 0;
   size_t in_ptr_count_ = 0;
+  std::vector<size_t> step_in_ptr_;  // per step: its first input pointer in Arena::in_ptrs
+  size_t max_step_inputs_ = 0;
+  std::vector<Phase> phases_;            // split calls (plan_threads); empty: single thread
+  std::unique_ptr<WorkerPool> workers_;  // null: single thread
   std::vector<int64_t> in_count_, out_count_;  // elements per sample of each input / output
   int64_t chunk_samples_ = 1;
   // Idle arenas (acquire / release). 32: more threads than the daemon's workers on any robot.

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -211,6 +212,70 @@ inline double jit_vs_reference(const Graph& g, Isa isa, int64_t batch, uint32_t 
 }
 
 inline constexpr double kTol = 1e-5;
+
+// EngineOptions::threads: runs g (random inputs, batch samples) on a single-thread JIT engine and
+// on one with `threads` threads that splits every splittable kernel (JitConfig::min_split_flops 0),
+// both on NaN-poisoned arenas; returns "" when every output is bit-identical, else where they
+// differ. *split_kernels: how many kernels the threaded engine split (its "[part 1/n]" kernels).
+inline std::string threads_mismatch(const Graph& g, Isa isa, int64_t batch, uint32_t seed, int threads,
+                                    bool u8_inputs = false, int* split_kernels = nullptr) {
+  Rng rng(seed);
+  std::vector<std::vector<float>> in_f;
+  std::vector<std::vector<uint8_t>> in_u;
+  std::vector<InputView> views;
+  for (ValueId v : g.inputs) {
+    const int64_t n = batch * count_of(g.values[v].shape);
+    if (u8_inputs) {
+      std::vector<uint8_t> b(static_cast<size_t>(n));
+      for (auto& x : b) x = static_cast<uint8_t>(rng.range(0, 255));
+      in_u.push_back(std::move(b));
+    } else {
+      in_f.push_back(rng.vec(n, -2.0f, 2.0f));
+    }
+  }
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    views.push_back(u8_inputs ? InputView{DType::kUInt8, in_u[i].data()} : InputView{DType::kFloat32, in_f[i].data()});
+  }
+  JitConfig cfg;
+  cfg.arena_fill = std::numeric_limits<float>::quiet_NaN();
+  cfg.min_split_flops = 0;
+  EngineOptions one;
+  one.engine = EngineKind::kJit;
+  one.isa = isa;
+  EngineOptions many = one;
+  many.threads = threads;
+  auto e1 = make_jit_engine(g, one, cfg);
+  auto en = make_jit_engine(g, many, cfg);
+  if (split_kernels) {
+    *split_kernels = 0;
+    for (const CompiledKernel& k : en->kernels()) *split_kernels += k.name.find("[part 1/") != std::string::npos;
+  }
+  std::vector<std::vector<float>> o1, on;
+  std::vector<float*> p1, pn;
+  for (ValueId v : g.outputs) {
+    const auto n = static_cast<size_t>(batch * count_of(g.values[v].shape));
+    o1.emplace_back(n, -1.0f);
+    on.emplace_back(n, -2.0f);
+  }
+  for (size_t i = 0; i < o1.size(); ++i) {
+    p1.push_back(o1[i].data());
+    pn.push_back(on[i].data());
+  }
+  e1->run(batch, views, p1);
+  for (int round = 0; round < 2; ++round) {  // twice: the second run reuses the warm pool
+    en->run(batch, views, pn);
+    for (size_t i = 0; i < o1.size(); ++i) {
+      for (size_t k = 0; k < o1[i].size(); ++k) {
+        if (std::memcmp(&o1[i][k], &on[i][k], sizeof(float)) != 0) {
+          return "run " + std::to_string(round) + " output " + std::to_string(i) + " index " + std::to_string(k) +
+                 ": 1 thread " + std::to_string(o1[i][k]) + ", " + std::to_string(threads) + " threads " +
+                 std::to_string(on[i][k]);
+        }
+      }
+    }
+  }
+  return "";
+}
 
 // Kernels of `g` compiled for `isa` whose name contains `what` (tests that a path was chosen).
 inline int kernels_named(const Graph& g, const std::string& what, Isa isa) {

@@ -101,22 +101,28 @@ struct Io {
   }
 };
 
-// Runs `g` on every ISA of this CPU: two calls to warm the engine, then 100 counted ones.
+// Runs `g` on every ISA of this CPU, on one thread and split on three (every splittable kernel,
+// EngineOptions::threads): two calls to warm the engine, then 100 counted ones.
 void expect_warm_runs_allocate_nothing(const std::string& name, const Graph& g, int64_t batch) {
   for (Isa isa : all_isas()) {
+   for (int threads : {1, 3}) {
     if (!host().has(isa)) continue;
     EngineOptions o;
     o.engine = EngineKind::kJit;
     o.isa = isa;
-    auto engine = make_jit_engine(g, o);
+    o.threads = threads;
+    JitConfig cfg;
+    cfg.min_split_flops = 0;
+    auto engine = make_jit_engine(g, o, cfg);
     Io io(g, batch);
     engine->run(batch, io.views, io.ptrs);
     engine->run(batch, io.views, io.ptrs);
     const long n = allocations_during([&] {
       for (int i = 0; i < 100; ++i) engine->run(batch, io.views, io.ptrs);
     });
-    EXPECT_EQ(n, 0) << name << " on " << isa_id(isa) << ", batch " << batch << ": " << n
+    EXPECT_EQ(n, 0) << name << " on " << isa_id(isa) << ", " << threads << " thread(s), batch " << batch << ": " << n
                     << " heap allocation(s) in 100 warm runs";
+   }
   }
 }
 

@@ -1,0 +1,167 @@
+// One call on several threads (EngineOptions::threads, kernel_parts.h, worker_pool.h): outputs
+// bit-identical to the single-thread engine on the real robot networks, and the worker pool's
+// barrier and its one-job-at-a-time rule.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "core/io/model_file.h"
+#include "core/jit/worker_pool.h"
+#include "tests/jit/jit_test_util.h"
+
+namespace nnd::jit::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class JitThreads : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override { NND_SKIP_WITHOUT(GetParam()); }
+};
+
+TEST_P(JitThreads, RealNetworksBitIdentical) {
+  const fs::path dir = NND_SHARED_MODELS_DIR;
+  int models = 0;
+  for (const char* name : {"bop.h5", "ball-penalty-multihead.h5", "field-boundary.h5", "referee-gesture.h5"}) {
+    if (!fs::exists(dir / name)) continue;
+    ++models;
+    const Graph g = load_model((dir / name).string());
+    for (int threads : {2, 3, 4}) {
+      for (int64_t batch : {1, 3}) {
+        int split = 0;
+        const std::string diff = threads_mismatch(g, GetParam(), batch, 11, threads, false, &split);
+        EXPECT_EQ(diff, "") << name << ", " << threads << " threads, batch " << batch;
+        EXPECT_GT(split, 0) << name << ": no kernel split";
+      }
+    }
+  }
+  if (models == 0) GTEST_SKIP() << "no real networks in " << dir;
+}
+
+// The default split threshold: bop splits its big kernels only, and a threads = 1 engine compiles
+// exactly the single-thread code (the golden hashes pin it).
+TEST_P(JitThreads, DefaultThresholdAndSingleThreadCode) {
+  const fs::path bop = fs::path(NND_SHARED_MODELS_DIR) / "bop.h5";
+  if (!fs::exists(bop)) GTEST_SKIP() << "no " << bop;
+  const Graph g = load_model(bop.string());
+  EngineOptions o;
+  o.engine = EngineKind::kJit;
+  o.isa = GetParam();
+  const auto one = make_jit_engine(g, o);
+  o.threads = 2;
+  const auto two = make_jit_engine(g, o);
+  EXPECT_EQ(one->threads(), 1);
+  EXPECT_EQ(two->threads(), 2);
+  int whole = 0, parts = 0;
+  for (const CompiledKernel& k : two->kernels()) (k.name.find("[part ") == std::string::npos ? whole : parts)++;
+  ASSERT_EQ(static_cast<size_t>(whole), one->kernels().size());
+  for (size_t i = 0; i < one->kernels().size(); ++i) EXPECT_EQ(one->kernels()[i].bytes, two->kernels()[i].bytes);
+  EXPECT_GT(parts, 0);
+  EXPECT_LT(parts, 2 * whole);  // small kernels (pads, adds) stay whole
+}
+
+NND_ISA_SUITE(JitThreads);
+
+// Every participant passes every barrier only after all reached it: each writes its slot of a
+// round, and after the barrier reads all slots of that round.
+TEST(WorkerPool, BarrierSeparatesRounds) {
+  for (int n : {2, 3, 4}) {
+    WorkerPool pool(n);
+    ASSERT_EQ(pool.participants(), n);
+    constexpr int kRounds = 200;
+    struct Ctx {
+      WorkerPool* pool;
+      int n;
+      std::vector<std::atomic<int>> slots;
+      std::atomic<int> errors{0};
+      std::atomic<int> calls{0};
+    } ctx{&pool, n, std::vector<std::atomic<int>>(static_cast<size_t>(n)), {}, {}};
+    for (int job = 0; job < 3; ++job) {
+      for (auto& s : ctx.slots) s.store(-1);
+      ASSERT_TRUE(pool.try_run(
+          [](void* c, int p) {
+            auto& x = *static_cast<Ctx*>(c);
+            x.calls.fetch_add(1);
+            for (int r = 0; r < kRounds; ++r) {
+              x.slots[static_cast<size_t>(p)].store(r, std::memory_order_relaxed);
+              x.pool->barrier();
+              for (auto& s : x.slots) {
+                if (s.load(std::memory_order_relaxed) != r) x.errors.fetch_add(1);
+              }
+              x.pool->barrier();
+            }
+          },
+          &ctx));
+    }
+    EXPECT_EQ(ctx.errors.load(), 0) << n << " participants";
+    EXPECT_EQ(ctx.calls.load(), 3 * n);
+  }
+}
+
+// While one job holds the pool, another caller's try_run fails at once (it then runs alone).
+TEST(WorkerPool, OneJobAtATime) {
+  WorkerPool pool(2);
+  struct Ctx {
+    WorkerPool* pool;
+    std::atomic<bool> inner_ran{false}, inner_refused{false};
+  } ctx{&pool, {}, {}};
+  ASSERT_TRUE(pool.try_run(
+      [](void* c, int p) {
+        auto& x = *static_cast<Ctx*>(c);
+        if (p != 0) return;
+        std::thread other([&x] {
+          const bool ran = x.pool->try_run([](void* cc, int) { static_cast<Ctx*>(cc)->inner_ran = true; }, &x);
+          x.inner_refused = !ran;
+        });
+        other.join();
+      },
+      &ctx));
+  EXPECT_TRUE(ctx.inner_refused.load());
+  EXPECT_FALSE(ctx.inner_ran.load());
+  EXPECT_TRUE(pool.try_run([](void*, int) {}, nullptr));  // free again afterwards
+}
+
+// Concurrent calls of one threaded engine: one gets the pool, the others run alone; every result
+// is the single-thread one.
+TEST(JitThreadsConcurrency, ConcurrentCallsBitIdentical) {
+  const fs::path fb = fs::path(NND_SHARED_MODELS_DIR) / "field-boundary.h5";
+  if (!fs::exists(fb)) GTEST_SKIP() << "no " << fb;
+  const Graph g = load_model(fb.string());
+  EngineOptions o;
+  o.engine = EngineKind::kJit;
+  o.isa = Isa::kSse41;  // one ISA for both engines (auto could measure differently)
+  JitConfig cfg;
+  cfg.min_split_flops = 0;
+  const auto one = make_jit_engine(g, o, cfg);
+  o.threads = 2;
+  const auto two = make_jit_engine(g, o, cfg);
+  const int64_t in_n = count_of(g.values[g.inputs[0]].shape), out_n = count_of(g.values[g.outputs[0]].shape);
+  ASSERT_EQ(g.inputs.size(), 1u);
+  std::vector<float> x = Rng(5).vec(in_n, 0.0f, 1.0f);
+  const InputView view{DType::kFloat32, x.data()};
+  std::vector<float> want(static_cast<size_t>(out_n) * g.outputs.size());
+  std::vector<float*> want_ptrs;
+  for (size_t i = 0; i < g.outputs.size(); ++i) want_ptrs.push_back(want.data());
+  if (g.outputs.size() != 1) GTEST_SKIP() << "one output expected";
+  one->run(1, {&view, 1}, want_ptrs);
+  std::atomic<int> bad{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 3; ++t) {
+    callers.emplace_back([&] {
+      std::vector<float> got(static_cast<size_t>(out_n));
+      float* p = got.data();
+      for (int r = 0; r < 20; ++r) {
+        two->run(1, {&view, 1}, {&p, 1});
+        if (std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) != 0) bad.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+}  // namespace
+}  // namespace nnd::jit::test
