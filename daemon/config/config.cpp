@@ -482,7 +482,7 @@ class Parser {
     }
     static const std::vector<std::string> known = {
         "name", "path", "inputs", "max_batch", "batch_delay_us", "priority", "engine", "isa",
-        "math", "required"};
+        "math", "threads", "required"};
     ModelSettings ms;
     ms.engine_auto = true;  // default `engine: auto`
     ms.engine.engine = EngineKind::kJit;
@@ -589,6 +589,14 @@ class Parser {
           ms.engine.math = *mm;
         } else {
           issue(v, key, "expected exact or fast, got '" + e + "'");
+        }
+      } else if (k == "threads") {
+        std::string e;
+        if (!string_value(v, key, e)) return;
+        if (auto n = parse_threads(e)) {
+          ms.engine.threads = *n;
+        } else {
+          issue(v, key, "expected auto or a count 1.." + std::to_string(kMaxThreads) + ", got '" + e + "'");
         }
       }
     });

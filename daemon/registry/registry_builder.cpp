@@ -110,7 +110,7 @@ bool same_settings(const ModelSettings& a, const ModelSettings& b) {
   return a.name == b.name && a.path == b.path && sorted(a.input_dtypes) == sorted(b.input_dtypes) &&
          a.max_batch == b.max_batch && a.batch_delay_us == b.batch_delay_us &&
          a.priority == b.priority && a.engine.engine == b.engine.engine &&
-         a.engine.isa == b.engine.isa && a.engine.math == b.engine.math &&
+         a.engine.isa == b.engine.isa && a.engine.math == b.engine.math && a.engine.threads == b.engine.threads &&
          a.engine_auto == b.engine_auto;
 }
 

@@ -151,6 +151,18 @@ TEST_F(ConfigTest, ValidConfigAndDefaults) {
   EXPECT_TRUE(parse("models: []\n").models.empty());
 }
 
+// threads: auto or 1..kMaxThreads per model (EngineOptions::threads); default 1.
+TEST_F(ConfigTest, ModelThreads) {
+  EXPECT_EQ(parse("models:\n  - name: m\n    path: models/b.h5\n").models[0].engine.threads, 1);
+  EXPECT_EQ(parse("models:\n  - name: m\n    path: models/b.h5\n    threads: 3\n").models[0].engine.threads, 3);
+  EXPECT_EQ(parse("models:\n  - name: m\n    path: models/b.h5\n    threads: auto\n").models[0].engine.threads,
+            nnd::kAutoThreads);
+  expect_one("models:\n  - name: m\n    path: models/b.h5\n    threads: 0\n", 4, "models[0].threads",
+             "expected auto or a count 1..64, got '0'");
+  expect_one("models:\n  - name: m\n    path: models/b.h5\n    threads: many\n", 4, "models[0].threads",
+             "expected auto or a count 1..64, got 'many'");
+}
+
 TEST_F(ConfigTest, UnknownKeySuggestsClosest) {
   expect_one("models:\n  - name: m\n    path: models/a.h5\n    max_btach: 4\n", 4,
              "models[0].max_btach", "did you mean 'max_batch'?");

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
       "pattern: element j of input k (flat over the batch) is ((j*37 + k*101) mod 256) / 255.\n"
       "Writes each output to DIR/<Keras output layer name>.npy (float32, batch first) when\n"
       "--output-dir is given, and prints input/output names, shapes and timings."};
-  std::string model_path, engine_name = "jit", isa_name = "auto", math_name = "exact";
+  std::string model_path, engine_name = "jit", isa_name = "auto", math_name = "exact", threads_name = "1";
   std::vector<std::string> input_specs;
   std::string output_dir;
   int64_t batch = 0;
@@ -73,6 +73,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(nnd::isa_choice_ids()));
   app.add_option("--math", math_name, "JIT math mode: exact or fast")
       ->check(CLI::IsMember({"exact", "fast"}));
+  app.add_option("--threads", threads_name,
+                 "JIT: threads one run uses (default 1; auto: by the model's FLOPs and the cores); "
+                 "outputs are bit-identical for every count")
+      ->check([](const std::string& t) {
+        return nnd::parse_threads(t) ? std::string() : "expected auto or a count 1.." + std::to_string(nnd::kMaxThreads);
+      });
   app.add_option("--input", input_specs, "NAME=FILE.npy for the Keras input layer NAME (repeatable)");
   app.add_option("--output-dir", output_dir, "write DIR/<output name>.npy for every output");
   app.add_option("--batch", batch,
@@ -101,6 +107,7 @@ int main(int argc, char** argv) {
   options.engine = *nnd::parse_engine_kind(engine_name);
   options.isa = *nnd::parse_isa(isa_name);
   options.math = *nnd::parse_math_mode(math_name);
+  options.threads = *nnd::parse_threads(threads_name);
 
   try {
     auto t0 = Clock::now();
