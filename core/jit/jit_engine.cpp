@@ -57,8 +57,8 @@ struct Step {
   std::string name;
   std::vector<StepPart> parts;  // empty: runs whole, on the calling thread
 };
-// A split call runs the steps in phases with a barrier after each: one split step, or a run of
-// whole steps (the calling thread runs them while the helpers wait at the barrier).
+// A split call runs the steps in phases, each complete before the next starts: one split step
+// (its bands spread over the participants), or a run of whole steps (one participant runs them).
 struct Phase {
   size_t first = 0, last = 0;  // steps [first, last)
   bool split = false;
@@ -73,6 +73,8 @@ class Arena {
   std::vector<float*> chunk_out;
   int64_t capacity_batch = 0;
   std::vector<const void*> part_ptrs;  // split calls: per participant, one step's input pointers
+  // Split calls: per phase, bands claimed and bands done (SplitCall).
+  std::unique_ptr<std::atomic<int>[]> phase_claimed, phase_done;
 };
 
 class JitEngineImpl final : public JitEngine {
@@ -167,6 +169,10 @@ class JitEngineImpl final : public JitEngine {
       arena.buf[static_cast<size_t>(input_buf_[i])] = arena.buf[static_cast<size_t>(conv_buf)];
     }
     SplitCall call{this, &arena, batch};
+    for (size_t i = 0; workers_ && i < phases_.size(); ++i) {
+      arena.phase_claimed[i].store(0, std::memory_order_relaxed);
+      arena.phase_done[i].store(0, std::memory_order_relaxed);
+    }  // published to the helpers by try_run's job hand-off
     if (!workers_ || !workers_->try_run(&SplitCall::job, &call)) run_steps(arena, batch, 0, steps_.size());
     // Outputs that are not written by a kernel: graph inputs or repeated output values.
     for (const auto& [slot, buf, floats] : output_copies_) {
@@ -186,10 +192,9 @@ class JitEngineImpl final : public JitEngine {
     }
   }
 
-  // Participant p's band of a split step, sample by sample (kernel_parts.h).
-  void run_part(Arena& arena, int64_t batch, const Step& st, int p) const {
-    if (static_cast<size_t>(p) >= st.parts.size()) return;
-    const StepPart& part = st.parts[static_cast<size_t>(p)];
+  // Band `band` of a split step, sample by sample (kernel_parts.h), run by participant p.
+  void run_part(Arena& arena, int64_t batch, const Step& st, int band, int p) const {
+    const StepPart& part = st.parts[static_cast<size_t>(band)];
     const void** ins = arena.part_ptrs.data() + static_cast<size_t>(p) * max_step_inputs_;
     for (int64_t b = 0; b < batch; ++b) {
       for (size_t j = 0; j < st.in.size(); ++j) {
@@ -202,7 +207,10 @@ class JitEngineImpl final : public JitEngine {
     }
   }
 
-  // One chunk run by every participant of the worker pool, phase by phase.
+  // One chunk run by the participants of the worker pool that turn up, phase by phase. Each phase
+  // is a number of bands (a split step's parts, or 1 for a run of whole steps) that whoever comes
+  // first claims; a participant starts on a phase only when every band of the one before is done.
+  // The caller alone finishes the chunk if no helper turns up (worker_pool.h).
   struct SplitCall {
     const JitEngineImpl* engine;
     Arena* arena;
@@ -210,11 +218,25 @@ class JitEngineImpl final : public JitEngine {
     static void job(void* ctx, int p) {
       const auto& c = *static_cast<SplitCall*>(ctx);
       const JitEngineImpl& e = *c.engine;
+      Arena& a = *c.arena;
       for (size_t i = 0; i < e.phases_.size(); ++i) {
         const Phase& ph = e.phases_[i];
-        if (ph.split) e.run_part(*c.arena, c.batch, e.steps_[ph.first], p);
-        else if (p == 0) e.run_steps(*c.arena, c.batch, ph.first, ph.last);
-        if (i + 1 < e.phases_.size()) e.workers_->barrier();  // the last one is the pool's own
+        const int bands = ph.split ? static_cast<int>(e.steps_[ph.first].parts.size()) : 1;
+        if (i > 0) {
+          const int before = e.phase_bands_[i - 1];
+          std::atomic<int>& done = a.phase_done[i - 1];
+          WorkerPool::wait_until([&] { return done.load(std::memory_order_acquire) == before; });
+        }
+        for (int b; (b = a.phase_claimed[i].fetch_add(1, std::memory_order_relaxed)) < bands;) {
+          if (ph.split) e.run_part(a, c.batch, e.steps_[ph.first], b, p);
+          else e.run_steps(a, c.batch, ph.first, ph.last);
+          a.phase_done[i].fetch_add(1, std::memory_order_release);
+        }
+      }
+      if (p == 0) {  // the caller returns only with the chunk complete
+        const int last = e.phase_bands_.back();
+        std::atomic<int>& done = a.phase_done[e.phases_.size() - 1];
+        WorkerPool::wait_until([&] { return done.load(std::memory_order_acquire) == last; });
       }
     }
   };
@@ -300,7 +322,7 @@ class JitEngineImpl final : public JitEngine {
   }
 
   // EngineOptions::threads: with more than one participant (auto: auto_threads()), every step
-  // worth a barrier (JitConfig::min_split_flops) gets one band of output rows per participant, compiled after
+  // worth a phase of its own (JitConfig::min_split_flops) gets one band of output rows per participant, compiled after
   // the whole kernels (so a single-thread engine's code, and its hash, stay as they were).
   void plan_threads(int requested, int64_t min_split_flops) {
     const int threads = requested == 0 ? auto_threads(g_) : requested;
@@ -337,6 +359,7 @@ class JitEngineImpl final : public JitEngine {
       phases_.clear();  // nothing pays for a thread: run as one
       return;
     }
+    for (const Phase& p : phases_) phase_bands_.push_back(p.split ? static_cast<int>(steps_[p.first].parts.size()) : 1);
     workers_ = std::make_unique<WorkerPool>(threads);
   }
 
@@ -388,7 +411,11 @@ class JitEngineImpl final : public JitEngine {
     a->in_ptrs.assign(in_ptr_count_ + 1, nullptr);
     a->chunk_in.assign(g_.inputs.size(), InputView{});
     a->chunk_out.assign(g_.outputs.size(), nullptr);
-    if (workers_) a->part_ptrs.assign(static_cast<size_t>(workers_->participants()) * max_step_inputs_ + 1, nullptr);
+    if (workers_) {
+      a->part_ptrs.assign(static_cast<size_t>(workers_->participants()) * max_step_inputs_ + 1, nullptr);
+      a->phase_claimed = std::make_unique<std::atomic<int>[]>(phases_.size());
+      a->phase_done = std::make_unique<std::atomic<int>[]>(phases_.size());
+    }
     return a;
   }
   void release(std::unique_ptr<Arena> a) {
@@ -429,6 +456,7 @@ class JitEngineImpl final : public JitEngine {
   std::vector<size_t> step_in_ptr_;  // per step: its first input pointer in Arena::in_ptrs
   size_t max_step_inputs_ = 0;
   std::vector<Phase> phases_;            // split calls (plan_threads); empty: single thread
+  std::vector<int> phase_bands_;         // per phase: its bands (a split step's parts, else 1)
   std::unique_ptr<WorkerPool> workers_;  // null: single thread
   std::vector<int64_t> in_count_, out_count_;  // elements per sample of each input / output
   int64_t chunk_samples_ = 1;

@@ -1,18 +1,18 @@
 // The JIT engine's worker threads for running one call on several cores (EngineOptions::threads).
 //
 // A pool of `threads - 1` persistent threads, created with the engine and parked on a futex while
-// idle; the calling thread is participant 0. run(job) hands every participant the same job, each
-// with its own index, and returns when all have finished it. Inside a job the participants meet at
-// barrier() (one per layer: spin briefly, then block on a futex), so a job runs layer by layer.
+// idle; the calling thread is participant 0. try_run(job) wakes the helpers and runs the job on
+// the calling thread; each helper that wakes up while the job is still open runs it too, with its
+// own participant index. A job must therefore be correct with any subset of the helpers taking
+// part, the caller alone included: the engine's job hands out bands of work that whoever comes
+// first claims, and waits only for claimed bands to be done (jit_engine.cpp, SplitCall). So a
+// helper the OS has not scheduled (a loaded machine, a daemon worker of another model on that
+// core) delays nothing: its share is done by the others. try_run returns when the job is done and
+// no helper is inside it any more.
 //
 // One job at a time: try_run() fails at once (no waiting, no lock) when another call of the same
 // engine holds the pool; that call then runs on its own thread only, which gives the same result
-// (bit-identical, see docs/jit.md "One call on several cores"). No allocation after construction.
-//
-// The helpers run at the process's priority. Lowering it (nice +5) was tried so that a split call
-// would only use idle cores: on this shared 2-core VM at load 7 the helpers then lost every time
-// slice to other processes and bop on 2 threads took 6 ms instead of 0.7 (every barrier waits for
-// the slowest participant), so the priority rule lives in the daemon's scheduler instead.
+// (bit-identical, docs/jit.md "One call on several cores"). No allocation after construction.
 #pragma once
 
 #include <atomic>
@@ -24,7 +24,7 @@ namespace nnd::jit {
 
 class WorkerPool {
  public:
-  // A job: fn(ctx, participant) for every participant 0 .. participants()-1.
+  // A job: fn(ctx, participant), participant 0 the caller, 1.. the helpers that join.
   using JobFn = void (*)(void* ctx, int participant);
 
   explicit WorkerPool(int threads);  // threads >= 2: participants, the caller included
@@ -34,28 +34,42 @@ class WorkerPool {
 
   int participants() const { return participants_; }
 
-  // Runs fn on every participant (this thread is 0) and returns when all returned; false without
-  // running anything when another thread's job holds the pool.
+  // Runs fn on this thread (participant 0) and on the helpers that join; returns when fn returned
+  // here and no helper is inside it. false without running anything when another thread's job
+  // holds the pool.
   bool try_run(JobFn fn, void* ctx);
 
-  // Inside a job: waits until every participant reached the same barrier.
-  void barrier();
+  // Spin briefly, then yield, until `ready()`: the wait for a band another participant claimed.
+  template <class Ready>
+  static void wait_until(Ready ready) {
+    for (int i = 0; !ready(); ++i) {
+      if (i < kSpins) cpu_relax();
+      else std::this_thread::yield();
+    }
+  }
 
  private:
+  static constexpr int kSpins = 2000;
+  static void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
+  }
   void worker_main(int participant);
 
   const int participants_;
   std::vector<std::thread> threads_;
   std::atomic<bool> busy_{false};
-  // Job hand-off: a new generation publishes fn_/ctx_ (or stop_).
+  // Job hand-off: a new generation publishes fn_/ctx_ (or stop_); open_ says the job still takes
+  // helpers, inside_ counts the helpers in it.
   std::atomic<uint32_t> job_gen_{0};
   JobFn fn_ = nullptr;
   void* ctx_ = nullptr;
   bool stop_ = false;
-  std::atomic<int> done_{0};  // helpers finished with the current job
-  // Barrier: arrivals in this round and the round number.
-  std::atomic<int> arrived_{0};
-  std::atomic<uint32_t> round_{0};
+  std::atomic<bool> open_{false};
+  std::atomic<int> inside_{0};
 };
 
 }  // namespace nnd::jit

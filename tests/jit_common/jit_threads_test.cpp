@@ -65,39 +65,37 @@ TEST_P(JitThreads, DefaultThresholdAndSingleThreadCode) {
 
 NND_ISA_SUITE(JitThreads);
 
-// Every participant passes every barrier only after all reached it: each writes its slot of a
-// round, and after the barrier reads all slots of that round.
-TEST(WorkerPool, BarrierSeparatesRounds) {
+// A job whose participants claim work items: every item runs exactly once whoever turns up, the
+// caller always takes part, helpers have indices 1..n-1, and when try_run returns no participant
+// is still inside (each leaves a mark on its way out that must be complete on return).
+TEST(WorkerPool, ClaimedWorkRunsOnceAndCompletes) {
   for (int n : {2, 3, 4}) {
     WorkerPool pool(n);
     ASSERT_EQ(pool.participants(), n);
-    constexpr int kRounds = 200;
+    constexpr int kItems = 500;
     struct Ctx {
-      WorkerPool* pool;
       int n;
-      std::vector<std::atomic<int>> slots;
-      std::atomic<int> errors{0};
-      std::atomic<int> calls{0};
-    } ctx{&pool, n, std::vector<std::atomic<int>>(static_cast<size_t>(n)), {}, {}};
-    for (int job = 0; job < 3; ++job) {
-      for (auto& s : ctx.slots) s.store(-1);
+      std::atomic<int> next{0}, inside{0}, bad_index{0}, caller_ran{0};
+      std::vector<std::atomic<int>> runs = std::vector<std::atomic<int>>(kItems);
+    };
+    for (int job = 0; job < 20; ++job) {
+      Ctx ctx;
+      ctx.n = n;
       ASSERT_TRUE(pool.try_run(
           [](void* c, int p) {
             auto& x = *static_cast<Ctx*>(c);
-            x.calls.fetch_add(1);
-            for (int r = 0; r < kRounds; ++r) {
-              x.slots[static_cast<size_t>(p)].store(r, std::memory_order_relaxed);
-              x.pool->barrier();
-              for (auto& s : x.slots) {
-                if (s.load(std::memory_order_relaxed) != r) x.errors.fetch_add(1);
-              }
-              x.pool->barrier();
-            }
+            x.inside.fetch_add(1);
+            if (p < 0 || p >= x.n) x.bad_index.fetch_add(1);
+            if (p == 0) x.caller_ran.fetch_add(1);
+            for (int i; (i = x.next.fetch_add(1)) < kItems;) x.runs[static_cast<size_t>(i)].fetch_add(1);
+            x.inside.fetch_sub(1);
           },
           &ctx));
+      EXPECT_EQ(ctx.inside.load(), 0) << n << " participants: a helper still inside after try_run";
+      EXPECT_EQ(ctx.caller_ran.load(), 1);
+      EXPECT_EQ(ctx.bad_index.load(), 0);
+      for (int i = 0; i < kItems; ++i) ASSERT_EQ(ctx.runs[static_cast<size_t>(i)].load(), 1) << "item " << i;
     }
-    EXPECT_EQ(ctx.errors.load(), 0) << n << " participants";
-    EXPECT_EQ(ctx.calls.load(), 3 * n);
   }
 }
 
