@@ -10,7 +10,7 @@
 
 #include "core/io/model_file.h"
 #include "core/jit/worker_pool.h"
-#include "tests/jit/jit_test_util.h"
+#include "tests/jit_common/jit_test_util.h"
 
 namespace nnd::jit::test {
 namespace {
