@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, command 2: installs what is missing, builds nnd and runs the whole test suite,
 # first as a Release build, then built with AddressSanitizer + UndefinedBehaviorSanitizer, then
-# the daemon/client/integration (concurrency) tests built with ThreadSanitizer.
+# the daemon/client/integration (concurrency) tests and the JIT's worker pool built with
+# ThreadSanitizer.
 # then the libFuzzer targets (clang) for a short run each plus their regression inputs.
 # ctest prints a summary line for each. NND_TEST_SANITIZE=0 skips the ASan+UBSan pass,
 # NND_TEST_TSAN=0 the ThreadSanitizer pass, NND_TEST_FUZZ=0 the fuzz pass;
@@ -29,14 +30,17 @@ fi
 if [ "${NND_TEST_TSAN:-1}" != 0 ]; then
   # Only what the concurrency tests need; the installed-consumer test is left out (it builds
   # projects against the installed library with the host compiler flags, not TSan's).
-  echo "=== ThreadSanitizer build: daemon, client and integration tests"
+  echo "=== ThreadSanitizer build: daemon, client, integration and JIT worker-pool tests"
   cmake -S "$root" -B "$root/build-tsan" -DNND_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DNND_TSAN=ON >/dev/null
   cmake --build "$root/build-tsan" -j"$jobs" --target nnd nnctl nnd_fake_daemon nnd_test_daemon \
-    nnd_test_client nnd_test_integration
+    nnd_test_client nnd_test_integration nnd_test_jit_common
+  # Also the JIT's worker pool (one call on several threads): its own tests and concurrent calls
+  # of one engine. (TSan sees the pool's C++ hand-offs; the generated code is not instrumented.)
   (cd "$root/build-tsan" &&
-    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 NND_TEST_TIMEOUT_SCALE=4 \
-      ctest --output-on-failure -j"$jobs" --timeout 900 -L 'daemon|client|integration' -LE install)
+    export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 NND_TEST_TIMEOUT_SCALE=4 &&
+    ctest --output-on-failure -j"$jobs" --timeout 900 -L 'daemon|client|integration' -LE install &&
+    ctest --output-on-failure --timeout 900 -R '^jit\.(WorkerPool|JitThreadsConcurrency)\.')
 fi
 if [ "${NND_TEST_FUZZ:-1}" != 0 ]; then
   echo "=== libFuzzer build (clang): ${NND_FUZZ_SECONDS:-20} s per fuzz target + regression inputs"
