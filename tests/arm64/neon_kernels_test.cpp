@@ -1,24 +1,23 @@
-// The NEON generators of core/jit/arm64/neon_kernels.h called one by one (each body wrapped in a
-// bare function here), against float64 references written in this file: fast math within the
+// The NEON generators of core/jit/arm64/neon_kernels.h called one by one (each spec compiled
+// alone through arm64::emit_function: the frame, the body, the constant pool), against float64 references written in this file: fast math within the
 // bounds documented in x86/math.h, window kernels (max / average pooling, depthwise with bias,
 // activation and residual, bordered output) within 1e-5, over channel counts that leave every
 // vector tail, odd strides and dilations, batches 1 to 3. Canary NaNs around every buffer catch a
 // read or write outside it. Runs on the aarch64 build only (under qemu-aarch64 in the cross build).
 #include <gtest/gtest.h>
 
-#include <asmjit/arm/a64assembler.h>
 #include <asmjit/core.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "core/jit/arm64/emit_function.h"
 #include "core/jit/arm64/neon_kernels.h"
 #include "core/jit/kernel_args.h"
 
@@ -53,15 +52,13 @@ struct Guarded {
   std::vector<float> store;
 };
 
-// One generated body as a callable function.
+// One kernel spec as a callable function.
 class Kernel {
  public:
-  explicit Kernel(const std::function<void(asmjit::a64::Assembler&)>& body) {
+  explicit Kernel(const KernelSpec& spec) {
     asmjit::CodeHolder code;
     code.init(rt_.environment());
-    asmjit::a64::Assembler a(&code);
-    body(a);
-    a.ret(asmjit::a64::x30);
+    arm64::emit_function(code, spec, nullptr);
     if (rt_.add(&fn_, &code) != asmjit::kErrorOk) throw std::runtime_error("JitRuntime::add failed");
   }
   void run(std::vector<const void*> ins, float* out, float* weights, int64_t batch) const {
@@ -123,7 +120,7 @@ TEST(NeonFastMath, UnaryWithinTheDocumentedBounds) {
       s.count = count;
       s.act = c.act;
       s.alpha = 0.7f;
-      const Kernel k([&](asmjit::a64::Assembler& a) { emit_fast_unary(a, s); });
+      const Kernel k(s);
       for (int64_t batch : {1, 3}) {
         const size_t n = static_cast<size_t>(count * batch);
         Guarded in(n), out(n);
@@ -151,7 +148,7 @@ TEST(NeonFastMath, SoftmaxRows) {
   std::mt19937 rng(5);
   for (int64_t len : {1, 2, 3, 4, 5, 8, 13, 67}) {
     for (int64_t rows : {1, 3}) {
-      const Kernel k([&](asmjit::a64::Assembler& a) { emit_fast_softmax(a, rows, len); });
+      const Kernel k(FastSoftmaxSpec{rows, len});
       for (int64_t batch : {1, 2}) {
         const size_t n = static_cast<size_t>(len * rows * batch);
         Guarded in(n), out(n);
@@ -212,7 +209,7 @@ void check_window(const WindowCase& wc) {
   if (wc.op == WindowOp::kDepthwise) pack_depthwise_weights(s, 4, kernel, wc.bias ? &bias : nullptr, blob);
   Guarded weights(blob.size() + 4);
   std::copy(blob.begin(), blob.end(), weights.data());
-  const Kernel k([&](asmjit::a64::Assembler& a) { emit_window(a, s); });
+  const Kernel k(s);
   for (int64_t batch : {1, 3}) {
     const int64_t in_n = s.in_h * s.in_w * wc.c, out_n = wc.border ? psample * wc.c : wc.out_h * wc.out_w * wc.c;
     Guarded in(static_cast<size_t>(batch * in_n)), out(static_cast<size_t>(batch * out_n), -7.0f);
@@ -293,7 +290,7 @@ TEST(NeonLayerNorm, RowsWithAndWithoutGammaBeta) {
       for (size_t i = 0; i < weights.n; ++i) weights[i] = d(rng);
       if (params >= 1) s.gamma_off = 0;
       if (params >= 2) s.beta_off = block;
-      const Kernel k([&](asmjit::a64::Assembler& a) { emit_layernorm(a, s); });
+      const Kernel k(s);
       for (int64_t batch : {1, 2}) {
         const size_t n = static_cast<size_t>(batch * s.groups * block);
         Guarded in(n), out(n);
@@ -330,7 +327,7 @@ float bits_float(int32_t v) {
 void check_gather(const GatherSpec& s, const std::vector<float>& table, const std::string& what) {
   Guarded weights(table.size() + 4);
   std::copy(table.begin(), table.end(), weights.data() + s.table_off);
-  const Kernel k([&](asmjit::a64::Assembler& a) { emit_gather(a, s); });
+  const Kernel k(s);
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> d(-2.0f, 2.0f);
   for (int64_t batch : {1, 3}) {

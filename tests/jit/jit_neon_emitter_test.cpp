@@ -245,6 +245,29 @@ TEST(NeonKernels, EveryWordDecodes) {
 }
 
 // Planar and Winograd convolutions are optional forms NEON leaves to the direct convolution.
+// The window kernel's loops are recorded for the cost model: the samples (per sample), then in
+// each of the 3 output rows the 3 x 3 taps of every tile's channel blocks (7 pixels in tiles of 6:
+// one full tile and a remainder of one, each with a full and a partial block of 13 channels).
+TEST(NeonKernels, WindowLoopsAreRecordedForTheCostModel) {
+  const KernelSpec& dw = neon_family_specs()[0].second;
+  asmjit::CodeHolder code;
+  code.init(asmjit::Environment(asmjit::Arch::kAArch64));
+  LoopRecorder loops(2);
+  const size_t size = emit_function(code, dw, &loops);
+  const std::vector<LoopRecord> r = loops.records("dwconv");
+  ASSERT_EQ(r.size(), 1u + 1u + 4u * 2u);
+  EXPECT_TRUE(r[0].per_sample);
+  EXPECT_EQ(r[0].trips, 2);
+  EXPECT_EQ(r[0].parent, -1);
+  EXPECT_EQ(r[1].trips, 3);  // output rows
+  EXPECT_EQ(r[1].parent, 0);
+  for (size_t i = 2; i < r.size(); ++i) {
+    EXPECT_EQ(r[i].trips, 3) << i;  // kernel rows, kernel columns
+    EXPECT_EQ(r[i].parent, i % 2 == 0 ? 1 : static_cast<int>(i) - 1) << i;
+    EXPECT_LE(r[i].end, size);
+  }
+}
+
 TEST(NeonKernels, FamiliesWithoutAGeneratorAreDeclined) {
   EXPECT_FALSE(emits(WinogradInSpec{}));
   EXPECT_FALSE(emits(WinogradOutSpec{}));

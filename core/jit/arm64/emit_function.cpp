@@ -36,7 +36,7 @@ void emit_body(NeonEmitter& ve, const KernelSpec& spec) {
         else if constexpr (std::is_same_v<T, ConcatSpec>) emit_concat(ve, s.outer, s.inner);
         else if constexpr (std::is_same_v<T, PositionScaleSpec>) emit_position_scale(ve, s.positions, s.channels, s.map_off);
         else if constexpr (std::is_same_v<T, ParamEltSpec>) emit_param_elt(ve, s);
-        else if constexpr (neon::emits<T>()) neon::emit(ve.as(), s);
+        else if constexpr (neon::emits<T>()) neon::emit(ve, s);
         else throw Error(ErrorCode::kInternal, "JIT internal error: no NEON generator for this kernel spec");
       },
       spec);

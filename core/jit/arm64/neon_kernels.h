@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "core/ir/activation.h"
+#include "core/jit/arm64/neon_emitter.h"
 #include "core/jit/specs/data_movement.h"
 #include "core/jit/specs/elementwise.h"
 #include "core/jit/specs/layernorm.h"
@@ -20,7 +21,7 @@
 namespace nnd::jit::neon {
 
 // f32-dwconv / f32-maxpool / f32-avgpool (WindowSpec; rows and vmax from kernel_config).
-void emit_window(asmjit::a64::Assembler& a, const WindowSpec& s);
+void emit_window(arm64::NeonEmitter& ve, const WindowSpec& s);
 
 // f32-fast-<act>: y = act(x) over batch * count floats (fast_math_kind kinds).
 void emit_fast_unary(asmjit::a64::Assembler& a, const FastUnarySpec& s);
@@ -47,10 +48,10 @@ constexpr bool emits() {
          std::is_same_v<Spec, FastSoftmaxSpec> || std::is_same_v<Spec, LayerNormSpec> ||
          std::is_same_v<Spec, GatherSpec>;
 }
-inline void emit(asmjit::a64::Assembler& a, const WindowSpec& s) { emit_window(a, s); }
-inline void emit(asmjit::a64::Assembler& a, const FastUnarySpec& s) { emit_fast_unary(a, s); }
-inline void emit(asmjit::a64::Assembler& a, const FastSoftmaxSpec& s) { emit_fast_softmax(a, s.rows, s.len); }
-inline void emit(asmjit::a64::Assembler& a, const LayerNormSpec& s) { emit_layernorm(a, s); }
-inline void emit(asmjit::a64::Assembler& a, const GatherSpec& s) { emit_gather(a, s); }
+inline void emit(arm64::NeonEmitter& ve, const WindowSpec& s) { emit_window(ve, s); }
+inline void emit(arm64::NeonEmitter& ve, const FastUnarySpec& s) { emit_fast_unary(ve.as(), s); }
+inline void emit(arm64::NeonEmitter& ve, const FastSoftmaxSpec& s) { emit_fast_softmax(ve.as(), s.rows, s.len); }
+inline void emit(arm64::NeonEmitter& ve, const LayerNormSpec& s) { emit_layernorm(ve.as(), s); }
+inline void emit(arm64::NeonEmitter& ve, const GatherSpec& s) { emit_gather(ve.as(), s); }
 
 }  // namespace nnd::jit::neon

@@ -143,6 +143,18 @@ void counted_loop(NeonEmitter& ve, const a64::Gp& counter, int64_t n, Body&& bod
   count_down_loop(ve, counter, Trips::fixed(n), body);
 }
 
+// body() n >= 0 times: no code for 0, the body once without a loop for 1, else counted_loop (the
+// body then advances its own pointers each time, as the code after the loop expects).
+template <typename Body>
+void times_loop(NeonEmitter& ve, const a64::Gp& counter, int64_t n, Body&& body) {
+  if (n <= 0) return;
+  if (n == 1) {
+    body();
+    return;
+  }
+  counted_loop(ve, counter, n, body);
+}
+
 // body() n >= 1 times with advance() between iterations; n == 1: body() once, no loop.
 template <typename Body, typename Advance>
 void repeat_loop(NeonEmitter& ve, const a64::Gp& counter, int64_t n, Body&& body, Advance&& advance) {
