@@ -268,6 +268,20 @@ TEST(NeonKernels, WindowLoopsAreRecordedForTheCostModel) {
   }
 }
 
+// Every family of neon_kernels.h records its loops, the outermost per sample of the call.
+TEST(NeonKernels, EveryFamilyRecordsItsLoops) {
+  for (const auto& [name, spec] : neon_family_specs()) {
+    asmjit::CodeHolder code;
+    code.init(asmjit::Environment(asmjit::Arch::kAArch64));
+    LoopRecorder loops(3);
+    emit_function(code, spec, &loops);
+    const std::vector<LoopRecord> r = loops.records(name);
+    ASSERT_FALSE(r.empty()) << name;
+    EXPECT_TRUE(r[0].per_sample) << name;
+    EXPECT_EQ(r[0].parent, -1) << name;
+  }
+}
+
 TEST(NeonKernels, FamiliesWithoutAGeneratorAreDeclined) {
   EXPECT_FALSE(emits(WinogradInSpec{}));
   EXPECT_FALSE(emits(WinogradOutSpec{}));

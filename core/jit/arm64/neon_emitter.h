@@ -40,11 +40,12 @@ class NeonEmitter {
   static constexpr int usable_regs() { return 31; }
   static constexpr int scratch() { return 31; }
 
-  // Registers by index: the 128-bit view (q / .4s arrangement), one lane, the scalar views.
+  // Registers by index: the 128-bit view (q / .4s arrangement), one lane, the byte and scalar views.
   static a64::VecV q(int v) { return a64::VecV(static_cast<uint32_t>(v)); }
   static a64::VecV s4(int v) { return a64::VecV(static_cast<uint32_t>(v)).s4(); }
   static a64::VecV lane(int v, int i) { return a64::VecV(static_cast<uint32_t>(v)).s(static_cast<uint32_t>(i)); }
   static a64::VecV b16(int v) { return a64::VecV(static_cast<uint32_t>(v)).b16(); }
+  static a64::VecS scalar(int v) { return a64::VecS(static_cast<uint32_t>(v)); }  // sN, lane 0
 
   // ---- general-purpose helpers ----
   void mov_imm(const a64::Gp& d, int64_t v);

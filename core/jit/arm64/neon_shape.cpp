@@ -2,21 +2,38 @@
 // Horizontal sums are two FADDP; a tail of fewer than 4 floats in layer norm's variance pass is
 // summed in scalar registers, so lanes past the row add nothing.
 #include <algorithm>
+#include <cstdint>
 
-#include "core/jit/arm64/neon_asm_p.h"
 #include "core/jit/arm64/neon_kernels.h"
+#include "core/jit/arm64/regs_p.h"
 #include "core/util/error.h"
 
 namespace nnd::jit::neon {
 
 namespace {
 
+namespace a64 = asmjit::a64;
+namespace regs = arm64::regs;
 using a64::GpX;
+using arm64::NeonEmitter;
 
-// v = the sum of its lanes, in every lane.
-void hsum(a64::Assembler& a, int v) {
-  a.faddp(vs(v), vs(v), vs(v));
-  a.faddp(vs(v), vs(v), vs(v));
+constexpr int kLanes = NeonEmitter::width();
+a64::VecV vs(int v) { return NeonEmitter::s4(v); }
+a64::VecS vsc(int v) { return NeonEmitter::scalar(v); }
+
+// Walks `count` floats: body(off, lanes) per vector (lanes < 4 only for the last), `unroll`
+// vectors per iteration of a loop counted by `counter` with advance(bytes) after each iteration,
+// then the remaining vectors and the tail at offsets from the advanced pointers.
+template <typename Body, typename Advance>
+void chunks(NeonEmitter& ve, const GpX& counter, int64_t count, int unroll, Body&& body, Advance&& advance) {
+  const int64_t per = int64_t{unroll} * kLanes, groups = count / per;
+  regs::times_loop(ve, counter, groups, [&] {
+    for (int u = 0; u < unroll; ++u) body(int64_t{u} * 16, kLanes);
+    advance(per * 4);
+  });
+  int64_t rest = count - groups * per, off = 0;
+  for (; rest >= kLanes; rest -= kLanes, off += 16) body(off, kLanes);
+  if (rest > 0) body(off, static_cast<int>(rest));
 }
 
 }  // namespace
@@ -24,7 +41,8 @@ void hsum(a64::Assembler& a, int v) {
 // x1 group input, x2 group output, x3 weights, x4 groups left, x5 / x6 running input / output,
 // x7 gamma, x8 beta, x9 chunk counter; v0 mean, v1 x, v2 variance -> 1 / std, v3 temporary,
 // v5 the variance pass's scalar tail sum.
-void emit_layernorm(a64::Assembler& a, const LayerNormSpec& s) {
+void emit_layernorm(NeonEmitter& ve, const LayerNormSpec& s) {
+  a64::Assembler& a = ve.as();
   const int64_t M = s.block;
   const GpX in = a64::x1, out = a64::x2, weights = a64::x3, groups = a64::x4, src = a64::x5, dst = a64::x6;
   const GpX gamma = a64::x7, beta = a64::x8, cnt = a64::x9;
@@ -34,82 +52,80 @@ void emit_layernorm(a64::Assembler& a, const LayerNormSpec& s) {
   a.ldr(out, a64::ptr(a64::x0, 8));
   a.ldr(weights, a64::ptr(a64::x0, 16));
   a.ldr(groups, a64::ptr(a64::x0, 24));
-  mov_imm(a, a64::x16, s.groups);
-  a.mul(groups, groups, a64::x16);
-  const auto adv_src = [&](int64_t b) { add_imm(a, src, b); };
-  Label group = a.newLabel();
-  a.bind(group);
-  // Pass 1: the mean (a partial load leaves zeros in the lanes past the row).
-  a.mov(src, in);
-  a.movi(vs(kMean), 0);
-  chunks(a, cnt, M, 4, [&](int64_t off, int lanes) {
-    load_lanes(a, kX, src, off, lanes);
-    a.fadd(vs(kMean), vs(kMean), vs(kX));
-  }, adv_src);
-  hsum(a, kMean);
-  dup_const(a, kX, static_cast<float>(M));
-  a.fdiv(vs(kMean), vs(kMean), vs(kX));
-  // Pass 2: the variance -> 1 / sqrt(var + eps).
-  a.mov(src, in);
-  a.movi(vs(kInv), 0);
-  a.movi(vs(kTail), 0);
-  chunks(a, cnt, M, 4, [&](int64_t off, int lanes) {
-    if (lanes == kLanes) {
-      load(a, kX, src, off);
-      a.fsub(vs(kX), vs(kX), vs(kMean));
-      a.fmla(vs(kInv), vs(kX), vs(kX));
-      return;
-    }
-    for (int i = 0; i < lanes; ++i) {
-      load_lanes(a, kX, src, off + 4 * i, 1);
-      a.fsub(vsc(kX), vsc(kX), vsc(kMean));
-      a.fmadd(vsc(kTail), vsc(kX), vsc(kX), vsc(kTail));
-    }
-  }, adv_src);
-  hsum(a, kInv);
-  a.fadd(vsc(kInv), vsc(kInv), vsc(kTail));
-  a.dup(vs(kInv), a64::VecV(kInv).s(0));
-  dup_const(a, kX, static_cast<float>(M));
-  a.fdiv(vs(kInv), vs(kInv), vs(kX));
-  dup_const(a, kX, s.epsilon);
-  a.fadd(vs(kInv), vs(kInv), vs(kX));
-  a.fsqrt(vs(kInv), vs(kInv));
-  dup_const(a, kX, 1.0f);
-  a.fdiv(vs(kInv), vs(kX), vs(kInv));
-  // Pass 3: normalise, scale, shift.
-  a.mov(src, in);
-  a.mov(dst, out);
-  add_imm(a, gamma, weights, std::max<int64_t>(s.gamma_off, 0) * 4);
-  add_imm(a, beta, weights, std::max<int64_t>(s.beta_off, 0) * 4);
-  chunks(a, cnt, M, 4, [&](int64_t off, int lanes) {
-    load_lanes(a, kX, src, off, lanes);
-    a.fsub(vs(kX), vs(kX), vs(kMean));
-    a.fmul(vs(kX), vs(kX), vs(kInv));
-    if (s.gamma_off >= 0) {
-      load_lanes(a, kT, gamma, off, lanes);
-      a.fmul(vs(kX), vs(kX), vs(kT));
-    }
-    if (s.beta_off >= 0) {
-      load_lanes(a, kT, beta, off, lanes);
-      a.fadd(vs(kX), vs(kX), vs(kT));
-    }
-    store_lanes(a, dst, off, kX, lanes);
-  }, [&](int64_t b) {
-    add_imm(a, src, b);
-    add_imm(a, dst, b);
-    add_imm(a, gamma, b);
-    add_imm(a, beta, b);
+  ve.mul_imm(groups, s.groups);
+  const auto adv_src = [&](int64_t b) { ve.add_imm(src, b); };
+  regs::count_down_loop(ve, groups, Trips::samples(s.groups), [&] {
+    // Pass 1: the mean (a partial load leaves zeros in the lanes past the row).
+    a.mov(src, in);
+    ve.zero(kMean);
+    chunks(ve, cnt, M, 4, [&](int64_t off, int lanes) {
+      ve.load_lanes(kX, src, off, lanes);
+      ve.add(kMean, kMean, kX);
+    }, adv_src);
+    ve.hsum(kMean, kMean);
+    ve.load_const(kX, static_cast<float>(M));
+    ve.div(kMean, kMean, kX);
+    // Pass 2: the variance -> 1 / sqrt(var + eps).
+    a.mov(src, in);
+    ve.zero(kInv);
+    ve.zero(kTail);
+    chunks(ve, cnt, M, 4, [&](int64_t off, int lanes) {
+      if (lanes == kLanes) {
+        ve.load(kX, src, off);
+        ve.sub(kX, kX, kMean);
+        ve.fmadd(kInv, kX, kX);
+        return;
+      }
+      for (int i = 0; i < lanes; ++i) {
+        ve.load_scalar(kX, src, off + 4 * i);
+        a.fsub(vsc(kX), vsc(kX), vsc(kMean));
+        a.fmadd(vsc(kTail), vsc(kX), vsc(kX), vsc(kTail));
+      }
+    }, adv_src);
+    ve.hsum(kInv, kInv);
+    a.fadd(vsc(kInv), vsc(kInv), vsc(kTail));
+    a.dup(vs(kInv), NeonEmitter::lane(kInv, 0));
+    ve.load_const(kX, static_cast<float>(M));
+    ve.div(kInv, kInv, kX);
+    ve.load_const(kX, s.epsilon);
+    ve.add(kInv, kInv, kX);
+    ve.sqrt(kInv, kInv);
+    ve.load_const(kX, 1.0f);
+    ve.div(kInv, kX, kInv);
+    // Pass 3: normalise, scale, shift.
+    a.mov(src, in);
+    a.mov(dst, out);
+    ve.add_imm(gamma, weights, std::max<int64_t>(s.gamma_off, 0) * 4);
+    ve.add_imm(beta, weights, std::max<int64_t>(s.beta_off, 0) * 4);
+    chunks(ve, cnt, M, 4, [&](int64_t off, int lanes) {
+      ve.load_lanes(kX, src, off, lanes);
+      ve.sub(kX, kX, kMean);
+      ve.mul(kX, kX, kInv);
+      if (s.gamma_off >= 0) {
+        ve.load_lanes(kT, gamma, off, lanes);
+        ve.mul(kX, kX, kT);
+      }
+      if (s.beta_off >= 0) {
+        ve.load_lanes(kT, beta, off, lanes);
+        ve.add(kX, kX, kT);
+      }
+      ve.store_lanes(dst, off, kX, lanes);
+    }, [&](int64_t b) {
+      ve.add_imm(src, b);
+      ve.add_imm(dst, b);
+      ve.add_imm(gamma, b);
+      ve.add_imm(beta, b);
+    });
+    ve.add_imm(in, M * 4);
+    ve.add_imm(out, M * 4);
   });
-  add_imm(a, in, M * 4);
-  add_imm(a, out, M * 4);
-  a.subs(groups, groups, 1);
-  a.b_ne(group);
 }
 
 // x1 sample input, x2 sample output, x3 run table, x4 samples left, x5 run entry, x6 runs left,
 // x7 run output, x8-x11 the taps' inputs, x12 chunk counter; v0 sum, v1 tap input, v4-v7 tap
 // weights.
-void emit_gather(a64::Assembler& a, const GatherSpec& s) {
+void emit_gather(NeonEmitter& ve, const GatherSpec& s) {
+  a64::Assembler& a = ve.as();
   const int T = s.taps;
   if (T < 1 || T > 4) throw Error(ErrorCode::kInternal, "JIT internal error: a gather of more than 4 taps");
   const GpX in = a64::x1, out = a64::x2, table = a64::x3, batch = a64::x4, entry = a64::x5, runs = a64::x6;
@@ -120,55 +136,50 @@ void emit_gather(a64::Assembler& a, const GatherSpec& s) {
   a.ldr(in, a64::ptr(in, 0));
   a.ldr(out, a64::ptr(a64::x0, 8));
   a.ldr(table, a64::ptr(a64::x0, 16));
-  add_imm(a, table, s.table_off * 4);
+  ve.add_imm(table, s.table_off * 4);
   a.ldr(batch, a64::ptr(a64::x0, 24));
-  Label sample = a.newLabel();
-  a.bind(sample);
-  if (s.zero_fill) {
-    a.movi(vs(kSum), 0);
-    a.mov(dst, out);
-    chunks(a, cnt, s.out_count, 4, [&](int64_t off, int lanes) { store_lanes(a, dst, off, kSum, lanes); },
-           [&](int64_t b) { add_imm(a, dst, b); });
-  }
-  if (s.runs > 0) {
-    const int64_t entry_bytes = run_entries(T) * 4;
-    a.mov(entry, table);
-    counted_loop(a, runs, s.runs, [&] {
-      for (int t = 0; t < T; ++t) {
-        a.ldrsw(src[t], a64::ptr(entry, t * 4));
-        a.lsl(src[t], src[t], 2);
-        a.add(src[t], in, src[t]);
-      }
-      a.ldrsw(dst, a64::ptr(entry, T * 4));
-      a.lsl(dst, dst, 2);
-      a.add(dst, out, dst);
-      if (T > 1) {
+  regs::count_down_loop(ve, batch, Trips::samples(1), [&] {
+    if (s.zero_fill) {
+      ve.zero(kSum);
+      a.mov(dst, out);
+      chunks(ve, cnt, s.out_count, 4, [&](int64_t off, int lanes) { ve.store_lanes(dst, off, kSum, lanes); },
+             [&](int64_t b) { ve.add_imm(dst, b); });
+    }
+    if (s.runs > 0) {
+      const int64_t entry_bytes = run_entries(T) * 4;
+      a.mov(entry, table);
+      regs::times_loop(ve, runs, s.runs, [&] {
         for (int t = 0; t < T; ++t) {
-          add_imm(a, a64::x17, entry, (T + 1 + t) * 4);
-          a.ld1r(vs(kWeight + t), a64::ptr(a64::x17));
+          a.ldrsw(src[t], a64::ptr(entry, t * 4));
+          a.lsl(src[t], src[t], 2);
+          a.add(src[t], in, src[t]);
         }
-      }
-      chunks(a, cnt, s.len, 4, [&](int64_t off, int lanes) {
-        load_lanes(a, kSum, src[0], off, lanes);
+        a.ldrsw(dst, a64::ptr(entry, T * 4));
+        a.lsl(dst, dst, 2);
+        a.add(dst, out, dst);
         if (T > 1) {
-          a.fmul(vs(kSum), vs(kSum), vs(kWeight));
-          for (int t = 1; t < T; ++t) {
-            load_lanes(a, kX, src[t], off, lanes);
-            a.fmla(vs(kSum), vs(kX), vs(kWeight + t));
-          }
+          for (int t = 0; t < T; ++t) ve.broadcast(kWeight + t, entry, (T + 1 + t) * 4);
         }
-        store_lanes(a, dst, off, kSum, lanes);
-      }, [&](int64_t b) {
-        for (int t = 0; t < T; ++t) add_imm(a, src[t], b);
-        add_imm(a, dst, b);
+        chunks(ve, cnt, s.len, 4, [&](int64_t off, int lanes) {
+          ve.load_lanes(kSum, src[0], off, lanes);
+          if (T > 1) {
+            ve.mul(kSum, kSum, kWeight);
+            for (int t = 1; t < T; ++t) {
+              ve.load_lanes(kX, src[t], off, lanes);
+              ve.fmadd(kSum, kX, kWeight + t);
+            }
+          }
+          ve.store_lanes(dst, off, kSum, lanes);
+        }, [&](int64_t b) {
+          for (int t = 0; t < T; ++t) ve.add_imm(src[t], b);
+          ve.add_imm(dst, b);
+        });
+        ve.add_imm(entry, entry_bytes);
       });
-      add_imm(a, entry, entry_bytes);
-    });
-  }
-  add_imm(a, in, s.in_count * 4);
-  add_imm(a, out, s.out_count * 4);
-  a.subs(batch, batch, 1);
-  a.b_ne(sample);
+    }
+    ve.add_imm(in, s.in_count * 4);
+    ve.add_imm(out, s.out_count * 4);
+  });
 }
 
 }  // namespace nnd::jit::neon
