@@ -47,9 +47,17 @@ SealedFile SealedFile::read(const std::string& path, uint64_t max_bytes) {
       throw Error(ErrorCode::kIo, path + ": cannot allocate " + std::to_string(n) + " bytes: " + errno_text());
     }
     // Read straight into a writable mapping (one copy), unmapped again before sealing: the
-    // kernel refuses F_SEAL_WRITE while a shared writable mapping exists.
+    // kernel refuses F_SEAL_WRITE while a shared writable mapping exists, in this process or in
+    // any other. MADV_DONTFORK keeps it out of the children other threads fork meanwhile (the
+    // model validators, `nnd --validate-model`): a child holds its copy of the mapping until it
+    // execs, and the seal then failed with EBUSY (seen under valgrind, where exec is slow).
     void* w = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, out.fd_, 0);
     if (w == MAP_FAILED) throw Error(ErrorCode::kIo, path + ": mmap: " + errno_text());
+    if (::madvise(w, n, MADV_DONTFORK) != 0) {
+      const int e = errno;
+      ::munmap(w, n);
+      throw Error(ErrorCode::kIo, path + ": madvise(MADV_DONTFORK): " + std::strerror(e));
+    }
     size_t done = 0;
     int err = 0;
     while (done < n) {
