@@ -18,6 +18,7 @@
 #include "core/jit/kernel_config.h"
 #include "core/jit/specs/conv.h"
 #include "core/util/error.h"
+#include "tests/support/neon_conv_spec.h"
 #include "tools/cost_model/cost_model.h"
 
 namespace nnd::cost {
@@ -32,23 +33,7 @@ std::optional<LlvmTools> tools() {
 }
 
 jit::ConvSpec conv_spec(int64_t h, int64_t w, int64_t cin, int64_t cout, int64_t k, bool rows) {
-  jit::ConvSpec s;
-  s.in_h = h + k - 1;
-  s.in_w = w + k - 1;
-  s.in_c = cin;
-  s.out_h = h;
-  s.out_w = w;
-  s.out_c = cout;
-  s.kh = s.kw = k;
-  s.cin_g = cin;
-  s.cout_g = cout;
-  s.rows_mode = rows;
-  s.has_bias = true;
-  s.act = ActivationKind::kRelu;
-  s.blocking = jit::conv_blocking(jit::isa_traits(jit::Isa::kNeon), cout);
-  std::vector<float> kernel(static_cast<size_t>(k * k * cin * cout), 0.5f), bias(static_cast<size_t>(cout)), blob;
-  jit::pack_conv_weights(s, 4, kernel, &bias, blob);
-  return s;
+  return test::neon_conv_spec(h, w, cin, cout, k, rows, ActivationKind::kRelu, 0.0f);
 }
 
 jit::CompiledKernel neon_kernel(const std::string& name, const jit::ConvSpec& s) {

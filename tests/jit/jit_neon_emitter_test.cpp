@@ -23,6 +23,7 @@
 #include "core/jit/kernel_config.h"
 #include "core/jit/specs/conv.h"
 #include "core/util/error.h"
+#include "tests/support/neon_conv_spec.h"
 #include "tests/support/test_temp_dir.h"
 
 namespace nnd::jit::arm64 {
@@ -144,23 +145,7 @@ std::string disassemble(const W& w) {
 }
 
 ConvSpec conv(int64_t h, int64_t w, int64_t cin, int64_t cout, int64_t k, bool rows) {
-  ConvSpec s;
-  s.in_h = h + k - 1;
-  s.in_w = w + k - 1;
-  s.in_c = cin;
-  s.out_h = h;
-  s.out_w = w;
-  s.out_c = cout;
-  s.kh = s.kw = k;
-  s.cin_g = cin;
-  s.cout_g = cout;
-  s.rows_mode = rows;
-  s.has_bias = true;
-  s.act = ActivationKind::kRelu6;
-  s.blocking = conv_blocking(isa_traits(Isa::kNeon), cout);
-  std::vector<float> kernel(static_cast<size_t>(k * k * cin * cout), 0.5f), bias(static_cast<size_t>(cout), 1.0f), blob;
-  pack_conv_weights(s, 4, kernel, &bias, blob);
-  return s;
+  return test::neon_conv_spec(h, w, cin, cout, k, rows, ActivationKind::kRelu6, 1.0f);
 }
 
 // One spec of each family of arm64/neon_kernels.h (window, fast math, layer norm, gather), with
