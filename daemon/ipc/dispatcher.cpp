@@ -26,7 +26,8 @@ Dispatcher::~Dispatcher() {
   for (auto& t : workers_) t.join();
 }
 
-void Dispatcher::start(int64_t spin_ns) {
+void Dispatcher::start(int64_t spin_ns, uint32_t cores) {
+  cores_ = std::max<uint32_t>(1, cores);
   sleeper_.open(spin_ns);
   queue_capacity_ = size_t{opt_.max_clients} * NND_IPC_MAX_SLOTS;
   {
@@ -113,6 +114,7 @@ void Dispatcher::refresh_models_locked() {
     p.max_batch = std::max<uint32_t>(1, m->settings.max_batch);
     p.batch_delay_ns = int64_t{m->settings.batch_delay_us} * 1000;
     p.priority = m->settings.priority;
+    p.threads = static_cast<uint32_t>(std::max(1, m->run_threads));
     e.queue = scheduler_.queue_for(m.get(), p, queue_capacity_);
     e.stats = stats_.for_model(m->settings.name);
     ModelView v;
@@ -308,6 +310,12 @@ void Dispatcher::run_batch(WorkerScratch& ws) {
 // with nothing else queued runs on the poller, which polls again right after: a client sending
 // small requests back to back then never meets a sleeping daemon thread (nnd_ipcbench,
 // bench/ipcbench.cpp, measures both cases).
+uint32_t Dispatcher::split_threads_free_locked() const {
+  if (running_split_ == 0) return sched::Scheduler::kAnyThreads;  // one split run may always start
+  if (opt_.workers > 1 && running_split_ >= opt_.workers - 1) return 0;  // keep a worker for the rest
+  return cores_ > running_split_threads_ ? cores_ - running_split_threads_ : 0;
+}
+
 bool Dispatcher::worth_handing_off(const sched::Batch& batch) const {
   if (scheduler_.queued() > 0) return true;
   const Request* first = static_cast<const Request*>(batch.items.front()->user);
@@ -338,9 +346,16 @@ void Dispatcher::worker_main(unsigned w) {
     int64_t now = mono_ns();
     if (ingest_locked(now)) idle_since = now;
     int64_t next_due = kNever;
-    if (scheduler_.pick(now, ws.batch, &next_due)) {
+    if (scheduler_.pick(now, ws.batch, &next_due, split_threads_free_locked())) {
       const bool has_batch = ws.batch.queue != nullptr;
+      const uint32_t split_threads = has_batch && ws.batch.queue->params().threads > 1
+                                         ? ws.batch.queue->params().threads
+                                         : 0;
       if (has_batch) ++running_;
+      if (split_threads) {
+        ++running_split_;
+        running_split_threads_ += split_threads;
+      }
       if (opt_.workers > 1 && has_batch && worth_handing_off(ws.batch)) {
         poller = false;
         poller_active_ = false;
@@ -353,6 +368,12 @@ void Dispatcher::worker_main(unsigned w) {
       if (has_batch) run_batch(ws);
       lk.lock();
       if (has_batch) --running_;
+      if (split_threads) {
+        --running_split_;
+        running_split_threads_ -= split_threads;
+        // A split queue held back meanwhile is due now; the poller may be asleep without a timeout.
+        if (!poller && scheduler_.queued() > 0) sleeper_.poke();
+      }
       idle_since = mono_ns();
       if (draining_) drain_cv_.notify_all();
       continue;

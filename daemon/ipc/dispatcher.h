@@ -12,6 +12,11 @@
 //    last run took 200 us or more. A short batch with nothing else queued runs on the poller.
 //  * Running a batch (BatchRunner) and finishing its requests happen without the dispatch mutex.
 //  * A poller with nothing to do spins, then sleeps (Sleeper).
+//  * Split models (ServedModel::run_threads > 1) run on several cores per batch. Split batches run
+//    side by side only while their threads fit the daemon's cores (`cores_`, its affinity mask),
+//    and with several workers at most workers - 1 of them at once: another model's request never
+//    waits behind split runs for a worker, and a split run does not compete with a second one
+//    for the same cores. The worker that ends a split run pokes the poller to pick again.
 //
 // Threads and locks:
 //  * `mu_` (the dispatch mutex) guards the session list, the scheduler, the model cache, the
@@ -50,7 +55,8 @@ class Dispatcher {
 
   // Opens the sleeper, caches the current models and starts the worker threads. Throws
   // std::runtime_error.
-  void start(int64_t spin_ns);
+  // `cores`: CPUs the daemon may use (the budget of split runs, see above).
+  void start(int64_t spin_ns, uint32_t cores);
 
   // Control thread: a welcomed session is polled from now on / a session that ended is not
   // polled any more (it is marked dead; its requests in flight are dropped when they finish).
@@ -89,6 +95,8 @@ class Dispatcher {
   void worker_main(unsigned w);
   void setup_worker_thread(unsigned w) const;
   void run_batch(WorkerScratch& ws);
+  // Under mu_: the threads a split batch may still use now (Scheduler::pick's split_threads_free).
+  uint32_t split_threads_free_locked() const;
 
   // Under mu_.
   void refresh_models_locked();
@@ -122,6 +130,9 @@ class Dispatcher {
   bool stop_workers_ = false;
   bool draining_ = false;
   uint32_t running_ = 0;          // batches being executed
+  uint32_t running_split_ = 0;    // of which split batches
+  uint32_t running_split_threads_ = 0;  // and their threads
+  uint32_t cores_ = 1;
   size_t queue_capacity_ = 0;
   std::vector<std::thread> workers_;
 };

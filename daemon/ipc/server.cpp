@@ -149,7 +149,7 @@ void Server::start() {
 
   if (d.listen_fd < 0) d.bind_socket();  // else listen() did, before a privilege drop
   d.started = true;
-  d.dispatcher.start(spin_ns);
+  d.dispatcher.start(spin_ns, static_cast<uint32_t>(ncpu));
   d.control.start(d.listen_fd);
   d.log(kInfo, "listening on " + d.path + " with " + std::to_string(d.opt.workers) + " worker(s)");
 }

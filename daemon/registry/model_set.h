@@ -44,6 +44,8 @@ struct ServedModel {
   std::vector<size_t> input_sample_bytes;  // per graph input
   std::vector<size_t> output_sample_bytes; // per graph output (float32)
   std::unique_ptr<Engine> engine;  // shared by all workers
+  int run_threads = 1;           // cores one run uses (JitEngine::threads()); > 1: the dispatcher
+                                 // schedules it as a split model (daemon/ipc/dispatcher.h)
   double compile_ms = 0;
   uint64_t code_bytes = 0;       // 0 for the reference engine
   uint64_t file_mtime_ns = 0;    // to decide whether a reload must recompile

@@ -195,6 +195,7 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
   // Generated machine code (0 for the reference engine, which generates none).
   if (const auto* jit = dynamic_cast<const jit::JitEngine*>(m->engine.get())) {
     m->code_bytes = jit->code_bytes();
+    m->run_threads = jit->threads();
     const jit::IsaSelection& sel = jit->isa_selection();
     if (log) {
       for (const std::string& w : sel.warnings) log(LogLevel::kWarning, "model '" + settings.name + "': " + w);
@@ -293,10 +294,11 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
     if (options.log) {
       char buf[512];
       std::snprintf(buf, sizeof buf,
-                    "model '%s' v%u: compiled in %.1f ms, code %llu bytes, engine %s, "
+                    "model '%s' v%u: compiled in %.1f ms, code %llu bytes, engine %s%s, "
                     "%lld parameters, %lld FLOPs/sample, signature %016llx",
                     m.settings.name.c_str(), m.version, m.compile_ms,
                     static_cast<unsigned long long>(m.code_bytes), m.engine_name.c_str(),
+                    m.run_threads > 1 ? (" on " + std::to_string(m.run_threads) + " threads").c_str() : "",
                     static_cast<long long>(m.parameters),
                     static_cast<long long>(m.flops_per_sample),
                     static_cast<unsigned long long>(m.signature));

@@ -100,7 +100,7 @@ int64_t Scheduler::effective_priority(const Queue& q, int64_t now) const {
   return p;
 }
 
-bool Scheduler::pick(int64_t now, Batch& batch, int64_t* next_due) {
+bool Scheduler::pick(int64_t now, Batch& batch, int64_t* next_due, uint32_t split_threads_free) {
   batch.clear();
   Queue* best = nullptr;
   int64_t best_prio = 0;
@@ -116,6 +116,11 @@ bool Scheduler::pick(int64_t now, Batch& batch, int64_t* next_due) {
     }
     if (removed) q.recompute();
     if (q.empty()) continue;
+    if (q.params_.threads > 1 && q.params_.threads > split_threads_free) {
+      // Held back until a split run ends; only its deadlines wake the caller meanwhile.
+      if (q.top()->deadline_ns != kNoDeadline) next = std::min(next, q.top()->deadline_ns);
+      continue;
+    }
     const bool due = q.samples_ >= q.params_.max_batch || q.due_ <= now;
     if (!due) {
       next = std::min(next, q.due_);

@@ -21,6 +21,12 @@
 //    its model priority plus one level per Policy::aging_ns its oldest request has waited; the
 //    highest effective priority wins, ties go to the queue that became due first. So a burst of a
 //    high-priority model delays a lower one by at most (priority difference) * aging_ns.
+//  * Split models (QueueParams::threads > 1: one run uses that many cores) are picked only while
+//    the caller's budget of free cores allows (pick's split_threads_free). The server lets split
+//    batches run side by side only while their threads fit the daemon's cores, and never on every
+//    worker, so a small request of another model starts at once instead of waiting behind them
+//    (a second split run would only compete for the same cores). A held-back queue is not due and
+//    only its head's deadline bounds next_due: the server picks again when a split run ends.
 //
 // No allocation on the hot path: queues reserve their capacity at creation (the server passes the
 // largest number of requests that can be in flight), pick() fills a caller-owned Batch whose
@@ -52,6 +58,7 @@ struct QueueParams {
   uint32_t max_batch = 1;
   int64_t batch_delay_ns = 0;
   int32_t priority = 0;
+  uint32_t threads = 1;  // cores one run uses (the model's engine threads); > 1: a split model
 };
 
 struct Policy {
@@ -126,8 +133,11 @@ class Scheduler {
   // Collects every expired request at the head of the queues into batch.expired and, if some
   // queue is due at `now`, forms one batch from the winning queue. Returns true when it produced
   // anything. *next_due (optional) receives the earliest time a non-due queue becomes due
-  // (INT64_MAX if none) so the caller knows how long it may sleep.
-  bool pick(int64_t now, Batch& batch, int64_t* next_due = nullptr);
+  // (INT64_MAX if none) so the caller knows how long it may sleep. A queue with params().threads
+  // > 1 is skipped while its threads exceed `split_threads_free` (its expired requests are still
+  // collected, and its head's deadline still bounds *next_due so it is answered on time).
+  static constexpr uint32_t kAnyThreads = UINT32_MAX;
+  bool pick(int64_t now, Batch& batch, int64_t* next_due = nullptr, uint32_t split_threads_free = kAnyThreads);
 
   // Removes every request (for shutdown or a dead client sweep): calls f(Item*) for each.
   template <typename F>

@@ -99,7 +99,7 @@ struct ControlFixture {
     opt.workers = 1;
     opt.handshake_timeout_ms = handshake_timeout_ms;
     dispatcher = std::make_unique<Dispatcher>(opt, registry, log, counters, stats);
-    dispatcher->start(0);
+    dispatcher->start(0, 2);
     control = std::make_unique<ControlPlane>(opt, registry, log, counters, stats, *dispatcher, 99);
     unlink(path.c_str());
     listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

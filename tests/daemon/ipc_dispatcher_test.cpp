@@ -96,7 +96,7 @@ struct DispatcherFixture {
     opt.workers = 1;
     opt.max_clients = 4;
     dispatcher = std::make_unique<Dispatcher>(opt, registry, log, counters, stats);
-    if (start) dispatcher->start(0);
+    if (start) dispatcher->start(0, 2);
   }
   ~DispatcherFixture() {
     dispatcher->drain_and_stop(1000);

@@ -13,6 +13,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -84,6 +86,42 @@ class SlowEngine : public Engine {
  private:
   std::unique_ptr<Engine> e_;
   int ms_;
+};
+
+// Wraps an engine; run() waits until open() is called, so a test holds a run in flight for as
+// long as it likes, and counts the runs that started and the most that were in flight at once.
+class GatedEngine : public Engine {
+ public:
+  explicit GatedEngine(std::unique_ptr<Engine> e) : e_(std::move(e)) {}
+  void run(int64_t batch, std::span<const InputView> in, std::span<float* const> out) override {
+    const int now = ++in_flight_;
+    int most = max_in_flight_.load();
+    while (now > most && !max_in_flight_.compare_exchange_weak(most, now)) {
+    }
+    ++started_;
+    {
+      std::unique_lock lk(mu_);
+      cv_.wait(lk, [&] { return open_; });
+    }
+    e_->run(batch, in, out);
+    --in_flight_;
+  }
+  const Graph& graph() const override { return e_->graph(); }
+  std::string name() const override { return "gated-" + e_->name(); }
+  void open() {
+    std::lock_guard lk(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  int started() const { return started_.load(); }
+  int max_in_flight() const { return max_in_flight_.load(); }
+
+ private:
+  std::unique_ptr<Engine> e_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+  std::atomic<int> started_{0}, in_flight_{0}, max_in_flight_{0};
 };
 
 std::shared_ptr<ServedModel> make_model(const std::string& name, uint32_t max_batch = 8,
@@ -391,6 +429,43 @@ TEST(IpcServer, BatchesRequestsOfSeveralClients) {
   ASSERT_EQ(a.wait_complete(), 0);
   EXPECT_EQ(a.slot(0)->status, NND_IPC_OK);
   EXPECT_LT(now_ns() - t1, 15'000'000);
+}
+
+// A split model (its runs use 2 cores) with a run in flight: its next request waits for that run
+// (a second split run would only compete for the same cores), so the second worker stays free and
+// another model's request is served at once instead of waiting behind two split runs.
+TEST(IpcServer, SplitRunLeavesAWorkerForOtherModels) {
+  auto big = make_model("big", 1);  // max_batch 1: two requests are two runs
+  auto* gate = new GatedEngine(std::move(big->engine));
+  big->engine.reset(gate);
+  big->run_threads = 2;
+  ServerOptions o;
+  o.workers = 2;
+  ServerFixture f("split", {big, make_model("tiny")}, o);
+  RawClient a, b;
+  ASSERT_EQ(a.connect_and_hello(f.server->socket_path(), 2, "camera"), NND_IPC_OK);
+  ASSERT_EQ(b.connect_and_hello(f.server->socket_path(), 2, "ball"), NND_IPC_OK);
+  for (uint32_t s = 0; s < 2; ++s) {
+    float* x = reinterpret_cast<float*>(a.data(s));
+    for (int i = 0; i < 3; ++i) x[i] = static_cast<float>(s + i);
+  }
+  a.submit(0, "big", 0x5157, 1, 12);
+  ASSERT_TRUE(eventually([&] { return gate->started() == 1; }));
+  a.submit(1, "big", 0x5157, 1, 12);
+  // Time for the poller to ingest it: without the split rule the second worker would start it
+  // now and block in the gate too, and the next request would wait for a worker.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(run_tiny(b, 0, 1, 1.0f), NND_IPC_OK);
+  EXPECT_EQ(gate->started(), 1);  // the second split request is still queued
+  gate->open();
+  const int first = a.wait_complete();
+  const int second = a.wait_complete();
+  EXPECT_EQ(first, 0);
+  EXPECT_EQ(second, 1);
+  EXPECT_EQ(a.slot(0)->status, NND_IPC_OK);
+  EXPECT_EQ(a.slot(1)->status, NND_IPC_OK);
+  EXPECT_EQ(gate->started(), 2);
+  EXPECT_EQ(gate->max_in_flight(), 1);
 }
 
 TEST(IpcServer, InflightLimitAnswersTooManyRequests) {

@@ -372,6 +372,31 @@ TEST_F(RegistryTest, EngineJitCompilesOrNamesTheMissingArchitecture) {
   }
 }
 
+// `threads: 2` reaches the engine, and the served model says how many cores one run uses (the
+// dispatcher schedules it as a split model) and logs it; one thread is not a split model.
+TEST_F(RegistryTest, SplitModelKnowsItsThreadsAndSaysSo) {
+  if (nnd::jit::all_isas().empty()) GTEST_SKIP() << "no JIT ISA for this build's architecture";
+  std::vector<std::string> logs;
+  std::mutex mu;
+  BuildOptions o = opts();
+  o.log = [&](LogLevel, const std::string& m) {
+    std::lock_guard<std::mutex> lk(mu);
+    logs.push_back(m);
+  };
+  std::vector<ModelSettings> v = {model("split", "detector.h5"), model("whole", "detector.h5")};
+  v[0].engine.threads = 2;
+  auto set = build_model_set(v, nullptr, o);
+  EXPECT_EQ(set->find("split")->run_threads, 2);
+  EXPECT_EQ(set->find("whole")->run_threads, 1);
+  bool said = false, said_whole = false;
+  for (const auto& l : logs) {
+    said |= l.find("model 'split' v1: compiled in") != std::string::npos && l.find(" on 2 threads,") != std::string::npos;
+    said_whole |= l.find("model 'whole' v1: compiled in") != std::string::npos && l.find(" threads,") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+  EXPECT_FALSE(said_whole);
+}
+
 // An engine factory standing in for a JIT that fails with `code`; the reference engine is made.
 EngineFactory jit_failing_with(nnd::ErrorCode code, std::vector<nnd::EngineKind>* asked) {
   return [code, asked](const nnd::Graph& g, const nnd::EngineOptions& o) -> std::unique_ptr<nnd::Engine> {

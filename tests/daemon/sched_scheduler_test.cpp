@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <limits>
 #include <vector>
 
 #include "daemon/sched/scheduler.h"
@@ -206,6 +207,39 @@ TEST(Scheduler, HigherPriorityFirstWhenBothDue) {
   EXPECT_EQ(f.b.key, &kA);
   EXPECT_EQ(next, 0);  // the other queue is due too
   ASSERT_TRUE(f.s.pick(0, f.b));
+  EXPECT_EQ(f.b.key, &kB);
+}
+
+// A split queue (threads > 1) waits while the caller's free-core budget is short; meanwhile a
+// lower-priority queue runs, the held-back queue neither counts as due nor makes next_due "now",
+// and only its head's deadline bounds next_due.
+TEST(Scheduler, SplitQueueWaitsForFreeCoresWhileOthersRun) {
+  Fixture f;
+  Queue* split = f.s.queue_for(&kA, {4, 0, 5, 2}, 64);
+  Queue* small = f.s.queue_for(&kB, {4, 0, 0}, 64);
+  f.add(split, 0, 1, 0, 1);
+  f.add(small, 0, 1, 0, 2);
+  int64_t next = 0;
+  // Budget 1 core: the split queue (2 threads) is held back although its priority is higher.
+  ASSERT_TRUE(f.s.pick(0, f.b, &next, 1));
+  EXPECT_EQ(f.b.key, &kB);
+  EXPECT_EQ(next, std::numeric_limits<int64_t>::max());  // not "due now": no spinning
+  EXPECT_FALSE(f.s.pick(10, f.b, &next, 0));
+  EXPECT_EQ(f.s.queued(), 1u);
+  // A deadline behind the held-back head wakes the caller at that time and is answered then.
+  f.add(split, 10, 1, 50 * us, 3);
+  EXPECT_FALSE(f.s.pick(20, f.b, &next, 0));
+  EXPECT_EQ(next, 50 * us);
+  ASSERT_TRUE(f.s.pick(50 * us, f.b, &next, 0));
+  EXPECT_EQ(f.b.queue, nullptr);
+  EXPECT_EQ(tags(f.b.expired), (std::vector<int>{3}));
+  // Enough cores (or none running): it runs.
+  ASSERT_TRUE(f.s.pick(60 * us, f.b, &next, 2));
+  EXPECT_EQ(f.b.key, &kA);
+  EXPECT_EQ(tags(f.b.items), (std::vector<int>{1}));
+  // Unsplit queues ignore the budget.
+  f.add(small, 70 * us, 1, 0, 4);
+  ASSERT_TRUE(f.s.pick(70 * us, f.b, &next, 0));
   EXPECT_EQ(f.b.key, &kB);
 }
 
