@@ -10,8 +10,9 @@
 //           [--batch N] [--cpu-time]
 //           --chunk-kib: JitConfig::chunk_bytes of the engines (samples per chunk of a batched call);
 //           --batch: the batched column's batch (default 16); --cpu-time: thread CPU time, not wall
-//   nnbench [MODEL...] [--isa ...] --threads N[,M...]   a row per thread count (EngineOptions::
-//           threads; "auto" allowed), timed in interleaved rounds, with each count's speed-up
+//   nnbench [MODEL...] [--isa ...] --threads N[,M...] [--batch N]   a row per thread count
+//           (EngineOptions::threads; "auto" allowed), timed in interleaved rounds at batch 1 (or
+//           --batch: us per sample), with each count's speed-up
 //   nnbench [MODEL...] --load-time [--isa auto|sse4.1|...] [--runs N]
 //                                  load + compile only, cold and warm (load_time.h)
 //   nnbench [MODEL...] --cpu-model CPU [--isa ...] [--math exact|fast] [--clock GHz] [--kernels|-v]
@@ -384,13 +385,13 @@ int run_cost_model(const std::vector<std::string>& models, const std::vector<nnd
   return failures == 0 ? 0 : 1;
 }
 
-// --threads: per model and ISA, an engine per thread count, timed at batch 1 in 5 interleaved
-// rounds of repeat/5 runs (the counts see the same machine load), min and median per count and
-// the speed-up of each min and median over the first count's.
+// --threads: per model and ISA, an engine per thread count, timed at `batch` (us per sample) in 5
+// interleaved rounds of repeat/5 runs (the counts see the same machine load), min and median per
+// count and the speed-up of each min and median over the first count's.
 int report_threads(const std::vector<std::string>& models, const std::vector<nnd::jit::Isa>& isas,
-                   const std::vector<int>& counts, int repeat) {
+                   const std::vector<int>& counts, int repeat, int64_t batch) {
   constexpr int kRounds = 5;
-  std::printf("nnbench: threads per call %s, %d interleaved rounds of %d runs, batch 1\n",
+  std::printf("nnbench: threads per call %s, %d interleaved rounds of %d runs, batch %lld (us per sample)\n",
               [&] {
                 std::string c;
                 for (int n : counts) {
@@ -399,7 +400,7 @@ int report_threads(const std::vector<std::string>& models, const std::vector<nnd
                 }
                 return c;
               }().c_str(),
-              kRounds, std::max(1, repeat / kRounds));
+              kRounds, std::max(1, repeat / kRounds), static_cast<long long>(batch));
   int failures = 0;
   for (const std::string& path : models) {
     try {
@@ -419,7 +420,8 @@ int report_threads(const std::vector<std::string>& models, const std::vector<nnd
         }
         for (int r = 0; r < kRounds; ++r) {
           for (size_t k = 0; k < engines.size(); ++k) {
-            std::vector<double> t = time_runs(*engines[k], 1, std::max(1, repeat / kRounds));
+            std::vector<double> t = time_runs(*engines[k], batch, std::max(1, repeat / kRounds));
+            for (double& x : t) x /= static_cast<double>(batch);
             times[k].insert(times[k].end(), t.begin(), t.end());
           }
         }
@@ -450,6 +452,7 @@ int main(int argc, char** argv) {
   std::vector<int> thread_counts;  // --threads: a table of rows per count instead
   CostOptions cost_opt;
   int64_t batch = 16;           // the batched column's batch (the cost model's: 1 unless given)
+  bool batch_given = false;     // --threads times batch 1 unless given
   nnd::jit::JitConfig jit_cfg;  // --chunk-kib changes the samples per chunk of a batched call
   // A cold load-time run: this process exists only to load one model first thing.
   if (argc == 4 && std::string(argv[1]) == "--load-child") return nnbench::load_time_child(argv[2], argv[3]);
@@ -463,6 +466,7 @@ int main(int argc, char** argv) {
     else if (a == "--measure") cost_opt.measure = true;
     else if (a == "--batch" && i + 1 < argc) {
       cost_opt.batch = batch = std::atoll(argv[++i]);
+      batch_given = true;
       if (cost_opt.batch < 1) {
         std::fprintf(stderr, "nnbench: --batch needs a positive number of samples, got %s\n", argv[i]);
         return 2;
@@ -565,7 +569,7 @@ int main(int argc, char** argv) {
     }
     isas.push_back(isa);
   }
-  if (!thread_counts.empty()) return report_threads(models, isas, thread_counts, repeat);
+  if (!thread_counts.empty()) return report_threads(models, isas, thread_counts, repeat, batch_given ? batch : 1);
   std::printf("nnbench: single thread, repeat %d (reference engine: %d)\n", repeat, std::max(1, repeat / 20));
   std::map<Isa, double> peak;
   for (Isa isa : isas) {
