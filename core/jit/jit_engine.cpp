@@ -102,6 +102,8 @@ class JitEngineImpl final : public JitEngine {
     lower();
     plan_memory();
     plan_chunks(config.chunk_bytes);
+    flops_per_sample_ = flops_per_sample(g_);
+    min_split_flops_ = config.min_split_flops;
     plan_threads(options.threads, config.min_split_flops);
     if (!dump_dir_.empty()) write_plan();
   }
@@ -125,27 +127,65 @@ class JitEngineImpl final : public JitEngine {
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (!outputs[i]) throw Error(ErrorCode::kInvalidArgument, "jit engine: output " + std::to_string(i) + " is null");
     }
-    // Chunks of chunk_samples_ samples: each runs layer by layer over its samples, so the
-    // activations of a chunk stay in cache (plan_chunks).
-    const int64_t chunk = std::min(batch, chunk_samples_);
-    checked_mul(chunk, arena_floats_ + 16, "jit engine: arena size for the batch");
-    std::unique_ptr<Arena> arena = acquire();
-    if (arena->capacity_batch < chunk) {
-      arena->storage.assign(static_cast<size_t>(arena_floats_ * chunk + 16), arena_fill_);
-      arena->capacity_batch = chunk;
-    }
-    for (int64_t first = 0; first < batch; first += chunk) {
-      const int64_t n = std::min(chunk, batch - first);
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        const int64_t bytes = inputs[i].dtype == DType::kUInt8 ? 1 : 4;
-        arena->chunk_in[i] = {inputs[i].dtype, static_cast<const char*>(inputs[i].data) +
-                                                   first * in_count_[i] * bytes};
+    // A batch of at least one sample per participant, each share worth a split: the participants
+    // claim groups of samples and run the whole network on them, with no hand-off between layers.
+    if (workers_ && batch >= workers_->participants()) {
+      const int64_t group = std::min(chunk_samples_, (batch + workers_->participants() - 1) / workers_->participants());
+      if (group * flops_per_sample_ >= min_split_flops_) {
+        SampleGroups call{this, batch, group, inputs, outputs, {0}};
+        if (workers_->try_run(&SampleGroups::job, &call)) return;
       }
-      for (size_t i = 0; i < outputs.size(); ++i) arena->chunk_out[i] = outputs[i] + first * out_count_[i];
-      run_chunk(*arena, n);
     }
+    std::unique_ptr<Arena> arena = acquire();
+    run_samples(*arena, 0, batch, inputs, outputs);
     release(std::move(arena));
   }
+
+  // Runs samples [first, first + count) of the call's inputs into its outputs, in chunks of
+  // chunk_samples_ samples: each runs layer by layer over its samples, so the activations of a
+  // chunk stay in cache (plan_chunks).
+  void run_samples(Arena& arena, int64_t first_sample, int64_t count, std::span<const InputView> inputs,
+                   std::span<float* const> outputs) const {
+    const int64_t chunk = std::min(count, chunk_samples_);
+    checked_mul(chunk, arena_floats_ + 16, "jit engine: arena size for the batch");
+    if (arena.capacity_batch < chunk) {
+      arena.storage.assign(static_cast<size_t>(arena_floats_ * chunk + 16), arena_fill_);
+      arena.capacity_batch = chunk;
+    }
+    for (int64_t first = first_sample; first < first_sample + count; first += chunk) {
+      const int64_t n = std::min(chunk, first_sample + count - first);
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const int64_t bytes = inputs[i].dtype == DType::kUInt8 ? 1 : 4;
+        arena.chunk_in[i] = {inputs[i].dtype, static_cast<const char*>(inputs[i].data) +
+                                                  first * in_count_[i] * bytes};
+      }
+      for (size_t i = 0; i < outputs.size(); ++i) arena.chunk_out[i] = outputs[i] + first * out_count_[i];
+      run_chunk(arena, n);
+    }
+  }
+
+  // A batch split by samples: whoever of the pool's participants comes first claims the next
+  // group of samples and runs it whole in an arena of its own (inside it, the band phases find
+  // the pool busy and run on that thread alone). try_run returns once every claimed group is
+  // done. Every sample gets the same instructions in the same order as in one thread, so results
+  // are bit-identical (a tile spanning samples never changes an element's reduction order).
+  struct SampleGroups {
+    JitEngineImpl* engine;
+    int64_t batch, group;
+    std::span<const InputView> inputs;
+    std::span<float* const> outputs;
+    std::atomic<int64_t> next;
+    static void job(void* ctx, int) {
+      auto& c = *static_cast<SampleGroups*>(ctx);
+      JitEngineImpl& e = *c.engine;
+      std::unique_ptr<Arena> arena;
+      for (int64_t first; (first = c.next.fetch_add(c.group, std::memory_order_relaxed)) < c.batch;) {
+        if (!arena) arena = e.acquire();
+        e.run_samples(*arena, first, std::min(c.group, c.batch - first), c.inputs, c.outputs);
+      }
+      if (arena) e.release(std::move(arena));
+    }
+  };
 
   // Runs `batch` samples (at most the arena's capacity) from arena.chunk_in into arena.chunk_out.
   void run_chunk(Arena& arena, int64_t batch) const {
@@ -169,11 +209,12 @@ class JitEngineImpl final : public JitEngine {
       arena.buf[static_cast<size_t>(input_buf_[i])] = arena.buf[static_cast<size_t>(conv_buf)];
     }
     SplitCall call{this, &arena, batch};
-    for (size_t i = 0; workers_ && i < phases_.size(); ++i) {
+    const bool bands = workers_ && !phases_.empty();
+    for (size_t i = 0; bands && i < phases_.size(); ++i) {
       arena.phase_claimed[i].store(0, std::memory_order_relaxed);
       arena.phase_done[i].store(0, std::memory_order_relaxed);
     }  // published to the helpers by try_run's job hand-off
-    if (!workers_ || !workers_->try_run(&SplitCall::job, &call)) run_steps(arena, batch, 0, steps_.size());
+    if (!bands || !workers_->try_run(&SplitCall::job, &call)) run_steps(arena, batch, 0, steps_.size());
     // Outputs that are not written by a kernel: graph inputs or repeated output values.
     for (const auto& [slot, buf, floats] : output_copies_) {
       std::memcpy(outputs[static_cast<size_t>(slot)], arena.buf[static_cast<size_t>(buf)],
@@ -356,7 +397,9 @@ class JitEngineImpl final : public JitEngine {
       }
     }
     if (std::none_of(phases_.begin(), phases_.end(), [](const Phase& p) { return p.split; })) {
-      phases_.clear();  // nothing pays for a thread: run as one
+      phases_.clear();  // no kernel pays for bands: a single sample runs on one thread
+      // A batch still splits by samples (run) when one sample per participant pays for it.
+      if (flops_per_sample_ >= min_split_flops) workers_ = std::make_unique<WorkerPool>(threads);
       return;
     }
     for (const Phase& p : phases_) phase_bands_.push_back(p.split ? static_cast<int>(steps_[p.first].parts.size()) : 1);
@@ -460,6 +503,8 @@ class JitEngineImpl final : public JitEngine {
   std::unique_ptr<WorkerPool> workers_;  // null: single thread
   std::vector<int64_t> in_count_, out_count_;  // elements per sample of each input / output
   int64_t chunk_samples_ = 1;
+  int64_t flops_per_sample_ = 0;  // core/ir/cost.h, after the passes
+  int64_t min_split_flops_ = 0;   // JitConfig::min_split_flops
   // Idle arenas (acquire / release). 32: more threads than the daemon's workers on any robot.
   static constexpr size_t kArenaSlots = 32;
   std::array<std::atomic<Arena*>, kArenaSlots> pool_{};

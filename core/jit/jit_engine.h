@@ -41,7 +41,8 @@ struct JitConfig {
   // default): no recording. The code is the same either way.
   int64_t record_loops_batch = 0;
   // EngineOptions::threads > 1: a kernel splits into bands across the threads only from this many
-  // FLOPs per sample (kernel_parts.h). Tests lower it to split every splittable kernel.
+  // FLOPs per sample (kernel_parts.h), and a batch splits into groups of samples (one per thread)
+  // only when a group has this many FLOPs. Tests lower it to split every splittable kernel.
   int64_t min_split_flops = 200000;
   // isa auto with several candidate ISAs: rounds, time budget and tie margin of the measurement.
   IsaCalibrationPolicy isa_calibration;
@@ -62,9 +63,10 @@ class JitEngine : public Engine {
   virtual size_t code_bytes() const = 0;   // all kernels' bytes, constant pools included
   virtual uint64_t code_hash() const = 0;  // FNV-1a over all kernels' bytes in order
   virtual int64_t arena_floats_per_sample() const = 0;
-  virtual int64_t chunk_samples() const = 0;
-  // Threads one call runs on (EngineOptions::threads resolved; 1 when no kernel pays for a split).
-  virtual int threads() const = 0;  // samples per chunk of a call (JitConfig::chunk_bytes)
+  virtual int64_t chunk_samples() const = 0;  // samples per chunk of a call (JitConfig::chunk_bytes)
+  // Threads one call may run on (EngineOptions::threads resolved; 1 when neither a kernel's bands
+  // nor one sample per thread pays for a split).
+  virtual int threads() const = 0;
   // The names (kernel_name.h) of the kernels graph().nodes[node] runs, in run order; empty for
   // layers that only alias their input (Flatten, Reshape, Identity).
   virtual std::vector<std::string> node_kernels(size_t node) const = 0;

@@ -218,7 +218,8 @@ inline constexpr double kTol = 1e-5;
 // both on NaN-poisoned arenas; returns "" when every output is bit-identical, else where they
 // differ. *split_kernels: how many kernels the threaded engine split (its "[part 1/n]" kernels).
 inline std::string threads_mismatch(const Graph& g, Isa isa, int64_t batch, uint32_t seed, int threads,
-                                    bool u8_inputs = false, int* split_kernels = nullptr) {
+                                    bool u8_inputs = false, int* split_kernels = nullptr,
+                                    int64_t min_split_flops = 0) {
   Rng rng(seed);
   std::vector<std::vector<float>> in_f;
   std::vector<std::vector<uint8_t>> in_u;
@@ -238,7 +239,7 @@ inline std::string threads_mismatch(const Graph& g, Isa isa, int64_t batch, uint
   }
   JitConfig cfg;
   cfg.arena_fill = std::numeric_limits<float>::quiet_NaN();
-  cfg.min_split_flops = 0;
+  cfg.min_split_flops = min_split_flops;
   EngineOptions one;
   one.engine = EngineKind::kJit;
   one.isa = isa;

@@ -29,8 +29,10 @@ TEST_P(JitThreads, RealNetworksBitIdentical) {
     if (!fs::exists(dir / name)) continue;
     ++models;
     const Graph g = load_model((dir / name).string());
+    // Batch 1: bands of the big kernels; batch 3 and 8: groups of samples (with 4 threads, batch 3
+    // runs bands again).
     for (int threads : {2, 3, 4}) {
-      for (int64_t batch : {1, 3}) {
+      for (int64_t batch : {1, 3, 8}) {
         int split = 0;
         const std::string diff = threads_mismatch(g, GetParam(), batch, 11, threads, false, &split);
         EXPECT_EQ(diff, "") << name << ", " << threads << " threads, batch " << batch;
@@ -61,6 +63,30 @@ TEST_P(JitThreads, DefaultThresholdAndSingleThreadCode) {
   for (size_t i = 0; i < one->kernels().size(); ++i) EXPECT_EQ(one->kernels()[i].bytes, two->kernels()[i].bytes);
   EXPECT_GT(parts, 0);
   EXPECT_LT(parts, 2 * whole);  // small kernels (pads, adds) stay whole
+}
+
+// A model no kernel of which pays for bands still splits a batch by samples when one sample per
+// thread pays: it keeps a pool (threads() == 2) and is bit-identical; below the threshold it
+// stays one thread.
+TEST_P(JitThreads, SmallModelSplitsBatchesBySamples) {
+  const fs::path ball = fs::path(NND_SHARED_MODELS_DIR) / "ball-penalty-multihead.h5";
+  if (!fs::exists(ball)) GTEST_SKIP() << "no " << ball;
+  const Graph g = load_model(ball.string());
+  EngineOptions o;
+  o.engine = EngineKind::kJit;
+  o.isa = GetParam();
+  o.threads = 2;
+  JitConfig cfg;
+  cfg.min_split_flops = 1'000'000;  // above every kernel of ball-penalty, below one sample (1.26 MFLOP)
+  const auto two = make_jit_engine(g, o, cfg);
+  EXPECT_EQ(two->threads(), 2);
+  for (const CompiledKernel& k : two->kernels()) EXPECT_EQ(k.name.find("[part "), std::string::npos) << k.name;
+  cfg.min_split_flops = 2'000'000;  // not even one sample pays
+  EXPECT_EQ(make_jit_engine(g, o, cfg)->threads(), 1);
+  for (int64_t batch : {2, 5, 16}) {
+    EXPECT_EQ(threads_mismatch(g, GetParam(), batch, 3, 2, false, nullptr, 1'000'000), "") << "batch " << batch;
+    EXPECT_EQ(threads_mismatch(g, GetParam(), batch, 4, 2, true, nullptr, 1'000'000), "") << "uint8, batch " << batch;
+  }
 }
 
 NND_ISA_SUITE(JitThreads);
