@@ -67,6 +67,20 @@ class RegistryTest : public ::testing::Test {
     return o;
   }
 
+  // Build options whose log lines (any level) are collected in `lines`.
+  struct Logs {
+    std::mutex mu;
+    std::vector<std::string> lines;
+  };
+  BuildOptions opts_logging_to(Logs& logs) {
+    BuildOptions o = opts();
+    o.log = [&logs](LogLevel, const std::string& m) {
+      std::lock_guard<std::mutex> lk(logs.mu);
+      logs.lines.push_back(m);
+    };
+    return o;
+  }
+
   fs::path dir_;
 };
 
@@ -268,14 +282,9 @@ TEST_F(RegistryTest, UnknownInputOverrideNamesTheInput) {
 }
 
 TEST_F(RegistryTest, EngineAutoFallsBackAndSaysSo) {
-  std::vector<std::string> logs;
-  std::mutex mu;
-  BuildOptions o = opts();
-  o.log = [&](LogLevel, const std::string& m) {
-    std::lock_guard<std::mutex> lk(mu);
-    logs.push_back(m);
-  };
-  auto set = build_model_set({model("ball", "ball_patch.h5")}, nullptr, o);
+  Logs log;
+  auto set = build_model_set({model("ball", "ball_patch.h5")}, nullptr, opts_logging_to(log));
+  const std::vector<std::string>& logs = log.lines;
   const auto& m = *set->models[0];
   if (m.engine_name == "reference") {
     bool said = false;
@@ -376,16 +385,11 @@ TEST_F(RegistryTest, EngineJitCompilesOrNamesTheMissingArchitecture) {
 // dispatcher schedules it as a split model) and logs it; one thread is not a split model.
 TEST_F(RegistryTest, SplitModelKnowsItsThreadsAndSaysSo) {
   if (nnd::jit::all_isas().empty()) GTEST_SKIP() << "no JIT ISA for this build's architecture";
-  std::vector<std::string> logs;
-  std::mutex mu;
-  BuildOptions o = opts();
-  o.log = [&](LogLevel, const std::string& m) {
-    std::lock_guard<std::mutex> lk(mu);
-    logs.push_back(m);
-  };
+  Logs log;
   std::vector<ModelSettings> v = {model("split", "detector.h5"), model("whole", "detector.h5")};
   v[0].engine.threads = 2;
-  auto set = build_model_set(v, nullptr, o);
+  auto set = build_model_set(v, nullptr, opts_logging_to(log));
+  const std::vector<std::string>& logs = log.lines;
   EXPECT_EQ(set->find("split")->run_threads, 2);
   EXPECT_EQ(set->find("whole")->run_threads, 1);
   bool said = false, said_whole = false;
