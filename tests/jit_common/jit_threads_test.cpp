@@ -149,12 +149,14 @@ TEST(WorkerPool, OneJobAtATime) {
 }
 
 // Concurrent calls of one threaded engine: one gets the pool, the others run alone; every result
-// is the single-thread one.
+// is the single-thread one. Batch 1 runs bands, batch 4 groups of samples (each participant in an
+// arena of its own); the calls mix both.
 TEST(JitThreadsConcurrency, ConcurrentCallsBitIdentical) {
   const fs::path fb = fs::path(NND_SHARED_MODELS_DIR) / "field-boundary.h5";
   if (!fs::exists(fb)) GTEST_SKIP() << "no " << fb;
   if (all_isas().empty()) GTEST_SKIP() << "no JIT instruction set in this build";
   const Graph g = load_model(fb.string());
+  if (g.inputs.size() != 1 || g.outputs.size() != 1) GTEST_SKIP() << "one input and one output expected";
   EngineOptions o;
   o.engine = EngineKind::kJit;
   o.isa = all_isas().front();  // one ISA for both engines (auto could measure differently)
@@ -163,24 +165,23 @@ TEST(JitThreadsConcurrency, ConcurrentCallsBitIdentical) {
   const auto one = make_jit_engine(g, o, cfg);
   o.threads = 2;
   const auto two = make_jit_engine(g, o, cfg);
+  constexpr int64_t kBatch = 4;
   const int64_t in_n = count_of(g.values[g.inputs[0]].shape), out_n = count_of(g.values[g.outputs[0]].shape);
-  ASSERT_EQ(g.inputs.size(), 1u);
-  std::vector<float> x = Rng(5).vec(in_n, 0.0f, 1.0f);
+  const std::vector<float> x = Rng(5).vec(in_n * kBatch, 0.0f, 1.0f);
   const InputView view{DType::kFloat32, x.data()};
-  std::vector<float> want(static_cast<size_t>(out_n) * g.outputs.size());
-  std::vector<float*> want_ptrs;
-  for (size_t i = 0; i < g.outputs.size(); ++i) want_ptrs.push_back(want.data());
-  if (g.outputs.size() != 1) GTEST_SKIP() << "one output expected";
-  one->run(1, {&view, 1}, want_ptrs);
+  std::vector<float> want(static_cast<size_t>(out_n * kBatch));
+  float* want_ptr = want.data();
+  one->run(kBatch, {&view, 1}, {&want_ptr, 1});
   std::atomic<int> bad{0};
   std::vector<std::thread> callers;
   for (int t = 0; t < 3; ++t) {
-    callers.emplace_back([&] {
-      std::vector<float> got(static_cast<size_t>(out_n));
+    callers.emplace_back([&, t] {
+      std::vector<float> got(want.size());
       float* p = got.data();
       for (int r = 0; r < 20; ++r) {
-        two->run(1, {&view, 1}, {&p, 1});
-        if (std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) != 0) bad.fetch_add(1);
+        const int64_t batch = (r + t) % 2 ? kBatch : 1;
+        two->run(batch, {&view, 1}, {&p, 1});
+        if (std::memcmp(got.data(), want.data(), static_cast<size_t>(out_n * batch) * sizeof(float)) != 0) bad.fetch_add(1);
       }
     });
   }
