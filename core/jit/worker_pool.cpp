@@ -8,7 +8,7 @@ WorkerPool::WorkerPool(int threads) : participants_(threads < 2 ? 2 : threads) {
 }
 
 WorkerPool::~WorkerPool() {
-  stop_ = true;
+  stop_.store(true, std::memory_order_relaxed);  // published by the release bump below
   job_gen_.fetch_add(1, std::memory_order_release);
   job_gen_.notify_all();
   for (std::thread& t : threads_) t.join();
@@ -21,7 +21,7 @@ void WorkerPool::worker_main(int participant) {
     for (int i = 0; i < kSpins && job_gen_.load(std::memory_order_acquire) == seen; ++i) cpu_relax();
     while (job_gen_.load(std::memory_order_acquire) == seen) job_gen_.wait(seen, std::memory_order_acquire);
     seen = job_gen_.load(std::memory_order_acquire);
-    if (stop_) return;
+    if (stop_.load(std::memory_order_relaxed)) return;
     // Enter only a job that is still open and is the one announced (seq_cst against try_run's
     // close-then-count: either it sees this helper inside, or this helper sees it closed).
     inside_.fetch_add(1, std::memory_order_seq_cst);

@@ -67,7 +67,7 @@ class WorkerPool {
   std::atomic<uint32_t> job_gen_{0};
   JobFn fn_ = nullptr;
   void* ctx_ = nullptr;
-  bool stop_ = false;
+  std::atomic<bool> stop_{false};  // atomic: a helper woken late by a finished job reads it
   std::atomic<bool> open_{false};
   std::atomic<int> inside_{0};
 };
