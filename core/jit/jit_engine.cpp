@@ -40,8 +40,6 @@ namespace nnd::jit {
 
 namespace {
 
-int auto_threads(const Graph& g) { return nnd::auto_threads(flops_per_sample(g), available_cores()); }
-
 // The plan's buffers, under the name the run loop uses.
 using Buffer = PlanBuffer;
 // A band of a split step (kernel_parts.h): its own code and where it starts in each buffer.
@@ -362,11 +360,11 @@ class JitEngineImpl final : public JitEngine {
     in_ptr_count_ = total_in;
   }
 
-  // EngineOptions::threads: with more than one participant (auto: auto_threads()), every step
+  // EngineOptions::threads: with more than one participant (auto: nnd::auto_threads()), every step
   // worth a phase of its own (JitConfig::min_split_flops) gets one band of output rows per participant, compiled after
   // the whole kernels (so a single-thread engine's code, and its hash, stay as they were).
   void plan_threads(int requested, int64_t min_split_flops) {
-    const int threads = requested == 0 ? auto_threads(g_) : requested;
+    const int threads = requested == 0 ? nnd::auto_threads(flops_per_sample_, available_cores()) : requested;
     if (threads < 2) return;
     for (size_t i = 0; i < steps_.size(); ++i) {
       const PlannedKernel& k = plan_[i];
