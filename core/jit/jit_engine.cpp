@@ -103,6 +103,13 @@ class JitEngineImpl final : public JitEngine {
     flops_per_sample_ = flops_per_sample(g_);
     min_split_flops_ = config.min_split_flops;
     plan_threads(options.threads, config.min_split_flops);
+    // Sample groups (run): one arena per participant, made now at full chunk size, so a helper
+    // that joins a call for the first time allocates nothing.
+    for (int p = 0; workers_ && p < workers_->participants(); ++p) {
+      group_arenas_.push_back(new_arena());
+      group_arenas_.back()->storage.assign(static_cast<size_t>(arena_floats_ * chunk_samples_ + 16), arena_fill_);
+      group_arenas_.back()->capacity_batch = chunk_samples_;
+    }
     if (!dump_dir_.empty()) write_plan();
   }
 
@@ -163,25 +170,24 @@ class JitEngineImpl final : public JitEngine {
   }
 
   // A batch split by samples: whoever of the pool's participants comes first claims the next
-  // group of samples and runs it whole in an arena of its own (inside it, the band phases find
-  // the pool busy and run on that thread alone). try_run returns once every claimed group is
+  // group of samples and runs it whole in its participant's arena (group_arenas_; the pool runs
+  // one job at a time, so it is the only user; inside it, the band phases find the pool busy and
+  // run on that thread alone). try_run returns once every claimed group is
   // done. Every sample gets the same instructions in the same order as in one thread, so results
   // are bit-identical (a tile spanning samples never changes an element's reduction order).
   struct SampleGroups {
-    JitEngineImpl* engine;
+    const JitEngineImpl* engine;
     int64_t batch, group;
     std::span<const InputView> inputs;
     std::span<float* const> outputs;
     std::atomic<int64_t> next;
-    static void job(void* ctx, int) {
+    static void job(void* ctx, int p) {
       auto& c = *static_cast<SampleGroups*>(ctx);
-      JitEngineImpl& e = *c.engine;
-      std::unique_ptr<Arena> arena;
+      const JitEngineImpl& e = *c.engine;
+      Arena& arena = *e.group_arenas_[static_cast<size_t>(p)];
       for (int64_t first; (first = c.next.fetch_add(c.group, std::memory_order_relaxed)) < c.batch;) {
-        if (!arena) arena = e.acquire();
-        e.run_samples(*arena, first, std::min(c.group, c.batch - first), c.inputs, c.outputs);
+        e.run_samples(arena, first, std::min(c.group, c.batch - first), c.inputs, c.outputs);
       }
-      if (arena) e.release(std::move(arena));
     }
   };
 
@@ -447,6 +453,9 @@ class JitEngineImpl final : public JitEngine {
       if (slot.load(std::memory_order_relaxed) == nullptr) continue;
       if (Arena* a = slot.exchange(nullptr, std::memory_order_acquire)) return std::unique_ptr<Arena>(a);
     }
+    return new_arena();
+  }
+  std::unique_ptr<Arena> new_arena() const {
     auto a = std::make_unique<Arena>();
     a->buf.assign(buffers_.size(), nullptr);
     a->in_ptrs.assign(in_ptr_count_ + 1, nullptr);
@@ -499,6 +508,7 @@ class JitEngineImpl final : public JitEngine {
   std::vector<Phase> phases_;            // split calls (plan_threads); empty: single thread
   std::vector<int> phase_bands_;         // per phase: its bands (a split step's parts, else 1)
   std::unique_ptr<WorkerPool> workers_;  // null: single thread
+  std::vector<std::unique_ptr<Arena>> group_arenas_;  // per participant, for sample groups (run)
   std::vector<int64_t> in_count_, out_count_;  // elements per sample of each input / output
   int64_t chunk_samples_ = 1;
   int64_t flops_per_sample_ = 0;  // core/ir/cost.h, after the passes
