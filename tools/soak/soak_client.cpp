@@ -168,7 +168,8 @@ class Client {
       if (!right) {
         cnt_.wrong.fetch_add(1);
         note(who() + "wrong answer from " + r.ms->name + " (batch " + std::to_string(r.batch) +
-             ", first sample " + std::to_string(r.first) + ", engine " + r.ms->info.engine + ")");
+             ", first sample " + std::to_string(r.first) + ", engine " + r.ms->info.engine +
+             (r.ms->info.engine == r.data->engine ? "" : ", but expected outputs are " + r.data->engine + "'s") + ")");
         return;
       }
       cnt_.done.fetch_add(1);

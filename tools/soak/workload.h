@@ -24,6 +24,7 @@ struct ModelData {
   std::vector<uint8_t> inputs;             // n * in_bytes
   std::vector<std::vector<float>> exact;   // [output][n * out_floats]: JIT, exact math
   std::vector<std::vector<float>> fast;    // same with fast math (only where a config uses it)
+  std::string engine;                      // the in-process engine of `exact`, e.g. "jit-avx2"
 };
 
 // Which expectation an answer matched.
