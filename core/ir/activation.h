@@ -41,6 +41,11 @@ constexpr ActivationKind kLastActivationKind = ActivationKind::kAbs;
 
 const char* activation_name(ActivationKind k);
 
+// Where a fused residual (layers.h) is added relative to the layer's activation:
+//   kBeforeActivation  y = activation(layer(x) + bias + r)   (Keras conv -> Add -> ReLU)
+//   kAfterActivation   y = activation(layer(x) + bias) + r   (Keras conv -> ReLU -> Add)
+enum class ResidualAt : uint8_t { kBeforeActivation, kAfterActivation };
+
 // True for the kinds that are not element-wise (they normalise over the last axis).
 inline bool activation_is_softmax_like(ActivationKind k) {
   return k == ActivationKind::kSoftmax || k == ActivationKind::kLogSoftmax;

@@ -47,11 +47,12 @@ void edges(std::ostream& o, const P& p) {
   o << " " << p.top << "," << p.bottom << "," << p.left << "," << p.right;
 }
 
-// The fused epilogue of the conv family: activation, then the residual flag.
+// The fused epilogue of the conv family: activation, then the residual flag (and where it goes
+// when that is after the activation).
 template <class P>
 void epilogue(std::ostream& o, const P& p) {
   act(o, p.activation);
-  if (p.residual) o << " +residual";
+  if (p.residual) o << (p.residual_at == ResidualAt::kAfterActivation ? " +residual(after act)" : " +residual");
 }
 
 // One overload per kind (layer_kind_traits.h): what distinguishes two nodes of that kind. Only

@@ -14,7 +14,9 @@
 //        y = activation(layer(x) + bias + r)
 //    i.e. the residual is added after the bias and BEFORE the layer's activation (Keras order
 //    conv -> Add -> ReLU becomes one node with residual = true and activation = relu). The
-//    default false means "no residual, one input".
+//    default false means "no residual, one input". With residual_at = kAfterActivation the
+//    residual comes last instead, y = activation(layer(x) + bias) + r (Keras order
+//    conv -> ReLU -> Add); passes set that only with a ReLU or ReLU6 activation.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +55,7 @@ struct DenseParams {
   Weights kernel;  // (in_features, units)
   Weights bias;    // (units) or empty when use_bias is false
   bool residual = false;  // fused residual input (see the header comment)
+  ResidualAt residual_at = ResidualAt::kBeforeActivation;  // with residual: added before or after act
 };
 
 // Conv1D / Conv2D with groups. Input {H, W, Cin} (2-D) or {W, Cin} (1-D).
@@ -66,6 +69,7 @@ struct ConvParams {
                    // and the loader reshapes to (1, kw, Cin/groups, filters)
   Weights bias;    // (filters) or empty
   bool residual = false;  // fused residual input (see the header comment)
+  ResidualAt residual_at = ResidualAt::kBeforeActivation;  // with residual: added before or after act
 };
 
 // DepthwiseConv2D (and DepthwiseConv1D, rank 1): output channel c * depth_multiplier + m is input
@@ -78,6 +82,7 @@ struct DepthwiseConvParams {
   Weights kernel;  // (kh, kw, Cin, depth_multiplier)
   Weights bias;    // (Cin * depth_multiplier) or empty
   bool residual = false;  // fused residual input (see the header comment)
+  ResidualAt residual_at = ResidualAt::kBeforeActivation;  // with residual: added before or after act
 };
 
 // SeparableConv2D (and SeparableConv1D): depthwise (no bias, no activation) then a 1x1 pointwise
@@ -92,6 +97,7 @@ struct SeparableConvParams {
   Weights pointwise_kernel;  // (1, 1, Cin * depth_multiplier, filters)
   Weights bias;              // (filters) or empty
   bool residual = false;  // fused residual input (see the header comment)
+  ResidualAt residual_at = ResidualAt::kBeforeActivation;  // with residual: added before or after act
 };
 
 // Conv2DTranspose (and Conv1DTranspose). Output size per spatial axis as Keras'

@@ -4,7 +4,8 @@
 // op        conv, gemm, dwconv, maxpool, avgpool, pad, padborder, merge-add, concat, vact-sigmoid,
 //           vrelu, affine, gather, ... (the operation, not the layer kind)
 // epilogue  the fused parts in the order the kernel applies them, joined by '+':
-//           bias, add (a fused residual), then the activation (relu, relu6, sigmoid, ...)
+//           bias, add (a fused residual), then the activation (relu, relu6, sigmoid, ...); a
+//           residual added after the activation comes last ("bias+relu+add")
 // tile      <positions>x<vectors>v for register-blocked kernels: output positions (pixels or rows)
 //           by vectors of output channels held in registers per tile
 // isa       sse41, avx2, avx512, neon

@@ -9,10 +9,12 @@ namespace nnd::jit {
 
 namespace {
 
-void add_epilogue(KernelName& k, bool bias, bool residual, ActivationKind act) {
+void add_epilogue(KernelName& k, bool bias, bool residual, ResidualAt residual_at, ActivationKind act) {
+  const bool add_last = residual && residual_at == ResidualAt::kAfterActivation;
   if (bias) k.epilogue.push_back("bias");
-  if (residual) k.epilogue.push_back("add");
+  if (residual && !add_last) k.epilogue.push_back("add");
   if (act != ActivationKind::kLinear) k.epilogue.push_back(activation_name(act));
+  if (add_last) k.epilogue.push_back("add");
 }
 
 // Renames k after its spec changed kind (a GEMM became a conv, a pad a border fill).
@@ -97,20 +99,20 @@ KernelName kernel_name(const std::string& op, const KernelSpec& spec, Isa isa, c
       [&](const auto& s) {
         using T = std::decay_t<decltype(s)>;
         if constexpr (std::is_same_v<T, ConvSpec>) {
-          add_epilogue(k, s.has_bias, s.residual, s.act);
+          add_epilogue(k, s.has_bias, s.residual, s.residual_at, s.act);
           k.tile_positions = s.blocking.rows;
           k.tile_vectors = s.blocking.vmax;
         } else if constexpr (std::is_same_v<T, WindowSpec>) {
-          add_epilogue(k, s.has_bias, s.residual, s.act);
+          add_epilogue(k, s.has_bias, s.residual, s.residual_at, s.act);
           k.tile_positions = s.rows;
           k.tile_vectors = s.vmax;
         } else if constexpr (std::is_same_v<T, PlanarConvSpec>) {
-          add_epilogue(k, s.has_bias, s.residual, s.act);
+          add_epilogue(k, s.has_bias, s.residual, s.residual_at, s.act);
           // Pixels in lanes: groups of 4 pixels by the widest chunk of output channels.
           k.tile_positions = 4 * s.groups;
           k.tile_vectors = s.chunks.empty() ? 0 : *std::max_element(s.chunks.begin(), s.chunks.end());
         } else if constexpr (std::is_same_v<T, WinogradOutSpec>) {
-          add_epilogue(k, s.has_bias, s.residual, s.act);
+          add_epilogue(k, s.has_bias, s.residual, s.residual_at, s.act);
         } else if constexpr (std::is_same_v<T, UnarySpec>) {
           // The affine kernel (BatchNorm) applies a fused activation after its scale and shift.
           if (s.channels > 0 && s.act != ActivationKind::kLinear) k.epilogue.push_back(activation_name(s.act));

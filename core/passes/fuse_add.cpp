@@ -1,5 +1,6 @@
 #include "core/passes/fuse_add.h"
 
+#include <optional>
 #include <variant>
 
 #include "core/passes/graph_edit.h"
@@ -10,22 +11,31 @@ namespace {
 // A kind takes a fused residual exactly when its params have the `residual` field (layers.h):
 // shape inference, the reference engine and the JIT all key on that field, so the field is the
 // classification and a generic visit is exhaustive by construction.
-bool can_take_residual(const Node& p) {
+// Where p can take a fused residual: before its activation when that is linear (a later
+// activation can still fuse), after it when it is ReLU or ReLU6 (the kinds every engine applies
+// in the layer's epilogue); nothing otherwise.
+std::optional<ResidualAt> residual_place(const Node& p) {
   return std::visit(
-      [&](const auto& q) -> bool {
+      [&](const auto& q) -> std::optional<ResidualAt> {
         if constexpr (requires { q.residual; }) {
-          return q.activation == ActivationKind::kLinear && !q.residual && p.inputs.size() == 1;
-        } else {
-          return false;
+          if (q.residual || p.inputs.size() != 1) return std::nullopt;
+          if (q.activation == ActivationKind::kLinear) return ResidualAt::kBeforeActivation;
+          if (q.activation == ActivationKind::kRelu || q.activation == ActivationKind::kRelu6) {
+            return ResidualAt::kAfterActivation;
+          }
         }
+        return std::nullopt;
       },
       p.params);
 }
 
-void set_residual(Node& p) {
+void set_residual(Node& p, ResidualAt at) {
   std::visit(
-      [](auto& q) {
-        if constexpr (requires { q.residual; }) q.residual = true;
+      [&](auto& q) {
+        if constexpr (requires { q.residual; }) {
+          q.residual = true;
+          q.residual_at = at;
+        }
       },
       p.params);
 }
@@ -49,22 +59,25 @@ bool FuseAdd::run(Graph& g) {
     // Candidate producers, the later one first.
     NodeId best = kNoNode;
     ValueId other = -1;
+    ResidualAt best_at = ResidualAt::kBeforeActivation;
     for (int k = 0; k < 2; ++k) {
       const ValueId v = add.inputs[static_cast<size_t>(k)], w = add.inputs[static_cast<size_t>(1 - k)];
       const NodeId p = g.values[static_cast<size_t>(v)].producer;
       if (p == kNoNode || dead[static_cast<size_t>(p)] || uses[static_cast<size_t>(v)] != 1) continue;
-      if (!can_take_residual(g.nodes[static_cast<size_t>(p)])) continue;
+      const std::optional<ResidualAt> at = residual_place(g.nodes[static_cast<size_t>(p)]);
+      if (!at) continue;
       const NodeId pw = g.values[static_cast<size_t>(w)].producer;
       if (pw != kNoNode && pw > p) continue;  // w not computed before p
       if (best == kNoNode || p > best) {
         best = p;
         other = w;
+        best_at = *at;
       }
     }
     if (best == kNoNode) continue;
     Node& p = g.nodes[static_cast<size_t>(best)];
     p.inputs.push_back(other);
-    set_residual(p);
+    set_residual(p, best_at);
     absorb_successor(g, best, static_cast<NodeId>(i), dead);
     changed = true;
     uses = value_uses(g);

@@ -6,6 +6,11 @@
 // the Add, and a ReLU after the Add can later be fused by fuse_activation (Keras order
 // conv -> add -> relu). b must be available before P in the node order (it is when b's producer
 // comes first; when both inputs qualify the later-produced one takes the residual).
+//
+// A producer whose activation is ReLU or ReLU6 takes the residual after it instead
+// (residual_at = kAfterActivation, y = act(P(x) + bias) + b: Keras order conv -> ReLU -> Add,
+// common in ResNet-style blocks). The pipeline runs this pass again after fuse_activation, which is when a separate ReLU layer
+// has become the producer's activation.
 #pragma once
 
 #include "core/passes/pass.h"

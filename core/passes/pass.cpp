@@ -68,7 +68,8 @@ PassPipeline make_default_pipeline(std::string dump_dir) {
       .add(std::make_unique<DropIdentity>())
       .add(std::make_unique<FoldBatchNorm>())
       .add(std::make_unique<FuseAdd>())
-      .add(std::make_unique<FuseActivation>());
+      .add(std::make_unique<FuseActivation>())
+      .add(std::make_unique<FuseAdd>());  // Adds after a ReLU fused by fuse_activation (fuse_add.h)
   return p;
 }
 

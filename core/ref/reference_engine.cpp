@@ -65,7 +65,8 @@ class ReferenceOp {
 };
 static_assert(ExhaustiveLayerVisitor<ReferenceOp>);
 
-// Honours the fused residual graph passes add (layers.h): added before the layer's activation.
+// Honours the fused residual graph passes add (layers.h): added before or after the layer's
+// activation, as residual_at says.
 Tensor run_node(const Node& node, const std::vector<const Tensor*>& in, const Dims& out_shape) {
   return std::visit(
       [&](const auto& p) -> Tensor {
@@ -77,8 +78,10 @@ Tensor run_node(const Node& node, const std::vector<const Tensor*>& in, const Di
             linear.activation = ActivationKind::kLinear;
             Tensor y = ReferenceOp({in[0]}, out_shape)(linear);
             const Tensor& r = *in[1];
+            const bool after = p.residual_at == ResidualAt::kAfterActivation;
+            if (after) ref::apply_activation(p.activation, y);
             for (size_t k = 0; k < y.data.size(); ++k) y.data[k] += r.data[k];
-            ref::apply_activation(p.activation, y);
+            if (!after) ref::apply_activation(p.activation, y);
             return y;
           }
         }

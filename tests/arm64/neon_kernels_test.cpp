@@ -180,6 +180,7 @@ struct WindowCase {
   bool bias = false, residual = false, border = false;
   ActivationKind act = ActivationKind::kLinear;
   float scale = 1.0f;
+  ResidualAt residual_at = ResidualAt::kBeforeActivation;
 };
 
 void check_window(const WindowCase& wc) {
@@ -196,6 +197,7 @@ void check_window(const WindowCase& wc) {
   s.has_bias = wc.bias;
   s.act = wc.act;
   s.residual = wc.residual;
+  s.residual_at = wc.residual_at;
   s.scale = wc.scale;
   s.vmax = wc.vmax;
   s.rows = wc.rows;
@@ -239,9 +241,11 @@ void check_window(const WindowCase& wc) {
             if (wc.op == WindowOp::kDepthwise && wc.bias) acc += bias[static_cast<size_t>(ch)];
             const size_t o = static_cast<size_t>(
                 wc.border ? n * out_n + ((y + bt) * prow + x + bl) * wc.c + ch : n * out_n + (y * wc.out_w + x) * wc.c + ch);
-            if (wc.residual) acc += res[o];
+            const bool res_last = wc.residual_at == ResidualAt::kAfterActivation;
+            if (wc.residual && !res_last) acc += res[o];
             if (wc.act == ActivationKind::kRelu) acc = std::max(acc, 0.0);
             if (wc.act == ActivationKind::kRelu6) acc = std::min(std::max(acc, 0.0), 6.0);
+            if (wc.residual && res_last) acc += res[o];
             written[o] = true;
             if (scaled_error(out[o], acc) > 1e-5 && ++bad == 1) {
               first = "index " + std::to_string(o) + " got " + std::to_string(out[o]) + " want " + std::to_string(acc);
@@ -269,6 +273,8 @@ TEST(NeonWindow, PoolingAndDepthwiseAgainstTheReference) {
       check_window({WindowOp::kSum, c, 4, 3, 2, 2, 2, 2, 1, 1, vmax, rows, false, false, false, K::kLinear, 0.25f});
       check_window({WindowOp::kDepthwise, c, 5, 7, 3, 3, 1, 1, 1, 1, vmax, rows, true, false, false, K::kRelu6});
       check_window({WindowOp::kDepthwise, c, 3, 4, 3, 3, 2, 1, 2, 2, vmax, 2, false, true, false, K::kRelu});
+      check_window({WindowOp::kDepthwise, c, 3, 4, 3, 3, 1, 1, 1, 1, vmax, 2, true, true, false, K::kRelu6, 1.0f,
+                    ResidualAt::kAfterActivation});
       check_window({WindowOp::kDepthwise, c, 4, 9, 5, 5, 1, 2, 1, 1, vmax, rows, true, false, true, K::kLinear});
       check_window({WindowOp::kMax, c, 2, 2, 2, 2, 2, 2, 1, 1, vmax, 1, false, false, true});
     }

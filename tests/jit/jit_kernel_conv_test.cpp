@@ -45,6 +45,7 @@ class ConvTester {
     s.has_bias = c_.bias;
     s.act = c_.act;
     s.residual = c_.residual;
+    s.residual_at = c_.residual_at;
     const BorderedOutput o = c_.output(s.out_c);
     s.out_place = o.placement();
     s.blocking = conv_blocking(isa_traits(isa_), c_.cout_g);
@@ -90,8 +91,7 @@ class ConvTester {
       auto ref = [&](int64_t n, int64_t y, int64_t x, int64_t oc) {
         double r = acc[acc_at(n, y, x, oc)];
         if (c_.bias) r += bias[static_cast<size_t>(oc)];
-        if (c_.residual) r += res[res_at(n, y, x, oc)];
-        return fused_act_ref(c_.act, r);
+        return fused_epilogue_ref(c_.act, r, c_.residual, c_.residual ? res[res_at(n, y, x, oc)] : 0.0, c_.residual_at);
       };
       const bool ok =
           run_spatial_case(k, what, in, c_.residual ? &res : nullptr, out, weights, batch, o, filters, false, ref);
@@ -135,6 +135,7 @@ TEST_P(F32Conv, SpatialChannelTails) {
     c.cout_g = cout;
     c.act = fused_acts()[static_cast<size_t>(cout % 3)];
     c.residual = cout % 2 == 1;
+    if (cout % 4 == 3) c.residual_at = ResidualAt::kAfterActivation;
     c.bias = cout % 4 != 2;
     ConvTester(isa(), c, seed++).run();
   }
@@ -192,6 +193,7 @@ TEST_P(F32Conv, SpatialStridesDilations) {
     c.extra_w = pick.range(0, 2);
     c.act = fused_acts()[static_cast<size_t>(pick.range(0, 2))];
     c.residual = pick.coin();
+    if (pick.coin()) c.residual_at = ResidualAt::kAfterActivation;
     ConvTester(isa(), c, seed).run();
   }
 }

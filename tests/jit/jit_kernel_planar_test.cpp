@@ -108,12 +108,14 @@ struct PlanarConvCase {
   int64_t cin = 1, cout = 4, out_h = 1, out_w = 4;
   int64_t kh = 3, kw = 3, sh = 1, sw = 1, dh = 1, dw = 1;
   bool bias = true, residual = false;
+  ResidualAt residual_at = ResidualAt::kBeforeActivation;
   ActivationKind act = ActivationKind::kLinear;
   int64_t border_top = 0, border_left = 0, border_right = 0, border_bottom = 0;
   std::string describe() const {
     std::ostringstream o;
     o << "cin " << cin << " cout " << cout << " out " << out_h << "x" << out_w << " k " << kh << "x" << kw << " s " << sh
-      << "x" << sw << " d " << dh << "x" << dw << " bias " << bias << " residual " << residual << " act "
+      << "x" << sw << " d " << dh << "x" << dw << " bias " << bias << " residual " << residual
+      << (residual_at == ResidualAt::kAfterActivation ? " after act" : "") << " act "
       << activation_name(act) << " border " << border_top << "," << border_bottom << "," << border_left << ","
       << border_right;
     return o.str();
@@ -137,6 +139,7 @@ void run_planar_conv(Isa isa, const PlanarConvCase& pc, uint32_t seed) {
   s.has_bias = pc.bias;
   s.act = pc.act;
   s.residual = pc.residual;
+  s.residual_at = pc.residual_at;
   const int64_t ph = pc.out_h + pc.border_top + pc.border_bottom, pw = pc.out_w + pc.border_left + pc.border_right;
   if (ph != pc.out_h || pw != pc.out_w) {
     s.out_place.row_floats = pw * pc.cout;
@@ -189,8 +192,7 @@ void run_planar_conv(Isa isa, const PlanarConvCase& pc, uint32_t seed) {
             const size_t j = static_cast<size_t>(n * res_sample + (y * pc.out_w + x) * pc.cout + co);
             double r = acc[j];
             if (pc.bias) r += bias[static_cast<size_t>(co)];
-            if (pc.residual) r += res[j];
-            r = fused_act_ref(pc.act, r);
+            r = fused_epilogue_ref(pc.act, r, pc.residual, pc.residual ? res[j] : 0.0, pc.residual_at);
             const size_t o = static_cast<size_t>(n * out_sample + ((y + pc.border_top) * pw + x + pc.border_left) * pc.cout + co);
             written[o] = true;
             check.near(o, out[o], r, kTol);
@@ -219,6 +221,7 @@ TEST_P(F32ConvPlanar, WidthsAndChannelChunks) {
       pc.out_w = ow;
       pc.bias = ow % 3 != 1;
       pc.residual = cout % 8 == 4 && ow % 2 == 1;
+      if (ow % 4 == 3) pc.residual_at = ResidualAt::kAfterActivation;
       pc.act = fused_acts()[static_cast<size_t>((cout / 4 + ow) % 3)];
       run_planar_conv(isa(), pc, seed++);
     }

@@ -45,6 +45,7 @@ class WindowTester {
     s.has_bias = dw && c_.bias;
     s.act = c_.act;
     s.residual = c_.residual;
+    s.residual_at = c_.residual_at;
     s.scale = c_.scale;
     const WindowBlocking b = window_blocking(isa_, c_.op, c_.c);
     s.vmax = b.vmax;
@@ -87,8 +88,7 @@ class WindowTester {
         double r = acc[j];
         if (c_.op == WindowOp::kSum) r *= c_.scale;
         if (s.has_bias) r += bias[static_cast<size_t>(ch)];
-        if (c_.residual) r += res[j];
-        return fused_act_ref(c_.act, r);
+        return fused_epilogue_ref(c_.act, r, c_.residual, c_.residual ? res[j] : 0.0, c_.residual_at);
       };
       const bool max = c_.op == WindowOp::kMax;  // a max is one of its inputs, bit for bit
       const bool ok =
@@ -130,6 +130,7 @@ void tails_and_tiles(Isa isa, WindowOp op, uint32_t seed) {
       w.sw = ow % 2 == 0 ? 2 : 1;
       w.bias = c % 2 == 1;
       w.residual = op == WindowOp::kDepthwise && ow % 3 == 0;
+      if (c % 2 == 0) w.residual_at = ResidualAt::kAfterActivation;
       w.act = fused_acts()[static_cast<size_t>((c + ow) % 3)];
       w.scale = op == WindowOp::kSum ? 1.0f / 9.0f : 1.0f;
       WindowTester(isa, w, seed++).run();

@@ -70,6 +70,7 @@ TEST_P(F32WinoIn, TilesAndChannelTails) {
 struct WinoOutCase {
   int64_t th = 1, tw = 1, c = 1;
   bool bias = true, residual = false;
+  ResidualAt residual_at = ResidualAt::kBeforeActivation;
   ActivationKind act = ActivationKind::kLinear;
   int64_t border_top = 0, border_left = 0, border_right = 0, border_bottom = 0;
 };
@@ -83,6 +84,7 @@ void run_wino_out(Isa isa, const WinoOutCase& w, uint32_t seed) {
   s.has_bias = w.bias;
   s.act = w.act;
   s.residual = w.residual;
+  s.residual_at = w.residual_at;
   const int64_t oh = 2 * w.th, ow = 2 * w.tw;
   const int64_t ph = oh + w.border_top + w.border_bottom, pw = ow + w.border_left + w.border_right;
   if (ph != oh || pw != ow) {
@@ -107,7 +109,8 @@ void run_wino_out(Isa isa, const WinoOutCase& w, uint32_t seed) {
     k.run(ins, out.data(), weights, batch);
     std::ostringstream what;
     what << isa_id(isa) << " f32-wino-out tiles " << w.th << "x" << w.tw << " c " << w.c << " bias " << w.bias
-         << " residual " << w.residual << " act " << activation_name(w.act) << " border " << w.border_top << ","
+         << " residual " << w.residual
+         << (w.residual_at == ResidualAt::kAfterActivation ? " after act" : "") << " act " << activation_name(w.act) << " border " << w.border_top << ","
          << w.border_bottom << "," << w.border_left << "," << w.border_right << " batch " << batch;
     Checker check(what.str());
     std::vector<bool> written(out.size(), false);
@@ -126,8 +129,8 @@ void run_wino_out(Isa isa, const WinoOutCase& w, uint32_t seed) {
                   for (int b = 0; b < 4; ++b) y += kAT[u][a] * m(a, b) * kAT[v][b];
                 const int64_t py = 2 * ty + u, px = 2 * tx + v;
                 if (w.bias) y += bias[static_cast<size_t>(ch)];
-                if (w.residual) y += res[static_cast<size_t>(n * res_sample + (py * ow + px) * w.c + ch)];
-                y = fused_act_ref(w.act, y);
+                const double r = w.residual ? res[static_cast<size_t>(n * res_sample + (py * ow + px) * w.c + ch)] : 0.0;
+                y = fused_epilogue_ref(w.act, y, w.residual, r, w.residual_at);
                 const size_t o = static_cast<size_t>(n * out_sample + ((py + w.border_top) * pw + px + w.border_left) * w.c + ch);
                 written[o] = true;
                 check.near(o, out[o], y, kTol);
@@ -157,6 +160,7 @@ TEST_P(F32WinoOut, TilesAndChannelTails) {
       w.c = c;
       w.bias = (c + th) % 3 != 0;
       w.residual = th == 2;
+      if (c % 2 == 1) w.residual_at = ResidualAt::kAfterActivation;
       w.act = fused_acts()[static_cast<size_t>((c + th) % 3)];
       run_wino_out(isa(), w, seed++);
     }

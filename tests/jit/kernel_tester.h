@@ -176,6 +176,15 @@ inline double fused_act_ref(ActivationKind k, double x) {
   }
 }
 
+// A fused epilogue after the bias: the residual `res` (when `residual`) before or after the
+// activation, as the kernel's spec says.
+inline double fused_epilogue_ref(ActivationKind k, double x, bool residual, double res, ResidualAt at) {
+  if (residual && at == ResidualAt::kBeforeActivation) x += res;
+  x = fused_act_ref(k, x);
+  if (residual && at == ResidualAt::kAfterActivation) x += res;
+  return x;
+}
+
 inline const std::vector<ActivationKind>& fused_acts() {
   static const std::vector<ActivationKind> k{ActivationKind::kLinear, ActivationKind::kRelu, ActivationKind::kRelu6};
   return k;
@@ -270,6 +279,7 @@ struct SpatialCase {
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t extra_h = 0, extra_w = 0;
   bool bias = true, residual = false;
+  ResidualAt residual_at = ResidualAt::kBeforeActivation;
   ActivationKind act = ActivationKind::kLinear;
   int64_t border_top = 0, border_bottom = 0, border_left = 0, border_right = 0;
   std::vector<int64_t> batches{1, 2, 3};
@@ -309,7 +319,8 @@ struct SpatialCase {
   std::string describe_geometry() const {
     std::ostringstream o;
     o << "out " << out_h << "x" << out_w << " k " << kh << "x" << kw << " s " << sh << "x" << sw << " d " << dh << "x"
-      << dw << " bias " << bias << " residual " << residual << " act " << activation_name(act) << " border "
+      << dw << " bias " << bias << " residual " << residual
+      << (residual_at == ResidualAt::kAfterActivation ? " after act" : "") << " act " << activation_name(act) << " border "
       << border_top << "," << border_bottom << "," << border_left << "," << border_right;
     return o.str();
   }

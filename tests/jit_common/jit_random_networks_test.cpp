@@ -194,7 +194,8 @@ class NetGen {
     }
   }
 
-  // bop: separable conv -> BN -> (+ block input) -> ReLU, or a strided one that widens.
+  // bop: separable conv -> BN -> (+ block input) -> ReLU, or -> ReLU -> (+ block input) (the
+  // residual after the activation), or a strided one that widens.
   T separable_block(const T& x) {
     const bool residual = r_.coin();
     const int64_t stride = !residual && x.h >= 6 && x.w >= 6 && r_.coin() ? 2 : 1;
@@ -204,7 +205,7 @@ class NetGen {
       // Same padding keeps the shape; window() may not pick it, so force the shapes to agree.
       if (y.h != x.h || y.w != x.w) return normalised(y);
       y = batchnorm(y);
-      return activation(add(y, x));
+      return r_.coin() ? activation(add(y, x)) : add(activation(y), x);
     }
     return normalised(y);
   }

@@ -2,6 +2,7 @@
 
 #include "core/ir/cost.h"
 #include "core/passes/fuse_activation.h"
+#include "core/passes/pass.h"
 #include "tests/passes/passes_test_util.h"
 
 namespace nnd::passes::test {
@@ -51,12 +52,37 @@ TEST(FuseAdd, LaterProducerTakesTheResidual) {
   EXPECT_EQ(flops_per_sample(r), flops_per_sample(g));
 }
 
+// Keras order conv -> ReLU -> Add (bop's blocks): once fuse_activation has made the ReLU the
+// conv's activation, the Add goes after it; the whole default pipeline leaves one node.
+TEST(FuseAdd, ReluThenAddTakesTheResidualAfterTheActivation) {
+  for (const ActivationKind act : {ActivationKind::kRelu, ActivationKind::kRelu6}) {
+    Builder b(24);
+    const ValueId x = b.input({6, 5, 4});
+    const ValueId c = b.add(b.conv(3, 4, 4), {x});
+    const ValueId r = b.add(act == ActivationKind::kRelu ? Builder::relu() : Builder::relu(6.0), {c}, "relu");
+    b.output(b.add(MergeParams{MergeOp::kAdd}, {r, x}, "add"), "add");
+    const Graph g = b.finish();
+    const Graph r1 = rewritten_by<FuseActivation>(g);
+    const Graph r2 = rewritten_by<FuseAdd>(r1);
+    ASSERT_EQ(r2.nodes.size(), 1u) << dump_graph(r2);
+    const auto& cp = std::get<ConvParams>(r2.nodes[0].params);
+    EXPECT_TRUE(cp.residual);
+    EXPECT_EQ(cp.residual_at, ResidualAt::kAfterActivation);
+    EXPECT_EQ(cp.activation, act);
+    EXPECT_NE(dump_graph(r2).find("+residual(after act)"), std::string::npos) << dump_graph(r2);
+    expect_same_function(g, r2);  // the reference engine applies the residual after the ReLU
+    Graph all = g;
+    make_default_pipeline("").run(all);
+    EXPECT_EQ(all.nodes.size(), 1u) << dump_graph(all);
+  }
+}
+
 TEST(FuseAdd, NotWithActivationTwoReadersBroadcastOrSubtract) {
   Builder b(23);
   const ValueId x = b.input({4, 4, 2});
   const ValueId y = b.input({1, 1, 2});
-  const ValueId c1 = b.add(b.conv(3, 2, 2, Padding::kSame, 1, ActivationKind::kRelu), {x});
-  const ValueId a1 = b.add(MergeParams{MergeOp::kAdd}, {c1, x});  // conv has an activation
+  const ValueId c1 = b.add(b.conv(3, 2, 2, Padding::kSame, 1, ActivationKind::kSigmoid), {x});
+  const ValueId a1 = b.add(MergeParams{MergeOp::kAdd}, {c1, x});  // an activation no epilogue fuses
   const ValueId c2 = b.add(b.conv(3, 2, 2), {a1});
   const ValueId a2 = b.add(MergeParams{MergeOp::kAdd}, {c2, a1});  // c2 is also an output
   const ValueId c3 = b.add(b.conv(3, 2, 2), {a2});

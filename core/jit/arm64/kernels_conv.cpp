@@ -109,7 +109,7 @@ void conv_tile(NeonEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, i
       },
       [&] { ve.add_imm(kRow, s.dh * s.in_w * s.in_c * 4); });
   const int tmp = wreg;  // the weights are dead now
-  if (s.residual) {
+  auto add_residual = [&] {
     a.add(kPix, kOb, kResDelta);
     for (int r = 0; r < R; ++r) {
       for (int v = 0; v < V; ++v) {
@@ -117,7 +117,9 @@ void conv_tile(NeonEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, i
         ve.add(r * V + v, r * V + v, tmp);
       }
     }
-  }
+  };
+  const bool res_last = s.residual_at == ResidualAt::kAfterActivation;
+  if (s.residual && !res_last) add_residual();
   if (s.act != ActivationKind::kLinear) {
     ve.zero(tmp);
     for (int i = 0; i < R * V; ++i) ve.max(i, i, tmp);
@@ -126,6 +128,7 @@ void conv_tile(NeonEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, i
       for (int i = 0; i < R * V; ++i) ve.min(i, i, tmp);
     }
   }
+  if (s.residual && res_last) add_residual();
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) ve.store_lanes(kOb, t.out[static_cast<size_t>(r)] + v * 16, r * V + v, v == V - 1 ? lanes_last : 4);
   }

@@ -80,7 +80,7 @@ void tile(NeonEmitter& ve, const WindowSpec& s, int R, int V, int lanes_last) {
     ve.load_const(xr, s.scale);
     for (int i = 0; i < R * V; ++i) ve.mul(vreg(i), vreg(i), xr);
   }
-  if (s.residual) {
+  auto add_residual = [&] {
     a.add(kCol, kOb, kResDelta);  // the residual at the output's place
     for (int r = 0; r < R; ++r) {
       for (int v = 0; v < V; ++v) {
@@ -88,7 +88,9 @@ void tile(NeonEmitter& ve, const WindowSpec& s, int R, int V, int lanes_last) {
         ve.add(acc(r, v), acc(r, v), xr);
       }
     }
-  }
+  };
+  const bool res_last = s.residual_at == ResidualAt::kAfterActivation;
+  if (s.residual && !res_last) add_residual();
   if (s.act != ActivationKind::kLinear) {
     ve.zero(xr);
     for (int i = 0; i < R * V; ++i) ve.max(vreg(i), vreg(i), xr);
@@ -97,6 +99,7 @@ void tile(NeonEmitter& ve, const WindowSpec& s, int R, int V, int lanes_last) {
       for (int i = 0; i < R * V; ++i) ve.min(vreg(i), vreg(i), xr);
     }
   }
+  if (s.residual && res_last) add_residual();
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) ve.store_lanes(kOb, r * ps_out + v * 16, acc(r, v), v == V - 1 ? lanes_last : kLanes);
   }

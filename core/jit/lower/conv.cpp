@@ -23,6 +23,7 @@ void conv_step(LowerContext& cx, const Node& n, ConvSpec cs, const Weights& kern
   for (auto& o : cs.group_weight_off) o += off;
   for (auto& o : cs.group_bias_off) o += off;
   cs.residual = residual >= 0;
+  cs.residual_at = cx.residual_at(n);
   std::vector<int> ins{src};
   if (cs.residual) ins.push_back(residual);
   // Rows mode is a GEMM; spatial mode runs groups >= 4 in a run-time loop (x86/kernels.cpp).
@@ -64,6 +65,7 @@ void planar_conv(LowerContext& cx, const Node& n, const ConvParams& p, const Hwc
   cs.has_bias = !p.bias.empty();
   cs.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
   cs.residual = residual >= 0;
+  cs.residual_at = cx.residual_at(n);
   plan_planar_blocking(cs);
   std::vector<float> blob;
   pack_planar_conv_weights(cs, p.kernel.data, p.bias.empty() ? nullptr : &p.bias.data, blob);
@@ -105,6 +107,7 @@ void winograd_conv(LowerContext& cx, const Node& n, const ConvParams& p, const H
   if (os.has_bias) os.bias_off = cx.add_weights(p.bias.data);
   os.act = act_fusable(p.activation) ? p.activation : ActivationKind::kLinear;
   os.residual = residual >= 0;
+  os.residual_at = cx.residual_at(n);
   std::vector<int> ins{m};
   if (os.residual) ins.push_back(residual);
   cx.add(n, "wino-out", os, ins, dst);

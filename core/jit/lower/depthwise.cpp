@@ -26,6 +26,7 @@ void depthwise_step(LowerContext& cx, const Node& n, const Window& win, const We
   ws.weight_off += off;
   ws.bias_off += off;
   ws.residual = residual >= 0;
+  ws.residual_at = cx.residual_at(n);
   std::vector<int> ins{b};
   if (ws.residual) ins.push_back(residual);
   cx.add(n, "dwconv", ws, ins, dst);

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <string>
+#include <variant>
 
 #include "core/ir/shape_inference.h"
 #include "core/jit/code_generator.h"
 #include "core/jit/kernel_name.h"
+#include "core/jit/specs/conv.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {
@@ -85,6 +87,22 @@ void LowerContext::add(const Node& n, const std::string& op, KernelSpec spec, st
   k.out = out;
   k.node = static_cast<int>(&n - g.nodes.data());
   kernels.push_back(std::move(k));
+}
+
+ResidualAt LowerContext::residual_at(const Node& n) const {
+  return std::visit(
+      [&](const auto& p) -> ResidualAt {
+        if constexpr (requires { p.residual_at; }) {
+          if (p.residual && p.residual_at == ResidualAt::kAfterActivation && !act_fusable(p.activation)) {
+            throw Error(ErrorCode::kInternal, g.node_context(n) + ": JIT internal error: a residual after " +
+                                                  activation_name(p.activation) + ", which no kernel fuses");
+          }
+          return p.residual_at;
+        } else {
+          return ResidualAt::kBeforeActivation;
+        }
+      },
+      n.params);
 }
 
 int64_t LowerContext::out_count(const Node& n) const {

@@ -67,6 +67,9 @@ class LowerContext {
   int in_buf(const Node& n, size_t i) const { return value_buf[static_cast<size_t>(n.inputs[i])]; }
   // The buffer of a fused residual input (layers.h: the node's second input), or -1.
   int residual_buf(const Node& n, bool residual) const { return residual ? in_buf(n, 1) : -1; }
+  // Where n's fused residual goes relative to its activation (layers.h). After it only with an
+  // activation the kernels fuse (act_fusable): the residual comes after the epilogue's activation.
+  ResidualAt residual_at(const Node& n) const;
   const Dims& in_shape(const Node& n, size_t i = 0) const { return g.values[n.inputs[i]].shape; }
   const Dims& out_shape(const Node& n) const { return g.values[n.output].shape; }
   int64_t out_count(const Node& n) const;

@@ -25,8 +25,9 @@ struct ConvSpec {
   bool has_bias = false;
   ActivationKind act = ActivationKind::kLinear;  // act_fusable() kinds only
   // Fused residual: the kernel's second input (in[1]) has the output's layout and is added to the
-  // accumulators after the bias, before `act`.
+  // accumulators after the bias, before `act` (or after it, residual_at).
   bool residual = false;
+  ResidualAt residual_at = ResidualAt::kBeforeActivation;
   OutPlacement out_place;  // spatial mode only
   ConvBlocking blocking;
   std::vector<int64_t> group_weight_off;  // per group, in floats from KernelArgs::weights

@@ -46,6 +46,7 @@ struct PlanarConvSpec {
   bool has_bias = false;
   ActivationKind act = ActivationKind::kLinear;  // act_fusable() kinds only
   bool residual = false;                         // in[1]: NHWC, the output's (dense) layout
+  ResidualAt residual_at = ResidualAt::kBeforeActivation;  // residual added before or after act
   OutPlacement out_place;
   // Output channels per chunk (multiples of 4, summing to cout) and groups of 4 pixels per tile.
   std::vector<int> chunks;

@@ -20,7 +20,8 @@ struct WindowSpec {
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
   bool has_bias = false;
   ActivationKind act = ActivationKind::kLinear;
-  bool residual = false;           // kDepthwise: add in[1] (output layout) before `act`
+  bool residual = false;           // kDepthwise: add in[1] (output layout) before or after `act`
+  ResidualAt residual_at = ResidualAt::kBeforeActivation;
   OutPlacement out_place;
   float scale = 1.0f;              // kSum: constant factor (valid average pooling)
   int64_t weight_off = 0, bias_off = 0, recip_off = -1;  // recip: per-output-pixel factor map

@@ -23,7 +23,8 @@ struct WinogradOutSpec {
   bool has_bias = false;
   int64_t bias_off = 0;                          // floats from KernelArgs::weights
   ActivationKind act = ActivationKind::kLinear;  // act_fusable() kinds only
-  bool residual = false;                         // in[1]: the output's (dense) layout, added before act
+  bool residual = false;                         // in[1]: the output's (dense) layout
+  ResidualAt residual_at = ResidualAt::kBeforeActivation;  // added before or after act
   OutPlacement out_place;
 };
 

@@ -206,8 +206,10 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
   // The epilogue's temporary is the register after a full block's weights (where the broadcast
   // register was in the loop), not the lowest free one.
   const VecReg tmp = pool.take(accs.end() + s.blocking.weight_regs(), "epilogue temporary");
-  if (s.residual) add_residual(ve, t.out, V, lanes_last, tmp);
+  const bool res_last = s.residual_at == ResidualAt::kAfterActivation;
+  if (s.residual && !res_last) add_residual(ve, t.out, V, lanes_last, tmp);
   emit_fused_act(ve, s.act, accs.first(), accs.size(), tmp);
+  if (s.residual && res_last) add_residual(ve, t.out, V, lanes_last, tmp);
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
       ve.store_lanes(at(kOb, t.out[static_cast<size_t>(r)] + v * W * 4), acc(r, v), v == V - 1 ? lanes_last : W);
@@ -572,8 +574,10 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
     ve.load_const(xr, s.scale);
     for (int i = 0; i < R * V; ++i) ve.mul(accs[i], accs[i], xr);
   }
-  if (s.residual) add_residual(ve, strided_layout(R, ps_in, ps_out).out, V, lanes_last, xr);
+  const bool res_last = s.residual_at == ResidualAt::kAfterActivation;
+  if (s.residual && !res_last) add_residual(ve, strided_layout(R, ps_in, ps_out).out, V, lanes_last, xr);
   emit_fused_act(ve, s.act, accs.first(), accs.size(), xr);
+  if (s.residual && res_last) add_residual(ve, strided_layout(R, ps_in, ps_out).out, V, lanes_last, xr);
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
       ve.store_lanes(at(kOb, r * ps_out + v * W * 4), acc(r, v), v == V - 1 ? lanes_last : W);

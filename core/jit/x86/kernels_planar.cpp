@@ -176,10 +176,13 @@ void planar_tile(VecEmitter& ve, const PlanarConvSpec& s, size_t chunk, int64_t 
       const std::array<int, 4> pix = transpose4(a, {acc(g, 4 * j), acc(g, 4 * j + 1), acc(g, 4 * j + 2), acc(g, 4 * j + 3)}, t0, t1);
       std::vector<int> live(pix.begin(), pix.begin() + pixels);
       auto disp = [&](int p) { return (4 * g + p) * s.cout * 4 + (c0 + 4 * j) * 4; };
-      if (s.residual) {
+      auto add_residual = [&] {
         for (int p = 0; p < pixels; ++p) ve.add_mem(live[static_cast<size_t>(p)], x86::ptr(kOut, kPix, 0, i32(disp(p))));
-      }
+      };
+      const bool res_last = s.residual_at == ResidualAt::kAfterActivation;
+      if (s.residual && !res_last) add_residual();
       emit_fused_act(ve, s.act, live, acc(g, 4 * j));  // transpose4 leaves r[0] free
+      if (s.residual && res_last) add_residual();
       for (int p = 0; p < pixels; ++p) ve.store(at(kOut, disp(p)), live[static_cast<size_t>(p)]);
     }
   }

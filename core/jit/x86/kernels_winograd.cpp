@@ -201,14 +201,17 @@ void emit_winograd_output(VecEmitter& ve, const WinogradOutSpec& s) {
       for (int k = 0; k < 4; ++k) ve.add(y[k], y[k], bias);
     }
     auto disp = [&](int k) { return off + (k / 2) * orow + (k % 2) * c * 4; };
-    if (s.residual) {
+    auto add_residual = [&] {
       for (int k = 0; k < 4; ++k) {
         ve.load_lanes(res, x86::ptr(kOb, kWk, 0, i32(disp(k))), lanes);
         ve.add(y[k], y[k], res);
       }
-    }
+    };
+    const bool res_last = s.residual_at == ResidualAt::kAfterActivation;
+    if (s.residual && !res_last) add_residual();
     const int act_tmp = bias;  // the bias has been added
     emit_fused_act(ve, s.act, y.first(), y.size(), act_tmp);
+    if (s.residual && res_last) add_residual();
     for (int k = 0; k < 4; ++k) ve.store_lanes(at(kOb, disp(k)), y[k], lanes);
   };
   TileWalk w;
