@@ -25,7 +25,18 @@ struct ConvBlocking {
   // held in V registers: on SSE that replaces a register copy per product with a load, and the V
   // registers freed hold accumulators.
   bool stream_weights = false;
+  // Registers the input broadcasts rotate through, and with streamed weights the product
+  // pipeline's temporaries besides the emitter's scratch (x86/product_pipeline.h). SSE takes 2
+  // broadcast registers (3 for V = 1) and 3 + scratch temporaries, so the next position's scalar
+  // load can go ahead of the multiplies still reading the current broadcast, and every add runs 3
+  // products behind its multiply. In the Silvermont model (nnbench --cpu-model silvermont, block
+  // cycles per product, bound 2): 3x4v with 1 broadcast and 3 temporaries 3.08 -> 2x4v 2.25;
+  // 6x2v 3.13 -> 5x2v 2.63; 12x1v 5.02 -> 9x1v 2.91.
+  int broadcast_regs = 1;
+  int pipeline_regs = 0;
   int weight_regs() const { return stream_weights ? 0 : vmax; }
+  // Registers a tile holds besides its accumulators.
+  int fixed_regs() const { return weight_regs() + broadcast_regs + pipeline_regs; }
 };
 // f32-conv / f32-gemm with cout_g output channels per group. With FMLA by element
 // (IsaTraits::fma_by_element) a tile's positions also each hold an input register (see there).

@@ -23,10 +23,11 @@ TEST(KernelConfig, KernelsMayUseAllVectorRegistersButTheScratch) {
 }
 
 TEST(KernelConfig, ConvBlocking) {
-  // SSE streams weights (V = 4, registers all for accumulators); AVX2 holds V = 2 weight vectors
-  // in its 16 registers, AVX-512 V = 4 in 32, with GEMM rows up to 16.
+  // SSE streams weights (V = 4; besides the accumulators 2 broadcast registers, 3 for V = 1, and 3
+  // pipeline temporaries); AVX2 holds V = 2 weight vectors in its 16 registers, AVX-512 V = 4 in
+  // 32, with GEMM rows up to 16.
   const Case cases[] = {
-      {Isa::kSse41, 16, 4, 3},  {Isa::kSse41, 8, 2, 7},   {Isa::kSse41, 4, 1, 8},   {Isa::kSse41, 100, 4, 3},
+      {Isa::kSse41, 16, 4, 2},  {Isa::kSse41, 8, 2, 5},   {Isa::kSse41, 4, 1, 8},   {Isa::kSse41, 100, 4, 2},
       {Isa::kAvx2, 16, 2, 6},   {Isa::kAvx2, 8, 1, 8},    {Isa::kAvx2, 3, 1, 8},    {Isa::kAvx2, 64, 2, 6},
       {Isa::kAvx512, 64, 4, 6}, {Isa::kAvx512, 32, 2, 14}, {Isa::kAvx512, 16, 1, 16}, {Isa::kAvx512, 1, 1, 16},
   };
@@ -36,6 +37,9 @@ TEST(KernelConfig, ConvBlocking) {
     EXPECT_EQ(b.rows, c.rows) << isa_id(c.isa) << " " << c.channels;
     EXPECT_EQ(b.stream_weights, c.isa == Isa::kSse41) << isa_id(c.isa);
     EXPECT_EQ(b.weight_regs(), b.stream_weights ? 0 : b.vmax);
+    EXPECT_EQ(b.broadcast_regs, !b.stream_weights ? 1 : b.vmax == 1 ? 3 : 2) << isa_id(c.isa) << " " << c.channels;
+    EXPECT_EQ(b.pipeline_regs, b.stream_weights ? 3 : 0) << isa_id(c.isa);
+    EXPECT_LE(b.rows * b.vmax + b.fixed_regs(), kernel_vector_regs(isa_traits(c.isa))) << isa_id(c.isa) << " " << c.channels;
   }
 }
 

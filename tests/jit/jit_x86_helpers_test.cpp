@@ -3,6 +3,7 @@
 // kernels assembled with KernelModule and run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -283,19 +284,27 @@ TEST(JitCountedLoop, AZeroTripLoopIsAGeneratorError) {
 // ---- product pipeline ----
 
 // A block of products as the kernels queue them: 4 accumulators (registers 0-3) from out[], and
-// 6 groups of 4 products, each group's input loaded (from in[]) into register 4 (one input
-// register: every load waits for the group before) or alternately 4 and 5, the factors from w[].
-// The pipeline gets `temps` temporaries from register 6 up, the last being scratch().
-void queue_products(VecEmitter& ve, ProductPipeline& p, bool two_inputs) {
+// How a test queues its 6 groups' inputs: loaded into register 4, loaded into 4 and 5 in turn, or
+// lane 0 of in[] broadcast into 4 and 5 in turn (ProductPipeline::broadcast, the conv tiles' form).
+enum class Inputs { kOneRegister, kTwoRegisters, kTwoBroadcasts };
+const char* inputs_name(Inputs i) {
+  return i == Inputs::kOneRegister ? "one input" : i == Inputs::kTwoRegisters ? "two inputs" : "two broadcasts";
+}
+
+// 6 groups of 4 products, each group's input from in[] (one input register: every load waits for
+// the group before), the factors from w[]. The pipeline gets `temps` temporaries from register 6
+// up, the last being scratch().
+void queue_products(VecEmitter& ve, ProductPipeline& p, Inputs inputs) {
   for (int g = 0; g < 6; ++g) {
-    const int x = two_inputs ? 4 + g % 2 : 4;
-    p.input(x, [&ve, x, g] { ve.load(x, at(kIn, g * 64)); });
+    const int x = inputs == Inputs::kOneRegister ? 4 : 4 + g % 2;
+    if (inputs == Inputs::kTwoBroadcasts) p.broadcast(x, at(kIn, g * 64));
+    else p.input(x, [&ve, x, g] { ve.load(x, at(kIn, g * 64)); });
     for (int c = 0; c < 4; ++c) p.product(c, x, at(kW, (g * 4 + c) * 64));
   }
 }
 
 // The sums equal the products added in order (float addition per accumulator in the same order),
-// for every temporary count (every shape) and both input patterns, on every ISA of the machine.
+// for every temporary count (every shape) and every input pattern, on every ISA of the machine.
 TEST(JitProductPipeline, SumsEqualTheProductsInQueueOrder) {
   const int lanes_max = 16;
   std::vector<float> in(6 * 16), w(24 * 16), init(4 * 16);
@@ -304,7 +313,7 @@ TEST(JitProductPipeline, SumsEqualTheProductsInQueueOrder) {
   for (size_t i = 0; i < init.size(); ++i) init[i] = static_cast<float>(i) * 0.5f;
   for (Isa isa : machine_isas()) {
     for (int temps = 1; temps <= 5; ++temps) {
-      for (bool two_inputs : {false, true}) {
+      for (Inputs inputs : {Inputs::kOneRegister, Inputs::kTwoRegisters, Inputs::kTwoBroadcasts}) {
         KernelModule m(isa, false, "");
         int width = 0;
         KernelFn fn = compile_body(m, "products", [&](VecEmitter& ve) {
@@ -319,7 +328,7 @@ TEST(JitProductPipeline, SumsEqualTheProductsInQueueOrder) {
           for (int i = 0; i < temps - 1; ++i) t.push_back(6 + i);
           t.push_back(ve.scratch());
           ProductPipeline p(ve, t);
-          queue_products(ve, p, two_inputs);
+          queue_products(ve, p, inputs);
           p.flush();
           for (int c = 0; c < 4; ++c) ve.store(at(kOut, c * 64), c);
         });
@@ -331,12 +340,13 @@ TEST(JitProductPipeline, SumsEqualTheProductsInQueueOrder) {
           for (int l = 0; l < width && l < lanes_max; ++l) {
             float expect = init[static_cast<size_t>(c * 16 + l)];
             for (int g = 0; g < 6; ++g) {
-              const float x = in[static_cast<size_t>(g * 16 + l)], f = w[static_cast<size_t>((g * 4 + c) * 16 + l)];
+              const float x = in[static_cast<size_t>(g * 16 + (inputs == Inputs::kTwoBroadcasts ? 0 : l))];
+              const float f = w[static_cast<size_t>((g * 4 + c) * 16 + l)];
               const float prod = x * f;  // SSE and FMA differ in rounding: compare with a tolerance
               expect += prod;
             }
             EXPECT_NEAR(out[static_cast<size_t>(c * 16 + l)], expect, 1e-4f)
-                << isa_id(isa) << " temps " << temps << (two_inputs ? " two inputs" : " one input") << " acc " << c << " lane " << l;
+                << isa_id(isa) << " temps " << temps << " " << inputs_name(inputs) << " acc " << c << " lane " << l;
           }
         }
       }
@@ -344,37 +354,65 @@ TEST(JitProductPipeline, SumsEqualTheProductsInQueueOrder) {
   }
 }
 
+// The mnemonics of an SSE pipeline's listing, movups/movss/shufps into the input registers (xmm4,
+// xmm5) marked " input".
+std::vector<std::string> pipeline_ops(Inputs inputs) {
+  KernelModule m(Isa::kSse41, true, "");
+  compile_body(m, "products", [&](VecEmitter& ve) {
+    ProductPipeline p(ve, std::vector<int>{6, 7, 8, ve.scratch()});
+    queue_products(ve, p, inputs);
+    p.flush();
+  });
+  std::vector<std::string> ops;
+  std::string line;
+  for (char ch : m.kernels().back().listing + "\n") {
+    if (ch != '\n') {
+      line += ch;
+      continue;
+    }
+    const std::string op = line.substr(0, line.find(' '));
+    const bool input = line.find("xmm4, ") == op.size() + 1 || line.find("xmm5, ") == op.size() + 1;
+    if (op == "movups" || op == "mulps" || op == "addps" || op == "movss" || op == "shufps") ops.push_back(op + (input ? " input" : ""));
+    line.clear();
+  }
+  return ops;
+}
+
+// How many multiplies come before the n-th (from 1) `op` in `ops`; -1 if there is none.
+int muls_before(const std::vector<std::string>& ops, const std::string& op, int n) {
+  int muls = 0;
+  for (const std::string& o : ops) {
+    if (o == op && --n == 0) return muls;
+    if (o == "mulps") ++muls;
+  }
+  return -1;
+}
+
 // SSE's order: with 4 temporaries each addps comes 3 multiplies after its own, and the second input
 // (another register) loads before the first group's last multiply; with one input register the
 // load waits for that multiply.
 TEST(JitProductPipeline, SseDelaysEachAddBehindLaterMultiplies) {
-  for (bool two_inputs : {false, true}) {
-    KernelModule m(Isa::kSse41, true, "");
-    compile_body(m, "products", [&](VecEmitter& ve) {
-      ProductPipeline p(ve, std::vector<int>{6, 7, 8, ve.scratch()});
-      queue_products(ve, p, two_inputs);
-      p.flush();
-    });
-    std::vector<std::string> ops;
-    std::string line;
-    for (char ch : m.kernels().back().listing + "\n") {
-      if (ch != '\n') {
-        line += ch;
-        continue;
-      }
-      const std::string op = line.substr(0, line.find(' '));
-      if (op == "movups" || op == "mulps" || op == "addps") ops.push_back(op + (line.find("xmm4, ") == op.size() + 1 || line.find("xmm5, ") == op.size() + 1 ? " input" : ""));
-      line.clear();
-    }
-    int muls = 0, first_add_after = -1, second_input_after = -1, inputs = 0;
-    for (const std::string& op : ops) {
-      if (op == "mulps") ++muls;
-      if (op == "addps" && first_add_after < 0) first_add_after = muls;
-      if (op == "movups input" && ++inputs == 2) second_input_after = muls;
-    }
-    EXPECT_EQ(muls, 24);
-    EXPECT_EQ(first_add_after, 3) << "the first sum waits for 3 more multiplies";
-    EXPECT_EQ(second_input_after, two_inputs ? 3 : 4) << (two_inputs ? "two inputs" : "one input");
+  for (Inputs inputs : {Inputs::kOneRegister, Inputs::kTwoRegisters}) {
+    const std::vector<std::string> ops = pipeline_ops(inputs);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "mulps"), 24);
+    EXPECT_EQ(muls_before(ops, "addps", 1), 3) << "the first sum waits for 3 more multiplies";
+    EXPECT_EQ(muls_before(ops, "movups input", 2), inputs == Inputs::kTwoRegisters ? 3 : 4) << inputs_name(inputs);
+  }
+}
+
+// A broadcast input is two instructions placed apart: the second group's scalar load (into the
+// other register) two multiplies before the group's first (4), its shufps one before; none of the
+// movss is followed directly by its own shufps except the first group's, which has nothing to go
+// ahead of.
+TEST(JitProductPipeline, SseLoadsABroadcastOneProductBeforeItsShuffle) {
+  const std::vector<std::string> ops = pipeline_ops(Inputs::kTwoBroadcasts);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "movss input"), 6);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "shufps input"), 6);
+  EXPECT_EQ(muls_before(ops, "movss input", 2), 2);
+  EXPECT_EQ(muls_before(ops, "shufps input", 2), 3);
+  for (int g = 2; g <= 6; ++g) {
+    EXPECT_EQ(muls_before(ops, "movss input", g), 4 * (g - 1) - 2) << "group " << g;
+    EXPECT_EQ(muls_before(ops, "shufps input", g), 4 * (g - 1) - 1) << "group " << g;
   }
 }
 

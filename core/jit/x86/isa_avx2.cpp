@@ -30,6 +30,7 @@ void AvxEmitter::broadcast(int v, const x86::Mem& m) {
   mm.setSize(4);
   a_.emit(Inst::kIdVbroadcastss, reg(v), mm);
 }
+void AvxEmitter::broadcast_lane0(int v) { a_.emit(Inst::kIdVbroadcastss, reg(v), x86::xmm(v)); }
 void AvxEmitter::load_u8(int v, const x86::Mem& m) {
   x86::Mem mm = m;
   mm.setSize(static_cast<uint32_t>(width()));

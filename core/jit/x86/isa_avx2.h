@@ -17,6 +17,7 @@ class AvxEmitter : public VecEmitter {
   void load_scalar(int v, const x86::Mem& m) override;
   void store_scalar(const x86::Mem& m, int v) override;
   void broadcast(int v, const x86::Mem& m) override;
+  void broadcast_lane0(int v) override;
   void load_u8(int v, const x86::Mem& m) override;
   void load_u8_scalar(int v, const x86::Mem& m) override;
   void zero(int v) override;

@@ -35,8 +35,9 @@ class SseEmitter final : public VecEmitter {
   void store_scalar(const x86::Mem& m, int v) override { a_.movss(m, xmm(v)); }
   void broadcast(int v, const x86::Mem& m) override {
     a_.movss(xmm(v), m);
-    a_.shufps(xmm(v), xmm(v), 0);
+    broadcast_lane0(v);
   }
+  void broadcast_lane0(int v) override { a_.shufps(xmm(v), xmm(v), 0); }
   void load_u8(int v, const x86::Mem& m) override {
     x86::Mem mm = m;
     mm.setSize(4);

@@ -153,10 +153,10 @@ TileLayout strided_layout(int R, int64_t ps_in, int64_t ps_out) {
   return l;
 }
 
-void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int wreg, int xb,
-               ProductPipeline& products);
-void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int xb,
-                          ProductPipeline& products);
+void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int wreg,
+               const VecRegs& xb, ProductPipeline& products);
+void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V,
+                          const VecRegs& xb, ProductPipeline& products);
 void conv_row_taps_cached(VecEmitter& ve, VecRegPool& pool, const ConvSpec& s, const TileLayout& t,
                           const VecRegs& accs);
 
@@ -187,7 +187,7 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
         // (3x3, 5x5) gained 2-6%, bop's 7-wide stride-2 stem measured 2% slower (interleaving the
         // address order to separate each accumulator's products did not change that).
         if (s.blocking.stream_weights && s.kw > 1 && s.kw <= 5) {
-          const VecReg xb = pool.take("broadcast");
+          const VecRegs xb = pool.take_array(s.blocking.broadcast_regs, "broadcasts");
           const VecRegs spare = pool.take_array(pool.free_count(), "product temporaries");
           ProductPipeline products(ve, spare);
           conv_row_taps_shared(ve, s, t, accs, V, xb, products);
@@ -196,15 +196,15 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
         } else {
           // A full block's weight vectors (vmax), also when this block has fewer.
           const VecRegs w = pool.take_array(s.blocking.weight_regs(), "weights");
-          const VecReg xb = pool.take("broadcast");
+          const VecRegs xb = pool.take_array(s.blocking.broadcast_regs, "broadcasts");
           const VecRegs spare = pool.take_array(pool.free_count(), "product temporaries");
           ProductPipeline products(ve, spare);
           conv_taps(ve, s, t, accs, V, accs.end(), xb, products);
         }
       },
       [&] { add_imm(a, kRow, s.dh * s.in_w * s.in_c * 4); });
-  // The epilogue's temporary is the register after a full block's weights (where the broadcast
-  // register was in the loop), not the lowest free one.
+  // The epilogue's temporary is the register after a full block's weights (where the first
+  // broadcast register was in the loop), not the lowest free one.
   const VecReg tmp = pool.take(accs.end() + s.blocking.weight_regs(), "epilogue temporary");
   const bool res_last = s.residual_at == ResidualAt::kAfterActivation;
   if (s.residual && !res_last) add_residual(ve, t.out, V, lanes_last, tmp);
@@ -220,9 +220,10 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
 // One kernel row (kh fixed, kRow at its first input pixel) of a tile: the kw loop, and inside it
 // the channel loop unrolled by 4; per channel the V weight vectors (registers, or streamed) and
 // one broadcast per tile position. Streamed weights go through `products` (x86/product_pipeline.h),
-// flushed per unrolled channel block. Leaves kWk at the next kernel row's weights.
-void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int wreg, int xb,
-               ProductPipeline& products) {
+// flushed per unrolled channel block, their broadcasts rotating through `xb`; register weights use
+// xb[0]. Leaves kWk at the next kernel row's weights.
+void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int wreg,
+               const VecRegs& xb, ProductPipeline& products) {
   x86::Assembler& a = ve.as();
   const int W = ve.width();
   const int R = static_cast<int>(t.in.size());
@@ -235,6 +236,7 @@ void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const Vec
         const int U = 4;
         const int64_t full = s.cin_g / U, rem = s.cin_g % U, wstep = int64_t{V} * W * 4;
         const bool stream = s.blocking.stream_weights;
+        int next_xb = 0;
         auto body = [&](int u) {
           if (!stream) {
             for (int v = 0; v < V; ++v) ve.load(wreg + v, at(kWk, u * wstep + v * W * 4));
@@ -242,16 +244,18 @@ void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const Vec
           for (int r = 0; r < R; ++r) {
             const x86::Mem x = at(kPix, u * 4 + t.in[static_cast<size_t>(r)]);
             if (stream) {
-              products.input(xb, [&ve, xb, x] { ve.broadcast(xb, x); });
-              for (int v = 0; v < V; ++v) products.product(acc(r, v), xb, at(kWk, u * wstep + v * W * 4));
+              const int b = xb[next_xb];
+              next_xb = (next_xb + 1) % xb.size();
+              products.broadcast(b, x);
+              for (int v = 0; v < V; ++v) products.product(acc(r, v), b, at(kWk, u * wstep + v * W * 4));
               continue;
             }
             if (V == 1) {
-              ve.fmadd_bcast(acc(r, 0), wreg, x, xb);  // one input, one FMA: broadcast in the FMA where the ISA can
+              ve.fmadd_bcast(acc(r, 0), wreg, x, xb[0]);  // one input, one FMA: broadcast in the FMA where the ISA can
               continue;
             }
-            ve.broadcast(xb, x);
-            for (int v = 0; v < V; ++v) ve.fmadd(acc(r, v), xb, wreg + v);
+            ve.broadcast(xb[0], x);
+            for (int v = 0; v < V; ++v) ve.fmadd(acc(r, v), xb[0], wreg + v);
           }
         };
         if (full > 0) {
@@ -289,8 +293,8 @@ void unrolled_taps_channel_loop(VecEmitter& ve, const ConvSpec& s, int64_t wstep
 // address is broadcast once and feeds every (position, tap) pair that reads it. Referee's 5x5
 // stride-2 stem with 7 positions: 17 broadcasts per channel instead of 35. Same register use as
 // conv_taps; leaves kWk at the next kernel row's weights.
-void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int xb,
-                          ProductPipeline& products) {
+void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V,
+                          const VecRegs& xb, ProductPipeline& products) {
   const int W = ve.width();
   const int R = static_cast<int>(t.in.size());
   const int64_t wstep = int64_t{V} * W * 4, tap_step = s.cin_g * wstep;
@@ -300,11 +304,13 @@ void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t
     for (int kx = 0; kx < s.kw; ++kx) readers[t.in[static_cast<size_t>(r)] + kx * s.dw * s.in_c * 4].emplace_back(r, kx);
   }
   unrolled_taps_channel_loop(ve, s, wstep, [&] {
+    int next_xb = 0;
     for (const auto& [disp, pairs] : readers) {
-      const x86::Mem x = at(kPix, disp);
-      products.input(xb, [&ve, xb, x] { ve.broadcast(xb, x); });
+      const int b = xb[next_xb];
+      next_xb = (next_xb + 1) % xb.size();
+      products.broadcast(b, at(kPix, disp));
       for (const auto& [r, kx] : pairs) {
-        for (int v = 0; v < V; ++v) products.product(accs[r * V + v], xb, at(kWk, kx * tap_step + v * W * 4));
+        for (int v = 0; v < V; ++v) products.product(accs[r * V + v], b, at(kWk, kx * tap_step + v * W * 4));
       }
     }
     products.flush();
@@ -333,18 +339,17 @@ void conv_blocks(VecEmitter& ve, const ConvSpec& s, const TileLayout& t) {
 }
 
 // Spatial tiles may hold more positions than ConvBlocking::rows (which also sizes GEMM row tiles):
-// every vector register not needed for the weights (none when streamed), the broadcast input and,
-// with streamed weights, two temporaries of the product pipeline (x86/product_pipeline.h: with
-// scratch() 3, lag 2 and a load ahead; at 1 temporary field-boundary's 7x2v tiles priced 282
-// cycles per block in the Silvermont model against a bound of 114, as 6x2v 150 against 98), up to 16.
+// every vector register not needed for the weights (none when streamed), the broadcast inputs and,
+// with streamed weights, the product pipeline's temporaries (ConvBlocking::fixed_regs(); at 1
+// temporary field-boundary's 7x2v tiles priced 282 cycles per block in the Silvermont model
+// against a bound of 114), up to 16.
 ConvTileProblem tile_problem(const VecEmitter& ve, const ConvSpec& s) {
   ConvTileProblem p;
   p.out_h = s.out_h;
   p.out_w = s.out_w;
   p.taps = s.kh * s.kw * s.cin_g;
   p.vectors = s.blocking.vmax;
-  const int pipeline_temps = s.blocking.stream_weights ? 2 : 0;
-  p.max_tile = std::clamp((ve.usable_regs() - s.blocking.weight_regs() - 1 - pipeline_temps) / s.blocking.vmax, 1, 16);
+  p.max_tile = std::clamp((ve.usable_regs() - s.blocking.fixed_regs()) / s.blocking.vmax, 1, 16);
   // Cached taps keep kw weights in registers and want about one broadcast register per position.
   if (cached_taps(ve, s)) p.max_tile = std::clamp((ve.usable_regs() - static_cast<int>(s.kw) - 1) / 2, 1, 16);
   p.in_sample = s.in_h * s.in_w * s.in_c * 4;

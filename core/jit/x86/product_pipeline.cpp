@@ -46,6 +46,15 @@ void ProductPipeline::input(int dest, std::function<void()> emit) {
   ops_.push_back(std::move(op));
 }
 
+void ProductPipeline::broadcast(int dest, const x86::Mem& m) {
+  if (!ve_.fmadd_needs_copy()) {
+    input(dest, [this, dest, m] { ve_.broadcast(dest, m); });
+    return;
+  }
+  input(dest, [this, dest, m] { ve_.load_scalar(dest, m); });
+  ops_.back().finish = [this, dest] { ve_.broadcast_lane0(dest); };
+}
+
 void ProductPipeline::product(int acc, int a, const x86::Mem& m) {
   Op op;
   op.acc = acc;
@@ -62,17 +71,25 @@ void ProductPipeline::flush() {
 
 void ProductPipeline::emit_in_order() {
   for (const Op& op : ops_) {
-    if (op.is_input) op.emit();
-    else ve_.fmadd_mem(op.acc, op.a, op.m);
+    if (op.is_input) {
+      op.emit();
+      if (op.finish) op.finish();
+    } else ve_.fmadd_mem(op.acc, op.a, op.m);
   }
 }
 
 void ProductPipeline::emit_pipelined() {
   std::vector<const Op*> prods;
-  // Inputs by the step whose load stage emits them (before product `step + ahead`'s factor load);
-  // step -1 is the prologue, prods.size() the end.
-  std::vector<std::pair<int, const Op*>> inputs;
+  // Input stages by the step whose load stage emits them (before product `step + ahead`'s factor
+  // load), in queue order; step -1 is the prologue, prods.size() the end. A stable sort by step
+  // keeps a stage behind everything queued before it at the same step.
+  struct Stage {
+    int step;
+    const std::function<void()>* emit;
+  };
+  std::vector<Stage> stages;
   const int ahead = shape_.ahead, lag = shape_.lag;
+  int last_first_stage = -1;
   for (const Op& op : ops_) {
     if (!op.is_input) {
       if (std::find(temps_.begin(), temps_.end(), op.acc) != temps_.end() ||
@@ -82,25 +99,28 @@ void ProductPipeline::emit_pipelined() {
       prods.push_back(&op);
       continue;
     }
-    // Its consumer is the next product queued (index prods.size()). Hoisted `ahead` products
-    // early, but not above a multiply that still reads the register's previous value.
+    // Its consumer is the next product queued (index prods.size()). A stage wanted `early`
+    // products before it goes there, but not above a multiply that still reads the register's
+    // previous value.
     const int j = static_cast<int>(prods.size());
-    int step = j - ahead;
-    for (int i = j - 1; i >= std::max(j - ahead, 0); --i) {
-      if (prods[static_cast<size_t>(i)]->a == op.dest) {
-        step = i + 1;
-        break;
+    auto place = [&](int early) {
+      for (int i = j - 1; i >= std::max(j - early, 0); --i) {
+        if (prods[static_cast<size_t>(i)]->a == op.dest) return i + 1;
       }
-    }
+      return std::max(j - early, -1);
+    };
     // An earlier input may have been placed later (its own conflict): keep the queue's order.
-    if (!inputs.empty()) step = std::max(step, inputs.back().first);
-    inputs.emplace_back(std::max(step, -1), &op);
+    const int first = std::max(place(op.finish ? ahead + 1 : ahead), last_first_stage);
+    last_first_stage = first;
+    stages.push_back({first, &op.emit});
+    if (op.finish) stages.push_back({std::max(place(ahead), first), &op.finish});
   }
+  std::stable_sort(stages.begin(), stages.end(), [](const Stage& x, const Stage& y) { return x.step < y.step; });
   const int n = static_cast<int>(prods.size()), nt = static_cast<int>(temps_.size());
   auto temp = [&](int j) { return temps_[static_cast<size_t>(j % nt)]; };
-  size_t next_input = 0;
+  size_t next_stage = 0;
   auto inputs_at = [&](int step) {
-    for (; next_input < inputs.size() && inputs[next_input].first <= step; ++next_input) inputs[next_input].second->emit();
+    for (; next_stage < stages.size() && stages[next_stage].step <= step; ++next_stage) (*stages[next_stage].emit)();
   };
   auto load = [&](int j) {
     if (j < n) ve_.load(temp(j), prods[static_cast<size_t>(j)]->m);

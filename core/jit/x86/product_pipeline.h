@@ -46,6 +46,13 @@ class ProductPipeline {
   // `emit` writes register `dest` (for instance loads or broadcasts a product's input); it runs
   // before the first product queued after it multiplies, and after every product queued before it.
   void input(int dest, std::function<void()> emit);
+  // An input that broadcasts the float at m to every lane of `dest`. Pipelined (SSE) it is two
+  // instructions placed apart: the scalar load one product earlier than a plain input, the
+  // in-register broadcast where a plain input goes. Back to back, Silvermont's in-order FP queue
+  // holds the shufps, and every multiply behind it, for the movss's 3-cycle load (the 3x4v GEMM
+  // block: 148 cycles against a multiplier bound of 96; with two broadcast registers in rotation
+  // and the load placed apart, a 2x4v block prices at 72 against 64).
+  void broadcast(int dest, const x86::Mem& m);
   // acc += a * [m].
   void product(int acc, int a, const x86::Mem& m);
   // Emits the queued block; call before code that reads the accumulators or changes a register the
@@ -65,6 +72,7 @@ class ProductPipeline {
     bool is_input = false;
     int dest = -1;  // input: the register it writes
     std::function<void()> emit;
+    std::function<void()> finish;  // an input's second stage (broadcast()), placed `ahead` early
     int acc = -1, a = -1;  // product
     x86::Mem m;
   };

@@ -59,6 +59,7 @@ class VecEmitter {
   virtual void load_scalar(int v, const x86::Mem& m) = 0;   // lane 0, others zero
   virtual void store_scalar(const x86::Mem& m, int v) = 0;  // lane 0
   virtual void broadcast(int v, const x86::Mem& m) = 0;     // one float to all lanes
+  virtual void broadcast_lane0(int v) = 0;                  // lane 0 of v to all lanes of v
   virtual void load_u8(int v, const x86::Mem& m) = 0;       // width() bytes -> floats
   virtual void load_u8_scalar(int v, const x86::Mem& m) = 0;  // one byte -> lane 0 (uses eax)
   // Lanes [0, lanes) of a vector, 0 < lanes <= width(): a full load/store for width() lanes, a
