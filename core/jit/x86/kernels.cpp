@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/jit/conv_tiling.h"
@@ -541,8 +542,14 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
   a.mov(kWk, kW);
   a.mov(kRow, kCi);
   // SSE's depthwise products, whose input is the product's own load: pipelined with the input
-  // register (free inside a tap but for a tail vector, which flushes first) and scratch().
-  ProductPipeline products(ve, {xr, ve.scratch()});
+  // register (free inside a tap but for a tail vector, which flushes first), the registers
+  // depthwise_blocking() left free and scratch().
+  std::vector<int> temps{xr};
+  const VecRegs spare = pool.take_array(s.op == WindowOp::kDepthwise && ve.fmadd_needs_copy() ? pool.free_count() : 0,
+                                        "product temporaries");
+  for (int i = 0; i < spare.size(); ++i) temps.push_back(spare[i]);
+  temps.push_back(ve.scratch());
+  ProductPipeline products(ve, std::move(temps));
   const auto tap = [&] {
     if (s.op == WindowOp::kDepthwise) {
       for (int v = 0; v < V; ++v) ve.load(wreg + v, at(kWk, v * W * 4));
