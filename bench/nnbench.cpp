@@ -7,10 +7,11 @@
 // on the ONNX twins when tools/onnx_reference/node_modules exists.
 //
 //   nnbench [MODEL...] [--isa all|auto|sse4.1|avx2|avx512[,...]] [--repeat N] [--chunk-kib N]
-//           [--batch N] [--cpu-time]
+//           [--batch N] [--cpu-time] [--math exact|fast]
 //           --chunk-kib: JitConfig::chunk_bytes of the engines (samples per chunk of a batched call);
-//           --batch: the batched column's batch (default 16); --cpu-time: thread CPU time, not wall
-//   nnbench [MODEL...] [--isa ...] --threads N[,M...] [--batch N]   a row per thread count
+//           --batch: the batched column's batch (default 16); --cpu-time: thread CPU time, not wall;
+//           --math: the engines' math mode in every form of the command (default exact)
+//   nnbench [MODEL...] [--isa ...] --threads N[,M...] [--batch N] [--math ...]   a row per thread count
 //           (EngineOptions::threads; "auto" allowed), timed in interleaved rounds at batch 1 (or
 //           --batch: us per sample), with each count's speed-up
 //   nnbench [MODEL...] --load-time [--isa auto|sse4.1|...] [--runs N]
@@ -389,9 +390,9 @@ int run_cost_model(const std::vector<std::string>& models, const std::vector<nnd
 // interleaved rounds of repeat/5 runs (the counts see the same machine load), min and median per
 // count and the speed-up of each min and median over the first count's.
 int report_threads(const std::vector<std::string>& models, const std::vector<nnd::jit::Isa>& isas,
-                   const std::vector<int>& counts, int repeat, int64_t batch) {
+                   const std::vector<int>& counts, int repeat, int64_t batch, nnd::MathMode math) {
   constexpr int kRounds = 5;
-  std::printf("nnbench: threads per call %s, %d interleaved rounds of %d runs, batch %lld (us per sample)\n",
+  std::printf("nnbench: threads per call %s, %d interleaved rounds of %d runs, batch %lld (us per sample), %s math\n",
               [&] {
                 std::string c;
                 for (int n : counts) {
@@ -400,7 +401,7 @@ int report_threads(const std::vector<std::string>& models, const std::vector<nnd
                 }
                 return c;
               }().c_str(),
-              kRounds, std::max(1, repeat / kRounds), static_cast<long long>(batch));
+              kRounds, std::max(1, repeat / kRounds), static_cast<long long>(batch), nnd::math_mode_name(math));
   int failures = 0;
   for (const std::string& path : models) {
     try {
@@ -416,6 +417,7 @@ int report_threads(const std::vector<std::string>& models, const std::vector<nnd
           o.engine = nnd::EngineKind::kJit;
           o.isa = isa;
           o.threads = n;
+          o.math = math;
           engines.push_back(nnd::jit::make_jit_engine(g, o));
         }
         for (int r = 0; r < kRounds; ++r) {
@@ -451,6 +453,7 @@ int main(int argc, char** argv) {
   bool isas_given = false;
   std::vector<int> thread_counts;  // --threads: a table of rows per count instead
   CostOptions cost_opt;
+  nnd::MathMode math = nnd::MathMode::kExact;  // --math: every mode's engines
   int64_t batch = 16;           // the batched column's batch (the cost model's: 1 unless given)
   bool batch_given = false;     // --threads times batch 1 unless given
   nnd::jit::JitConfig jit_cfg;  // --chunk-kib changes the samples per chunk of a batched call
@@ -485,7 +488,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "nnbench: unknown --math '%s' (expected exact or fast)\n", argv[i]);
         return 2;
       }
-      cost_opt.math = *m;
+      math = cost_opt.math = *m;
     }
     else if (a == "--chunk-kib" && i + 1 < argc) {
       jit_cfg.chunk_bytes = std::atoll(argv[++i]) * 1024;
@@ -514,7 +517,7 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "-h" || a == "--help") {
       std::printf("usage: nnbench [MODEL...] [--isa %s] [--repeat N] [--chunk-kib N] [--batch N]\n"
-                  "               [--cpu-time] [--threads N[,M...]]\n"
+                  "               [--cpu-time] [--threads N[,M...]] [--math exact|fast]\n"
                   "       nnbench [MODEL...] --load-time [--isa ISA] [--runs N]   (load + compile only, cold and warm)\n"
                   "       nnbench [MODEL...] --cpu-model CPU [--isa ...] [--math exact|fast] [--clock GHz]\n"
                   "               [--kernels|-v] [--measure] [--batch N]   (estimated cycles on LLVM's model of CPU:\n"
@@ -569,8 +572,9 @@ int main(int argc, char** argv) {
     }
     isas.push_back(isa);
   }
-  if (!thread_counts.empty()) return report_threads(models, isas, thread_counts, repeat, batch_given ? batch : 1);
-  std::printf("nnbench: single thread, repeat %d (reference engine: %d)\n", repeat, std::max(1, repeat / 20));
+  if (!thread_counts.empty()) return report_threads(models, isas, thread_counts, repeat, batch_given ? batch : 1, math);
+  std::printf("nnbench: single thread, repeat %d (reference engine: %d), %s math\n", repeat, std::max(1, repeat / 20),
+              nnd::math_mode_name(math));
   std::map<Isa, double> peak;
   for (Isa isa : isas) {
     peak[isa] = measure_peak(isa);
@@ -605,6 +609,7 @@ int main(int argc, char** argv) {
         nnd::EngineOptions o;
         o.engine = nnd::EngineKind::kJit;
         o.isa = is_auto ? nnd::IsaChoice::kAuto : nnd::IsaChoice(isas[k]);
+        o.math = math;
         t0 = Clock::now();
         auto jit = nnd::jit::make_jit_engine(g, o, jit_cfg);
         const double compile_ms = us_since(t0) / 1e3;
