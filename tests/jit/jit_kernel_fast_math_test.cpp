@@ -35,11 +35,9 @@ double fast_ref(ActivationKind k, double x, double alpha) {
   }
 }
 
-// math.h's bounds, relative; checked as the scaled error max(1, |ref|) of kernel_tester.h, which
-// is no looser for |ref| >= 1 and absolute below.
-double fast_tol(ActivationKind k) {
-  return k == ActivationKind::kGeluErf || k == ActivationKind::kGeluTanh ? 2e-5 : 2e-6;
-}
+// math.h's bounds, relative (fast_kernel_error_bound); checked as the scaled error max(1, |ref|) of
+// kernel_tester.h, which is no looser for |ref| >= 1 and absolute below.
+double fast_tol(ActivationKind k) { return fast_kernel_error_bound(k); }
 
 TEST_P(F32Fast, EveryKindEveryTail) {
   const GuardedBuffer none = guarded_weights({});
@@ -85,7 +83,7 @@ TEST_P(F32FastSoftmax, RowsAndTails) {
           for (int64_t j = 0; j < len; ++j) sum += std::exp(x[j] - mx);
           for (int64_t j = 0; j < len; ++j) {
             const size_t o = r * static_cast<size_t>(len) + static_cast<size_t>(j);
-            check.near(o, out[o], std::exp(x[j] - mx) / sum, 5e-6);
+            check.near(o, out[o], std::exp(x[j] - mx) / sum, fast_kernel_error_bound(ActivationKind::kSoftmax));
           }
         }
         check.guards(out, "output");

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/io/keras_hdf5.h"
+#include "core/jit/specs/elementwise.h"
 
 #include "tests/jit_common/jit_test_util.h"
 
@@ -38,12 +39,13 @@ struct Measured {
 // The float64 reference computes both gelu forms as 0.5 x (1 + erf/tanh(..)), which cancels for
 // x < -6; the sweep compares them with the equivalent 0.5 x erfc(-x / sqrt 2) and
 // x / (1 + exp(-2 z)) instead.
-Measured measure(const Graph& g, Isa isa, const std::vector<float>& x, ActivationKind accurate = ActivationKind::kLinear) {
+Measured measure(const Graph& g, Isa isa, const std::vector<float>& x, ActivationKind accurate = ActivationKind::kLinear,
+                 MathMode math = MathMode::kFast) {
   auto ref = make_reference_engine(g);
   EngineOptions o;
   o.engine = EngineKind::kJit;
   o.isa = isa;
-  o.math = MathMode::kFast;
+  o.math = math;
   auto jit = make_jit_engine(g, o);
   std::vector<float> r(x.size()), j(x.size());
   const InputView in{DType::kFloat32, x.data()};
@@ -81,29 +83,27 @@ class JitFastMath : public ::testing::TestWithParam<Isa> {
 
 TEST_P(JitFastMath, ActivationsMeetTheDocumentedBound) {
   using K = ActivationKind;
-  struct Case {
-    K k;
-    double bound;
-  };
-  const Case cases[] = {{K::kExponential, 2e-6}, {K::kSigmoid, 2e-6}, {K::kTanh, 2e-6}, {K::kSoftplus, 2e-6},
-                        {K::kElu, 2e-6},         {K::kSelu, 2e-6},    {K::kSwish, 2e-6}, {K::kGeluTanh, 2e-5},
-                        {K::kGeluErf, 2e-5},     {K::kMish, 2e-6}};
-  for (const Case& c : cases) {
-    const std::vector<float> x = sweep(c.k != K::kExponential);
+  int kinds = 0;
+  for (int ki = 0; ki <= static_cast<int>(kLastActivationKind); ++ki) {
+    const auto k = static_cast<K>(ki);
+    if (!fast_math_kind(k)) continue;
+    ++kinds;
+    const std::vector<float> x = sweep(k != K::kExponential);
     ActivationParams p;
-    p.activation = c.k;
-    const Measured m = measure(one_node(p, {{static_cast<int64_t>(x.size())}}), GetParam(), x, c.k);
+    p.activation = k;
+    const Measured m = measure(one_node(p, {{static_cast<int64_t>(x.size())}}), GetParam(), x, k);
     std::printf("[ fast math ] %-8s %-12s max relative error %.3g (at x = %g)\n", isa_id(GetParam()),
-                activation_name(c.k), m.worst, static_cast<double>(m.at));
-    EXPECT_LE(m.worst, c.bound) << activation_name(c.k) << " at x = " << m.at;
+                activation_name(k), m.worst, static_cast<double>(m.at));
+    EXPECT_LE(m.worst, fast_kernel_error_bound(k)) << activation_name(k) << " at x = " << m.at;
   }
+  EXPECT_EQ(kinds, 10) << "a new fast-math kind: give it a bound in fast_kernel_error_bound and a case in fast_ref";
   EluParams e;
   e.alpha = 0.7;
   const std::vector<float> x = sweep(true);
   const Measured m = measure(one_node(e, {{static_cast<int64_t>(x.size())}}), GetParam(), x);
   std::printf("[ fast math ] %-8s %-12s max relative error %.3g (at x = %g)\n", isa_id(GetParam()), "ELU(0.7)",
               m.worst, static_cast<double>(m.at));
-  EXPECT_LE(m.worst, 2e-6);
+  EXPECT_LE(m.worst, fast_kernel_error_bound(K::kElu));
 }
 
 TEST_P(JitFastMath, SoftmaxRows) {
@@ -136,7 +136,52 @@ TEST_P(JitFastMath, SoftmaxRows) {
     for (size_t k = a.size(); k < b.size(); ++k) EXPECT_EQ(b[k], -12345.0f) << "write past the end";
   }
   std::printf("[ fast math ] %-8s %-12s max relative error %.3g\n", isa_id(GetParam()), "softmax", worst);
-  EXPECT_LE(worst, 5e-6);
+  EXPECT_LE(worst, fast_kernel_error_bound(ActivationKind::kSoftmax));
+}
+
+// Exact mode runs the f32-fast-* kernels for the kinds whose bound fits its budget and the float64
+// helpers for the rest, and every kind stays within exact mode's 1e-5 of the reference engine.
+TEST_P(JitFastMath, ExactModeTakesTheKernelsWithinItsBudget) {
+  using K = ActivationKind;
+  const auto kernel_family = [&](const Graph& g, MathMode math) {
+    EngineOptions o;
+    o.engine = EngineKind::kJit;
+    o.isa = GetParam();
+    o.math = math;
+    const auto jit = make_jit_engine(g, o);
+    std::string names;
+    for (const CompiledKernel& k : jit->kernels()) {
+      if (k.name.find("f32-fast-") != std::string::npos) return std::string("fast");
+      if (k.name.find("f32-call-") != std::string::npos) return std::string("call");
+      names += k.name + "; ";
+    }
+    return names;
+  };
+  const std::vector<float> x = sweep(true);
+  int served = 0;
+  for (int ki = 0; ki <= static_cast<int>(kLastActivationKind); ++ki) {
+    const auto k = static_cast<K>(ki);
+    if (!fast_math_kind(k)) continue;
+    ActivationParams p;
+    p.activation = k;
+    const Graph g = one_node(p, {{static_cast<int64_t>(x.size())}});
+    const bool fits = fast_kernel_error_bound(k) <= kExactActivationBudget;
+    EXPECT_EQ(kernel_family(g, MathMode::kExact), fits ? "fast" : "call") << activation_name(k);
+    EXPECT_EQ(kernel_family(g, MathMode::kFast), "fast") << activation_name(k);
+    if (!fits) continue;
+    ++served;
+    const std::vector<float> xs = sweep(k != K::kExponential);
+    const Measured m =
+        measure(one_node(p, {{static_cast<int64_t>(xs.size())}}), GetParam(), xs, K::kLinear, MathMode::kExact);
+    EXPECT_LE(m.worst, 1e-5) << activation_name(k) << " at x = " << m.at;
+  }
+  EXPECT_EQ(served, 8) << "exp, sigmoid, tanh, softplus, elu, selu, swish, mish";
+  // Softmax's float sum grows its error with the row: exact mode keeps the float64 helper.
+  SoftmaxParams sp;
+  sp.keras_axis = -1;
+  const Graph g = one_node(sp, {{3, 10}});
+  EXPECT_EQ(kernel_family(g, MathMode::kExact), "call") << "softmax";
+  EXPECT_EQ(kernel_family(g, MathMode::kFast), "fast") << "softmax";
 }
 
 // Whole networks in fast mode: the real robot networks (where present) against the reference,

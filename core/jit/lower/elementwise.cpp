@@ -33,14 +33,13 @@ void unary_step(LowerContext& cx, const Node& n, int src, int dst, ActivationKin
 
 bool fast_step(LowerContext& cx, const Node& n, int src, int dst, ActivationKind act, float alpha, int64_t count,
                int64_t last_dim) {
-  if (cx.math != MathMode::kFast) return false;
-  // Where the architecture has no fast-math kernels yet, the exact kernels serve fast mode too.
+  if (!fast_kernel_serves(act, cx.math)) return false;
+  // Where the architecture has no f32-fast-* kernels yet, the float64 helpers serve both modes.
   if (!generator_emits(cx.isa, FastUnarySpec{}) || !generator_emits(cx.isa, FastSoftmaxSpec{})) return false;
   if (act == ActivationKind::kSoftmax) {
     cx.add(n, "fast-softmax", FastSoftmaxSpec{count / last_dim, last_dim}, {src}, dst);
     return true;
   }
-  if (!fast_math_kind(act)) return false;
   FastUnarySpec fs;
   fs.count = count;
   fs.act = act;

@@ -71,10 +71,11 @@ void lower(LowerContext& cx, const Node& n, const RecurrentParams& p);
 
 // elementwise.cpp. An element-wise activation kernel on buffer b (in place) unless act is linear.
 void activation_step(LowerContext& cx, const Node& n, int b, ActivationKind act, int64_t count, int64_t last_dim);
-// y = act(x) from src to dst: fast math, vectorised, or a helper call.
+// y = act(x) from src to dst: an f32-fast-* kernel, a vectorised one, or a helper call.
 void unary_step(LowerContext& cx, const Node& n, int src, int dst, ActivationKind act, int64_t count,
                 int64_t last_dim);
-// Math mode fast: the vectorised approximation (x86/math.h); false when `act` has none.
+// The f32-fast-* kernel (x86/math.h) when the math mode takes it for `act` (fast_kernel_serves;
+// softmax: over rows of last_dim floats); false otherwise.
 bool fast_step(LowerContext& cx, const Node& n, int src, int dst, ActivationKind act, float alpha, int64_t count,
                int64_t last_dim);
 void helper_step(LowerContext& cx, const Node& n, int src, int dst, HelperTag tag, std::array<float, 3> params,

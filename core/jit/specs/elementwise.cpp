@@ -26,4 +26,18 @@ bool fast_math_kind(ActivationKind k) {
   }
 }
 
+double fast_kernel_error_bound(ActivationKind k) {
+  using K = ActivationKind;
+  if (k == K::kSoftmax) return 5e-6;
+  if (!fast_math_kind(k)) return 0;
+  return k == K::kGeluErf || k == K::kGeluTanh ? 2e-5 : 2e-6;
+}
+
+bool fast_kernel_serves(ActivationKind k, MathMode math) {
+  const double bound = fast_kernel_error_bound(k);
+  if (bound == 0) return false;
+  if (math == MathMode::kFast) return true;
+  return k != ActivationKind::kSoftmax && bound <= kExactActivationBudget;
+}
+
 }  // namespace nnd::jit

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "core/engine/engine_options.h"
 #include "core/ir/activation.h"
 
 namespace nnd::jit {
@@ -27,19 +28,37 @@ struct UnarySpec {
 // Kinds the vectorised unary kernel computes exactly.
 bool unary_vectorised(ActivationKind k);
 
-// f32-fast-<act> (math mode fast): y = act(x) over batch*count floats; alpha parametrises kElu.
+// f32-fast-<act>: y = act(x) over batch*count floats, vectorised (polynomial and rational forms,
+// x86/math.h); alpha parametrises kElu. Math mode fast runs every fast_math_kind through them,
+// exact mode those whose error bound fits its budget (fast_kernel_serves).
 struct FastUnarySpec {
   int64_t count = 1;
   ActivationKind act = ActivationKind::kSigmoid;
   float alpha = 1.0f;
 };
-// Kinds the fast-math kernels approximate (error bounds: x86/math.h).
+// Kinds the f32-fast-* kernels compute.
 bool fast_math_kind(ActivationKind k);
 
 // f32-fast-softmax: softmax over rows of `len` contiguous floats.
 struct FastSoftmaxSpec {
   int64_t rows = 1, len = 1;
 };
+
+// The relative error bound of the f32-fast-* kernels for kind k against float64 (x86/math.h; the
+// NEON kernels share the algorithms and constants), which jit_fast_math_test measures on every ISA
+// over a dense sweep. kSoftmax is f32-fast-softmax's over the rows that test draws (1 to 67 floats).
+// 0 for kinds they do not compute.
+double fast_kernel_error_bound(ActivationKind k);
+
+// Exact mode keeps every output within 1e-5 relative of the float64 reference (DESIGN.md). An
+// activation may spend half of it; the layers before it keep the other half.
+inline constexpr double kExactActivationBudget = 5e-6;
+
+// Whether math mode `math` computes activation k with the f32-fast-* kernels instead of the float64
+// helpers (f32-call-*). Fast: every kind they compute. Exact: the element-wise kinds whose bound is
+// within kExactActivationBudget (exp, sigmoid, tanh, softplus, elu, selu, swish, mish); gelu (2e-5)
+// and softmax, whose float sum's error grows with the row's length, stay on the helpers.
+bool fast_kernel_serves(ActivationKind k, MathMode math);
 
 // f32-call-*: out = helper(in) over batch*count floats, parameters at params_off in the weights.
 struct HelperCallSpec {

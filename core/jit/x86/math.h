@@ -1,6 +1,8 @@
-// Vectorised transcendental functions for math mode `fast` (EngineOptions::math), emitted inline
-// in the kernels through the VecEmitter hooks (no helper calls), identical on SSE4.1, AVX2 and
-// AVX-512. Exact mode keeps the float64 helpers (kernel_helpers.h).
+// Vectorised transcendental functions, emitted inline in the kernels through the VecEmitter hooks
+// (no helper calls), identical on SSE4.1, AVX2 and AVX-512. Math mode fast runs every kind here
+// through them; exact mode the kinds whose bound below fits its budget (fast_kernel_serves in
+// specs/elementwise.h, where the bounds are kept), and the float64 helpers (kernel_helpers.h) for
+// the rest.
 //
 // Building blocks:
 //   exp      Cody-Waite range reduction (n = round(x log2 e), r = x - n ln2 in two parts), the
