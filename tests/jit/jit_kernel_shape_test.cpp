@@ -1,6 +1,7 @@
 // Testers of the data-movement and normalisation generators (x86/kernels_shape.h): f32-gather
 // (index maps through gather_from_map: permutations, crops, repeats, zero-inserted maps; and a
-// weighted two-tap table), f32-vparam (PReLU and per-element affine) and f32-layernorm, over every
+// weighted two-tap table), f32-transpose (both orientations, full and partial blocks, several
+// matrices per sample) and permute_as_transpose, f32-vparam (PReLU and per-element affine) and f32-layernorm, over every
 // tail length, runs of 1..many vectors and batches 1..3.
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@ namespace nnd::jit::test {
 namespace {
 
 NND_KERNEL_TEST_SUITE(F32Gather);
+NND_KERNEL_TEST_SUITE(F32Transpose);
 NND_KERNEL_TEST_SUITE(F32Vparam);
 NND_KERNEL_TEST_SUITE(F32Layernorm);
 
@@ -52,6 +54,58 @@ void run_map(Isa isa, const std::vector<int64_t>& map, int64_t in_count, const s
   run_gather(isa, s, table, what, seed,
              [&](const float* in, int64_t i) { return map[static_cast<size_t>(i)] < 0 ? 0.0 : in[map[static_cast<size_t>(i)]]; },
              0.0);
+}
+
+// Both orientations (rows <= cols: strided reads; rows > cols: strided writes), blocks of 16 full,
+// partial and both, one and several matrices per sample: bit for bit, nothing else written.
+TEST_P(F32Transpose, EveryShapeBitForBit) {
+  uint32_t seed = 1;
+  const TransposeSpec shapes[] = {{1, 3, 256}, {1, 256, 3}, {1, 2, 2}, {1, 16, 40}, {1, 40, 16}, {1, 17, 17},
+                                  {1, 35, 50}, {1, 50, 35}, {3, 4, 9}, {2, 33, 5}, {1, 1000, 2}, {1, 2, 1000}};
+  for (const TransposeSpec& s : shapes) {
+    const KernelUnderTest k(isa(), "f32-transpose", [&](VecEmitter& ve) { emit_transpose(ve, s); });
+    const GuardedBuffer none = guarded_weights({});
+    const int64_t count = s.outer * s.rows * s.cols;
+    Rng rng(seed++);
+    for (int64_t batch = 1; batch <= 3; ++batch) {
+      GuardedBuffer in(static_cast<size_t>(batch * count)), out(static_cast<size_t>(batch * count));
+      for (size_t i = 0; i < in.size(); ++i) in[i] = rng.uniform(-2.0f, 2.0f);
+      k.run({in.data()}, out.data(), none, batch);
+      std::ostringstream what;
+      what << isa_id(isa()) << " f32-transpose " << s.outer << " x " << s.rows << " x " << s.cols << " batch " << batch;
+      Checker check(what.str());
+      for (int64_t o = 0; o < batch * s.outer; ++o) {
+        for (int64_t i = 0; i < s.rows; ++i) {
+          for (int64_t j = 0; j < s.cols; ++j) {
+            const size_t at_out = static_cast<size_t>((o * s.cols + j) * s.rows + i);
+            check.exact(at_out, out[at_out], in[static_cast<size_t>((o * s.rows + i) * s.cols + j)]);
+          }
+        }
+      }
+      check.guards(out, "output");
+      check.guards(in, "input");
+      if (!check.ok()) break;
+    }
+  }
+}
+
+// Which permutations of a sample's axes are transposes, and of what.
+TEST(PermuteAsTranspose, SwapsOfTheLastTwoAxisGroups) {
+  const auto t = [](const std::vector<int64_t>& shape, const std::vector<int>& perm) {
+    const std::optional<TransposeSpec> r = permute_as_transpose(shape, perm);
+    return r ? std::to_string(r->outer) + "x" + std::to_string(r->rows) + "x" + std::to_string(r->cols) : "-";
+  };
+  EXPECT_EQ(t({3, 16, 20}, {1, 2, 0}), "1x3x320") << "NCHW -> NHWC";
+  EXPECT_EQ(t({16, 20, 3}, {2, 0, 1}), "1x320x3") << "NHWC -> NCHW";
+  EXPECT_EQ(t({5, 7}, {1, 0}), "1x5x7");
+  EXPECT_EQ(t({2, 5, 7}, {0, 2, 1}), "2x5x7") << "a leading axis stays: several matrices";
+  EXPECT_EQ(t({2, 3, 4, 5}, {0, 3, 1, 2}), "2x12x5");
+  EXPECT_EQ(t({2, 3, 4, 5}, {2, 3, 0, 1}), "1x6x20");
+  EXPECT_EQ(t({2, 3, 4}, {0, 1, 2}), "-") << "the identity";
+  EXPECT_EQ(t({2, 3, 4}, {1, 0, 2}), "-") << "the last axis stays: runs, the gather's";
+  EXPECT_EQ(t({2, 3, 4}, {2, 1, 0}), "-") << "a reversal is no swap of two groups";
+  EXPECT_EQ(t({1, 3, 4}, {1, 2, 0}), "-") << "a group of one element: a copy";
+  EXPECT_EQ(t({3, 4}, {1}), "-") << "a permutation of another rank";
 }
 
 // Index maps of the shape layers, sized so runs cover every tail and several vectors.

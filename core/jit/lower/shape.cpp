@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "core/ir/resize.h"
+#include "core/jit/code_generator.h"
 #include "core/jit/lower/lower.h"
 
 namespace nnd::jit {
@@ -89,6 +90,13 @@ void lower(LowerContext& cx, const Node& n, const PermuteParams& p) {
   const int dst = cx.output_buffer(n);
   std::vector<int> perm;
   for (int d : p.dims) perm.push_back(d - 1);
+  // NCHW <-> NHWC and other swaps of the last two axis groups: a transpose, without a table of
+  // an entry per element.
+  if (const std::optional<TransposeSpec> t = permute_as_transpose(cx.in_shape(n), perm);
+      t && generator_emits(cx.isa, *t)) {
+    cx.add(n, "transpose", *t, {cx.in_buf(n, 0)}, dst);
+    return;
+  }
   gather_step(cx, n, permute_map(cx.in_shape(n), perm, nullptr), in_count_of(cx, n), cx.in_buf(n, 0), dst,
               "permute");
 }

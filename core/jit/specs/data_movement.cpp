@@ -62,4 +62,27 @@ void gather_from_map(const std::vector<int64_t>& map, int64_t in_count, GatherSp
   }
 }
 
+std::optional<TransposeSpec> permute_as_transpose(const std::vector<int64_t>& in_shape, const std::vector<int>& perm) {
+  const int r = static_cast<int>(in_shape.size());
+  if (static_cast<int>(perm.size()) != r) return std::nullopt;
+  int a = 0;
+  while (a < r && perm[static_cast<size_t>(a)] == a) ++a;
+  if (a == r) return std::nullopt;  // the identity
+  // Output axis a holds input axis m, the first of the group moved to the front.
+  const int m = perm[static_cast<size_t>(a)];
+  if (m <= a) return std::nullopt;
+  for (int k = 0; k < r - m; ++k) {
+    if (perm[static_cast<size_t>(a + k)] != m + k) return std::nullopt;
+  }
+  for (int k = 0; k < m - a; ++k) {
+    if (perm[static_cast<size_t>(a + (r - m) + k)] != a + k) return std::nullopt;
+  }
+  TransposeSpec t;
+  for (int k = 0; k < a; ++k) t.outer *= in_shape[static_cast<size_t>(k)];
+  for (int k = a; k < m; ++k) t.rows *= in_shape[static_cast<size_t>(k)];
+  for (int k = m; k < r; ++k) t.cols *= in_shape[static_cast<size_t>(k)];
+  if (t.rows == 1 || t.cols == 1) return std::nullopt;
+  return t;
+}
+
 }  // namespace nnd::jit

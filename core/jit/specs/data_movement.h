@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace nnd::jit {
@@ -26,6 +27,18 @@ inline int64_t run_entries(int taps) { return taps == 1 ? 2 : 2 * taps + 1; }
 // (as float bit patterns) to `table` and fills spec.len/runs/taps/zero_fill/counts.
 void gather_from_map(const std::vector<int64_t>& map, int64_t in_count, GatherSpec& spec,
                      std::vector<float>& table);
+
+// f32-transpose: per sample, `outer` matrices of rows x cols floats, each written transposed:
+// out[o][j][i] = in[o][i][j]. A Permute that swaps the last two groups of a sample's axes (NCHW
+// <-> NHWC) is one: no table to read per element, unlike the gather's copy of runs of 1 float.
+struct TransposeSpec {
+  int64_t outer = 1, rows = 1, cols = 1;
+};
+
+// The transpose a permutation of a sample's axes (perm[k] = the input axis of output axis k) is:
+// perm = [0 .. a-1, m .. r-1, a .. m-1] for some a < m < r, so the swapped groups end at the last
+// axis; nullopt for any other permutation, or when a group holds a single element (a copy).
+std::optional<TransposeSpec> permute_as_transpose(const std::vector<int64_t>& in_shape, const std::vector<int>& perm);
 
 // f32-concat: per outer index, copies inner[i] floats of each input in turn.
 struct ConcatSpec {

@@ -20,6 +20,6 @@ namespace nnd::jit {
 using KernelSpec =
     std::variant<ConvSpec, WindowSpec, PadSpec, UnarySpec, FastUnarySpec, FastSoftmaxSpec, HelperCallSpec,
                  MergeSpec, ConcatSpec, PositionScaleSpec, PlanarPackSpec, PlanarConvSpec, WinogradInSpec,
-                 WinogradOutSpec, GatherSpec, ParamEltSpec, LayerNormSpec>;
+                 WinogradOutSpec, GatherSpec, TransposeSpec, ParamEltSpec, LayerNormSpec>;
 
 }  // namespace nnd::jit

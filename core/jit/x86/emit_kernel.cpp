@@ -39,6 +39,7 @@ void emit_kernel(VecEmitter& ve, const KernelSpec& spec) {
                  [&](const WinogradInSpec& s) { emit_winograd_input(ve, s); },
                  [&](const WinogradOutSpec& s) { emit_winograd_output(ve, s); },
                  [&](const GatherSpec& s) { emit_gather(ve, s); },
+                 [&](const TransposeSpec& s) { emit_transpose(ve, s); },
                  [&](const ParamEltSpec& s) { emit_param_elt(ve, s); },
                  [&](const LayerNormSpec& s) { emit_layernorm(ve, s); },
              },
