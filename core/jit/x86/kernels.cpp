@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <map>
@@ -544,12 +545,27 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
   // SSE's depthwise products, whose input is the product's own load: pipelined with the input
   // register (free inside a tap but for a tail vector, which flushes first), the registers
   // depthwise_blocking() left free and scratch().
+  // SSE's pools likewise load each input two operations before its max or add, rotating through
+  // the input register and the two pool_blocking() left free: Silvermont's in-order FP queue
+  // otherwise holds every maxps behind its own load.
+  const bool loads_ahead = s.op != WindowOp::kDepthwise && ve.fmadd_needs_copy();
   std::vector<int> temps{xr};
-  const VecRegs spare = pool.take_array(s.op == WindowOp::kDepthwise && ve.fmadd_needs_copy() ? pool.free_count() : 0,
-                                        "product temporaries");
+  const VecRegs spare = pool.take_array(ve.fmadd_needs_copy() ? pool.free_count() : 0, "pipeline temporaries");
   for (int i = 0; i < spare.size(); ++i) temps.push_back(spare[i]);
+  std::vector<int> input_regs(temps.begin(), temps.begin() + std::min<size_t>(temps.size(), loads_ahead ? 3 : 1));
   temps.push_back(ve.scratch());
   ProductPipeline products(ve, std::move(temps));
+  // Pool operations whose input is loaded and not yet applied, oldest first.
+  std::deque<std::pair<int, int>> loaded;  // (accumulator, input register)
+  size_t next_input = 0;
+  const auto apply = [&](int acc_reg, int in_reg) {
+    if (s.op == WindowOp::kMax) ve.max(acc_reg, acc_reg, in_reg);
+    else ve.add(acc_reg, acc_reg, in_reg);
+  };
+  const auto apply_loaded = [&] {
+    for (const auto& [acc_reg, in_reg] : loaded) apply(acc_reg, in_reg);
+    loaded.clear();
+  };
   const auto tap = [&] {
     if (s.op == WindowOp::kDepthwise) {
       for (int v = 0; v < V; ++v) ve.load(wreg + v, at(kWk, v * W * 4));
@@ -566,7 +582,19 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
           products.product(acc(r, v), wreg + v, x);
           continue;
         }
+        if (loads_ahead && lanes == W) {
+          const int in_reg = input_regs[next_input];
+          next_input = (next_input + 1) % input_regs.size();
+          ve.load(in_reg, x);
+          loaded.emplace_back(acc(r, v), in_reg);
+          if (loaded.size() == input_regs.size()) {
+            apply(loaded.front().first, loaded.front().second);
+            loaded.pop_front();
+          }
+          continue;
+        }
         products.flush();
+        apply_loaded();
         ve.load_lanes(xr, x, lanes);
         if (s.op == WindowOp::kDepthwise) ve.fmadd(acc(r, v), xr, wreg + v);
         else if (s.op == WindowOp::kMax) ve.max(acc(r, v), acc(r, v), xr);
@@ -574,6 +602,7 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
       }
     }
     products.flush();
+    apply_loaded();
   };
   repeat_loop(
       ve, kKh, s.kh,
