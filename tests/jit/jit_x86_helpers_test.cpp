@@ -57,6 +57,21 @@ TEST(JitVecRegPool, TakesTheLowestFreeRegistersInOrder) {
   EXPECT_EQ(pool.free_count(), 15 - 8);
 }
 
+TEST(JitVecRegPool, RotationHandsOutRegistersInTurn) {
+  VecRegPool pool(15, "test-kernel");
+  VecRegs acc = pool.take_array(4, "acc");
+  VecRegs xb = pool.take_array(3, "broadcasts");
+  RegRotation from_array(xb);
+  std::vector<int> got;
+  for (int i = 0; i < 7; ++i) got.push_back(from_array.next());
+  EXPECT_EQ(got, (std::vector<int>{4, 5, 6, 4, 5, 6, 4}));
+  RegRotation listed({9, 2});
+  EXPECT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed.next(), 9);
+  EXPECT_EQ(listed.next(), 2);
+  EXPECT_EQ(listed.next(), 9);
+}
+
 TEST(JitVecRegPool, GivesRegistersBackAtTheEndOfTheirScope) {
   VecRegPool pool(15, "test-kernel");
   VecReg a = pool.take("a");

@@ -238,7 +238,7 @@ void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const Vec
         const int U = 4;
         const int64_t full = s.cin_g / U, rem = s.cin_g % U, wstep = int64_t{V} * W * 4;
         const bool stream = s.blocking.stream_weights;
-        int next_xb = 0;
+        RegRotation broadcasts(xb);
         auto body = [&](int u) {
           if (!stream) {
             for (int v = 0; v < V; ++v) ve.load(wreg + v, at(kWk, u * wstep + v * W * 4));
@@ -246,8 +246,7 @@ void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const Vec
           for (int r = 0; r < R; ++r) {
             const x86::Mem x = at(kPix, u * 4 + t.in[static_cast<size_t>(r)]);
             if (stream) {
-              const int b = xb[next_xb];
-              next_xb = (next_xb + 1) % xb.size();
+              const int b = broadcasts.next();
               products.broadcast(b, x);
               for (int v = 0; v < V; ++v) products.product(acc(r, v), b, at(kWk, u * wstep + v * W * 4));
               continue;
@@ -306,10 +305,9 @@ void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t
     for (int kx = 0; kx < s.kw; ++kx) readers[t.in[static_cast<size_t>(r)] + kx * s.dw * s.in_c * 4].emplace_back(r, kx);
   }
   unrolled_taps_channel_loop(ve, s, wstep, [&] {
-    int next_xb = 0;
+    RegRotation broadcasts(xb);
     for (const auto& [disp, pairs] : readers) {
-      const int b = xb[next_xb];
-      next_xb = (next_xb + 1) % xb.size();
+      const int b = broadcasts.next();
       products.broadcast(b, at(kPix, disp));
       for (const auto& [r, kx] : pairs) {
         for (int v = 0; v < V; ++v) products.product(accs[r * V + v], b, at(kWk, kx * tap_step + v * W * 4));
@@ -552,12 +550,11 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
   std::vector<int> temps{xr};
   const VecRegs spare = pool.take_array(ve.fmadd_needs_copy() ? pool.free_count() : 0, "pipeline temporaries");
   for (int i = 0; i < spare.size(); ++i) temps.push_back(spare[i]);
-  std::vector<int> input_regs(temps.begin(), temps.begin() + std::min<size_t>(temps.size(), loads_ahead ? 3 : 1));
+  RegRotation inputs({temps.begin(), temps.begin() + std::min<size_t>(temps.size(), loads_ahead ? 3 : 1)});
   temps.push_back(ve.scratch());
   ProductPipeline products(ve, std::move(temps));
   // Pool operations whose input is loaded and not yet applied, oldest first.
   std::deque<std::pair<int, int>> loaded;  // (accumulator, input register)
-  size_t next_input = 0;
   const auto apply = [&](int acc_reg, int in_reg) {
     if (s.op == WindowOp::kMax) ve.max(acc_reg, acc_reg, in_reg);
     else ve.add(acc_reg, acc_reg, in_reg);
@@ -583,11 +580,10 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
           continue;
         }
         if (loads_ahead && lanes == W) {
-          const int in_reg = input_regs[next_input];
-          next_input = (next_input + 1) % input_regs.size();
+          const int in_reg = inputs.next();
           ve.load(in_reg, x);
           loaded.emplace_back(acc(r, v), in_reg);
-          if (loaded.size() == input_regs.size()) {
+          if (loaded.size() == inputs.size()) {
             apply(loaded.front().first, loaded.front().second);
             loaded.pop_front();
           }

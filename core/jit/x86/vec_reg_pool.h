@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/jit/x86/vec_emitter.h"
 
@@ -113,6 +115,26 @@ class VecRegPool {
   std::string_view kernel_;
   int usable_;
   std::array<Owner, kMaxRegs> owner_{};
+};
+
+// Hands out registers in turn (the first, the second, ..., the first again): an input loaded ahead
+// of its use takes the next one, so its load need not wait for the readers of the one before.
+class RegRotation {
+ public:
+  explicit RegRotation(std::vector<int> regs) : regs_(std::move(regs)) {}
+  explicit RegRotation(const VecRegs& regs) {
+    for (int i = 0; i < regs.size(); ++i) regs_.push_back(regs[i]);
+  }
+  int next() {
+    const int r = regs_.at(next_);
+    next_ = (next_ + 1) % regs_.size();
+    return r;
+  }
+  size_t size() const { return regs_.size(); }
+
+ private:
+  std::vector<int> regs_;
+  size_t next_ = 0;
 };
 
 }  // namespace nnd::jit
