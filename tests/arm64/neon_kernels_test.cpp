@@ -365,6 +365,36 @@ void check_gather(const GatherSpec& s, const std::vector<float>& table, const st
   }
 }
 
+// Both orientations, full and partial blocks of 16, several matrices per sample, displacements
+// past LDR's immediate range (a block of 16 rows 300 floats apart): bit for bit, guards intact.
+TEST(NeonTranspose, EveryShapeBitForBit) {
+  const TransposeSpec shapes[] = {{1, 3, 256}, {1, 256, 3}, {1, 2, 2},  {1, 17, 17},
+                                  {3, 4, 9},   {2, 33, 5},  {1, 16, 300}, {1, 300, 16}};
+  for (const TransposeSpec& s : shapes) {
+    const Kernel k(s);
+    Guarded weights(4);
+    const int64_t count = s.outer * s.rows * s.cols;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+    for (int64_t batch : {1, 3}) {
+      Guarded in(static_cast<size_t>(batch * count)), out(static_cast<size_t>(batch * count));
+      for (size_t i = 0; i < in.n; ++i) in[i] = d(rng);
+      k.run({in.data()}, out.data(), weights.data(), batch);
+      int wrong = 0;
+      for (int64_t o = 0; o < batch * s.outer; ++o) {
+        for (int64_t i = 0; i < s.rows; ++i) {
+          for (int64_t j = 0; j < s.cols; ++j) {
+            wrong += out[static_cast<size_t>((o * s.cols + j) * s.rows + i)] !=
+                     in[static_cast<size_t>((o * s.rows + i) * s.cols + j)];
+          }
+        }
+      }
+      EXPECT_EQ(wrong, 0) << s.outer << " x " << s.rows << " x " << s.cols << " batch " << batch;
+      EXPECT_TRUE(out.guards_intact() && in.guards_intact()) << s.rows << " x " << s.cols;
+    }
+  }
+}
+
 TEST(NeonGather, CopyRunsZeroFillAndWeightedTaps) {
   // One tap from index maps: a reversal (runs of 1), a crop (runs of a row), a zero-padded shift.
   for (int64_t count : {1, 5, 12, 37}) {

@@ -1,6 +1,6 @@
-// The NEON generators of the window kernels, fast math, layer normalisation and gather
+// The NEON generators of the window kernels, fast math, layer normalisation, gather and transpose
 // (f32-maxpool / f32-avgpool / f32-dwconv, f32-fast-*, f32-fast-softmax, f32-layernorm,
-// f32-gather): each emits the
+// f32-gather, f32-transpose): each emits the
 // body of `void kernel(const KernelArgs*)` with the arguments in x0 through NeonEmitter and the
 // frame's loops (arm64/neon_emitter.h, arm64/regs_p.h: registers, hooks, recorded loops),
 // the same computation as the x86 generator of the same spec, to the same error bounds (fast
@@ -39,18 +39,22 @@ void emit_layernorm(arm64::NeonEmitter& ve, const LayerNormSpec& s);
 // (1 tap: a copy; 2-4 taps: a weighted sum of the taps' runs).
 void emit_gather(arm64::NeonEmitter& ve, const GatherSpec& s);
 
+// f32-transpose (TransposeSpec): x86's blocks and loops, a scalar load and store per element.
+void emit_transpose(arm64::NeonEmitter& ve, const TransposeSpec& s);
+
 // The specs these generators emit, and emit() for each: what arm64/emit_function.cpp registers
 // (one line in its emits() and one in its visit).
 template <class Spec>
 constexpr bool emits() {
   return std::is_same_v<Spec, WindowSpec> || std::is_same_v<Spec, FastUnarySpec> ||
          std::is_same_v<Spec, FastSoftmaxSpec> || std::is_same_v<Spec, LayerNormSpec> ||
-         std::is_same_v<Spec, GatherSpec>;
+         std::is_same_v<Spec, GatherSpec> || std::is_same_v<Spec, TransposeSpec>;
 }
 inline void emit(arm64::NeonEmitter& ve, const WindowSpec& s) { emit_window(ve, s); }
 inline void emit(arm64::NeonEmitter& ve, const FastUnarySpec& s) { emit_fast_unary(ve, s); }
 inline void emit(arm64::NeonEmitter& ve, const FastSoftmaxSpec& s) { emit_fast_softmax(ve, s.rows, s.len); }
 inline void emit(arm64::NeonEmitter& ve, const LayerNormSpec& s) { emit_layernorm(ve, s); }
 inline void emit(arm64::NeonEmitter& ve, const GatherSpec& s) { emit_gather(ve, s); }
+inline void emit(arm64::NeonEmitter& ve, const TransposeSpec& s) { emit_transpose(ve, s); }
 
 }  // namespace nnd::jit::neon
