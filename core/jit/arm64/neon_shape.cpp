@@ -182,13 +182,12 @@ void emit_gather(NeonEmitter& ve, const GatherSpec& s) {
   });
 }
 
-// x86's f32-transpose (x86/kernels_shape.cpp): blocks of at most 16 along the shorter side, one
-// scalar load and store per element (the emitter forms a displacement out of the immediate range
+// x86's f32-transpose (x86/kernels_shape.cpp): transpose_plan()'s blocks, one scalar load and
+// store per element (the emitter forms a displacement out of the immediate range
 // in x16). x1 sample input, x2 sample output, x5 samples left, x10 matrices left, x3/x4 matrix
 // input/output, x11 full blocks left, x12 steps left, x13/x8 block input/output, x6/x7 step
 // input/output; v0 the element.
 void emit_transpose(NeonEmitter& ve, const TransposeSpec& s) {
-  constexpr int64_t kBlock = 16;
   constexpr int kX = 0;
   a64::Assembler& a = ve.as();
   regs::GpRoles g("f32-transpose");
@@ -199,33 +198,28 @@ void emit_transpose(NeonEmitter& ve, const TransposeSpec& s) {
   const a64::Gp steps = g.role("steps left", regs::kCol), blk_in = g.role("block input", regs::kWk);
   const a64::Gp blk_out = g.role("block output", regs::kKh), src = g.role("step input", regs::kPix);
   const a64::Gp dst = g.role("step output", regs::kOb);
-  const bool rows_short = s.rows <= s.cols;
-  const int64_t short_n = rows_short ? s.rows : s.cols, long_n = rows_short ? s.cols : s.rows;
-  const int64_t in_k = rows_short ? s.cols * 4 : 4, out_k = rows_short ? 4 : s.rows * 4;
-  const int64_t in_step = rows_short ? 4 : s.cols * 4, out_step = rows_short ? s.rows * 4 : 4;
-  const int64_t mat_bytes = s.rows * s.cols * 4;
+  const TransposePlan p = transpose_plan(s);
   const auto block = [&](int64_t b) {
     a.mov(src, blk_in);
     a.mov(dst, blk_out);
-    regs::counted_loop(ve, steps, long_n, [&] {
+    regs::counted_loop(ve, steps, p.long_n, [&] {
       for (int64_t k = 0; k < b; ++k) {
-        ve.load_scalar(kX, src, k * in_k);
-        ve.store_scalar(dst, k * out_k, kX);
+        ve.load_scalar(kX, src, k * p.in_k);
+        ve.store_scalar(dst, k * p.out_k, kX);
       }
-      ve.add_imm(src, in_step);
-      ve.add_imm(dst, out_step);
+      ve.add_imm(src, p.in_step);
+      ve.add_imm(dst, p.out_step);
     });
-    ve.add_imm(blk_in, b * in_k);
-    ve.add_imm(blk_out, b * out_k);
+    ve.add_imm(blk_in, b * p.in_k);
+    ve.add_imm(blk_out, b * p.out_k);
   };
   const auto matrix = [&] {
     a.mov(blk_in, mat_in);
     a.mov(blk_out, mat_out);
-    const int64_t full = short_n / kBlock, rest = short_n % kBlock;
-    if (full > 0) regs::counted_loop(ve, blocks, full, [&] { block(kBlock); });
-    if (rest > 0) block(rest);
-    ve.add_imm(mat_in, mat_bytes);
-    ve.add_imm(mat_out, mat_bytes);
+    if (p.full_blocks > 0) regs::counted_loop(ve, blocks, p.full_blocks, [&] { block(TransposePlan::kBlock); });
+    if (p.rest > 0) block(p.rest);
+    ve.add_imm(mat_in, p.matrix_bytes);
+    ve.add_imm(mat_out, p.matrix_bytes);
   };
   a.ldr(in, a64::ptr(args, 0));
   a.ldr(in, a64::ptr(in, 0));
@@ -236,8 +230,8 @@ void emit_transpose(NeonEmitter& ve, const TransposeSpec& s) {
     a.mov(mat_out, out);
     if (s.outer > 1) regs::counted_loop(ve, mats, s.outer, matrix);
     else matrix();
-    ve.add_imm(in, s.outer * mat_bytes);
-    ve.add_imm(out, s.outer * mat_bytes);
+    ve.add_imm(in, s.outer * p.matrix_bytes);
+    ve.add_imm(out, s.outer * p.matrix_bytes);
   });
 }
 

@@ -62,6 +62,21 @@ void gather_from_map(const std::vector<int64_t>& map, int64_t in_count, GatherSp
   }
 }
 
+TransposePlan transpose_plan(const TransposeSpec& s) {
+  const bool rows_short = s.rows <= s.cols;
+  const int64_t short_n = rows_short ? s.rows : s.cols;
+  TransposePlan p;
+  p.long_n = rows_short ? s.cols : s.rows;
+  p.full_blocks = short_n / TransposePlan::kBlock;
+  p.rest = short_n % TransposePlan::kBlock;
+  p.in_k = rows_short ? s.cols * 4 : 4;
+  p.out_k = rows_short ? 4 : s.rows * 4;
+  p.in_step = rows_short ? 4 : s.cols * 4;
+  p.out_step = rows_short ? s.rows * 4 : 4;
+  p.matrix_bytes = s.rows * s.cols * 4;
+  return p;
+}
+
 std::optional<TransposeSpec> permute_as_transpose(const std::vector<int64_t>& in_shape, const std::vector<int>& perm) {
   const int r = static_cast<int>(in_shape.size());
   if (static_cast<int>(perm.size()) != r) return std::nullopt;

@@ -35,6 +35,20 @@ struct TransposeSpec {
   int64_t outer = 1, rows = 1, cols = 1;
 };
 
+// How both architectures' f32-transpose walk a matrix: in blocks of at most kBlock elements along
+// its shorter side, each block a loop over the longer side that copies the block's elements from
+// (rows <= cols) or to (rows > cols) that many strided streams and to or from one contiguous run.
+// Few streams keep the strided side in the cache's lines. Byte strides.
+struct TransposePlan {
+  static constexpr int64_t kBlock = 16;
+  int64_t long_n = 1;               // steps along the longer side
+  int64_t full_blocks = 0, rest = 0;  // blocks of kBlock, and the last block's elements (0: none)
+  int64_t in_k = 4, out_k = 4;      // between a block's elements
+  int64_t in_step = 4, out_step = 4;  // per step along the longer side
+  int64_t matrix_bytes = 4;
+};
+TransposePlan transpose_plan(const TransposeSpec& s);
+
 // The transpose a permutation of a sample's axes (perm[k] = the input axis of output axis k) is:
 // perm = [0 .. a-1, m .. r-1, a .. m-1] for some a < m < r, so the swapped groups end at the last
 // axis; nullopt for any other permutation, or when a group holds a single element (a copy).

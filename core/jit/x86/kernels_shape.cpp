@@ -83,13 +83,8 @@ void emit_gather(VecEmitter& ve, const GatherSpec& s) {
   });
 }
 
-// Each matrix is copied in blocks of at most kTransposeBlock elements along its shorter side: per
-// step along the longer side, the block's elements are read from (or written to) that many
-// strided streams and written to (read from) one contiguous run. Few streams keep the strided side
-// in the cache's lines; one load and one store per element, through a general-purpose register
+// transpose_plan()'s blocks, one load and one store per element through a general-purpose register
 // (no vector ISA to choose, no table to read).
-constexpr int64_t kTransposeBlock = 16;
-
 void emit_transpose(VecEmitter& ve, const TransposeSpec& s) {
   x86::Assembler& a = ve.as();
   GpRoles g("f32-transpose");
@@ -100,34 +95,28 @@ void emit_transpose(VecEmitter& ve, const TransposeSpec& s) {
   const x86::Gp blk_in = g.role("block input", kWk), blk_out = g.role("block output", kKw);
   const x86::Gp src = g.role("step input", kPix), dst = g.role("step output", kOb);
   const x86::Gp value = g.role("element", kKh).r32();
-  const bool rows_short = s.rows <= s.cols;
-  const int64_t short_n = rows_short ? s.rows : s.cols, long_n = rows_short ? s.cols : s.rows;
-  // Byte strides: between a block's elements, per step along the long side (input, output).
-  const int64_t in_k = rows_short ? s.cols * 4 : 4, out_k = rows_short ? 4 : s.rows * 4;
-  const int64_t in_step = rows_short ? 4 : s.cols * 4, out_step = rows_short ? s.rows * 4 : 4;
-  const int64_t mat_bytes = s.rows * s.cols * 4;
+  const TransposePlan p = transpose_plan(s);
   const auto block = [&](int64_t b) {
     a.mov(src, blk_in);
     a.mov(dst, blk_out);
-    counted_loop(ve, steps, long_n, [&] {
+    counted_loop(ve, steps, p.long_n, [&] {
       for (int64_t k = 0; k < b; ++k) {
-        a.mov(value, x86::dword_ptr(src, i32(k * in_k)));
-        a.mov(x86::dword_ptr(dst, i32(k * out_k)), value);
+        a.mov(value, x86::dword_ptr(src, i32(k * p.in_k)));
+        a.mov(x86::dword_ptr(dst, i32(k * p.out_k)), value);
       }
-      add_imm(a, src, in_step);
-      add_imm(a, dst, out_step);
+      add_imm(a, src, p.in_step);
+      add_imm(a, dst, p.out_step);
     });
-    add_imm(a, blk_in, b * in_k);
-    add_imm(a, blk_out, b * out_k);
+    add_imm(a, blk_in, b * p.in_k);
+    add_imm(a, blk_out, b * p.out_k);
   };
   const auto matrix = [&] {
     a.mov(blk_in, mat_in);
     a.mov(blk_out, mat_out);
-    const int64_t full = short_n / kTransposeBlock, rest = short_n % kTransposeBlock;
-    if (full > 0) counted_loop(ve, blocks, full, [&] { block(kTransposeBlock); });
-    if (rest > 0) block(rest);
-    add_imm(a, mat_in, mat_bytes);
-    add_imm(a, mat_out, mat_bytes);
+    if (p.full_blocks > 0) counted_loop(ve, blocks, p.full_blocks, [&] { block(TransposePlan::kBlock); });
+    if (p.rest > 0) block(p.rest);
+    add_imm(a, mat_in, p.matrix_bytes);
+    add_imm(a, mat_out, p.matrix_bytes);
   };
   a.mov(in, x86::qword_ptr(args, 0));
   a.mov(in, x86::qword_ptr(in, 0));
@@ -138,8 +127,8 @@ void emit_transpose(VecEmitter& ve, const TransposeSpec& s) {
     a.mov(mat_out, out);
     if (s.outer > 1) counted_loop(ve, mats, s.outer, matrix);
     else matrix();
-    add_imm(a, in, s.outer * mat_bytes);
-    add_imm(a, out, s.outer * mat_bytes);
+    add_imm(a, in, s.outer * p.matrix_bytes);
+    add_imm(a, out, s.outer * p.matrix_bytes);
   });
 }
 
