@@ -37,7 +37,11 @@ bool fast_kernel_serves(ActivationKind k, MathMode math) {
   const double bound = fast_kernel_error_bound(k);
   if (bound == 0) return false;
   if (math == MathMode::kFast) return true;
-  return k != ActivationKind::kSoftmax && bound <= kExactActivationBudget;
+  // exp itself clamps its argument to [-87, 88], where float's exp goes on to 3.4e38 at 88.72 and
+  // then to infinity: the helper keeps that range. (Inside sigmoid, softplus, swish and the others
+  // the clamp only bites where their result is below 1e-30 or saturated.)
+  if (k == ActivationKind::kSoftmax || k == ActivationKind::kExponential) return false;
+  return bound <= kExactActivationBudget;
 }
 
 }  // namespace nnd::jit

@@ -56,8 +56,9 @@ inline constexpr double kExactActivationBudget = 5e-6;
 
 // Whether math mode `math` computes activation k with the f32-fast-* kernels instead of the float64
 // helpers (f32-call-*). Fast: every kind they compute. Exact: the element-wise kinds whose bound is
-// within kExactActivationBudget (exp, sigmoid, tanh, softplus, elu, selu, swish, mish); gelu (2e-5)
-// and softmax, whose float sum's error grows with the row's length, stay on the helpers.
+// within kExactActivationBudget (sigmoid, tanh, softplus, elu, selu, swish, mish); gelu (2e-5),
+// softmax, whose float sum's error grows with the row's length, and exp, whose argument the kernel
+// clamps to [-87, 88], stay on the helpers.
 bool fast_kernel_serves(ActivationKind k, MathMode math);
 
 // f32-call-*: out = helper(in) over batch*count floats, parameters at params_off in the weights.
