@@ -593,8 +593,7 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
         apply_loaded();
         ve.load_lanes(xr, x, lanes);
         if (s.op == WindowOp::kDepthwise) ve.fmadd(acc(r, v), xr, wreg + v);
-        else if (s.op == WindowOp::kMax) ve.max(acc(r, v), acc(r, v), xr);
-        else ve.add(acc(r, v), acc(r, v), xr);
+        else apply(acc(r, v), xr);
       }
     }
     products.flush();
