@@ -8,47 +8,32 @@
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "daemon/registry/model_set.h"
+#include "daemon/base/daemon_error.h"
+#include "daemon/base/logger.h"
+#include "daemon/config/model_settings.h"
+#include "daemon/config/serving_settings.h"
 
 namespace nnd::daemon {
 
 inline constexpr const char* kDefaultConfigPath = "/etc/nnd/nnd.yaml";
 
-// Log levels use syslog's numbers so that they map 1:1 onto sd-daemon prefixes.
-enum class LogLevel : int { kError = 3, kWarning = 4, kNotice = 5, kInfo = 6, kDebug = 7 };
-std::optional<LogLevel> parse_log_level(const std::string& s);  // "error" ... "debug"
-const char* log_level_name(LogLevel l);
-
-struct DaemonSettings {
-  std::string endpoint = "nnd";        // socket name, or a path when it contains '/'
-  std::string user;                    // who may connect ("" = only the daemon's own user)
-  std::string group;                   // group that may connect ("" = none)
-  std::optional<uid_t> uid;            // resolved `user`
-  std::optional<gid_t> gid;            // resolved `group`
-  std::string control_group;           // group that may reload besides root and the daemon's user
-  std::optional<gid_t> control_gid;    // resolved `control_group`
-  uint32_t socket_mode = 0660;         // file mode of the hand-shake socket
-  std::string run_as;                  // user to switch to when started as root ("" = stay)
+// `daemon:`: the serving settings the IPC server takes (ServingSettings, one definition shared
+// with ServerOptions) and what only the Daemon uses.
+struct DaemonSettings : ServingSettings {
+  std::string user;                    // who may connect ("" = only the daemon's own user);
+                                       // resolved into allowed_uid
+  std::string group;                   // group that may connect ("" = none); into allowed_gid
+  std::string control_group;           // group that may reload besides root and the daemon's
+                                       // user; into control_gid
+  std::string run_as;                  // user to switch to when started as root ("" = stay);
+                                       // into run_as_uid
   std::string run_as_group;            // its group ("" = the user's primary group)
-  std::optional<uid_t> run_as_uid;     // resolved `run_as`
   std::optional<gid_t> run_as_gid;     // resolved `run_as_group`, else run_as's primary group
-  uint32_t workers = 2;                // inference worker threads
-  std::vector<int> cpu_affinity;       // CPUs the workers may run on (worker i -> cpus[i % n])
-  int realtime_priority = 0;           // 0: normal scheduling; 1..99: SCHED_FIFO for the workers
   LogLevel log_level = LogLevel::kInfo;
   bool watchdog = true;                // send WATCHDOG=1 when systemd asks for it
-  uint32_t max_clients = 32;
-  uint32_t max_inflight_per_client = 16;
-  uint32_t slots_per_client = 16;
-  uint32_t spin_us = 50;               // bounded spin before a waiting side sleeps
-  uint64_t max_request_bytes = 16ull << 20;        // input bytes of one request
-  uint64_t max_shared_memory_bytes = 256ull << 20; // sum of all clients' segments
-  uint32_t handshake_timeout_ms = 2000;  // a connection without a hello is closed after this
-  uint32_t max_pending_connections = 16; // connections accepted but without a hello yet
   bool skip_failed_models = true;      // on_model_error: skip (true) | fail (false), at start-up
   bool isolated_model_validation = true;  // validate_models: isolated (true) | in_process (false):
                                           // parse new model files in a child process first
@@ -73,7 +58,8 @@ struct ConfigIssue {
   std::string to_string(const std::string& file) const;
 };
 
-class ConfigError : public std::runtime_error {
+// Every problem of one config file (code kConfig).
+class ConfigError : public DaemonError {
  public:
   ConfigError(std::string file, std::vector<ConfigIssue> issues);
   const std::vector<ConfigIssue>& issues() const { return issues_; }

@@ -18,6 +18,7 @@
 #include "daemon/ipc/dispatcher.h"
 #include "daemon/ipc/server_support.h"
 #include "daemon/ipc/socket_setup.h"
+#include "daemon/base/daemon_error.h"
 #include "ipc/nnd_ipc.h"
 
 // The Server wires the units of daemon/ipc together; each says which thread runs it and which
@@ -34,7 +35,7 @@ namespace nnd::daemon {
 
 namespace {
 
-constexpr int kWarn = ipc::kLogWarn, kInfo = ipc::kLogInfo;
+constexpr LogLevel kWarn = ipc::kLogWarn, kInfo = ipc::kLogInfo;
 using ipc::errno_text;
 
 }  // namespace
@@ -54,7 +55,7 @@ struct Server::Impl {
   // Descriptors besides the sessions': listen socket, epolls, wake fds, logs, model files.
   static constexpr rlim_t kReservedDescriptors = 32;
 
-  Impl(ServerOptions o, ModelRegistry& r, ServerLogger l, uint64_t instance)
+  Impl(ServerOptions o, ModelRegistry& r, Logger l, uint64_t instance)
       : opt(std::move(o)),
         registry(r),
         log(std::move(l)),
@@ -82,7 +83,7 @@ void Server::Impl::bind_socket() {
   setup.group = opt.allowed_gid;
   setup.mode = opt.socket_mode;
   if (opt.run_as_uid) setup.directory_owners.push_back(*opt.run_as_uid);
-  listen_fd = bind_listening_socket(setup, [this](int level, const std::string& m) { log(level, m); });
+  listen_fd = bind_listening_socket(setup, [this](LogLevel level, const std::string& m) { log(level, m); });
 }
 
 // Every session holds three descriptors (socket, memfd, eventfd) and every pending connection
@@ -105,7 +106,7 @@ void Server::Impl::ensure_descriptor_budget() {
     }
   }
   if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
-    throw std::runtime_error(
+    throw DaemonError(DaemonErrorCode::kResource,
         "daemon.max_clients " + std::to_string(opt.max_clients) + " (with max_pending_connections " +
         std::to_string(opt.max_pending_connections) + ") needs about " + std::to_string(need) +
         " open files, but the limit is " + std::to_string(rl.rlim_cur) + " (hard " +
@@ -125,7 +126,7 @@ uint64_t new_instance_id() {
 }
 }  // namespace
 
-Server::Server(ServerOptions options, ModelRegistry& registry, ServerLogger logger)
+Server::Server(ServerOptions options, ModelRegistry& registry, Logger logger)
     : impl_(std::make_unique<Impl>(std::move(options), registry, std::move(logger), new_instance_id())) {
   impl_->path = socket_path_for_endpoint(impl_->opt.endpoint);
 }
@@ -136,7 +137,7 @@ void Server::set_reload_callback(ReloadCallback cb) { impl_->control.reloads().s
 
 void Server::start() {
   Impl& d = *impl_;
-  if (d.started) throw std::runtime_error("server already started");
+  if (d.started) throw DaemonError(DaemonErrorCode::kInternal, "server already started");
   if (d.opt.workers < 1) d.opt.workers = 1;
   d.opt.max_clients = std::max<uint32_t>(1, d.opt.max_clients);
   d.opt.max_inflight_per_client = std::max<uint32_t>(1, d.opt.max_inflight_per_client);

@@ -3,9 +3,9 @@
 //
 // Usage from main:
 //
-//   nnd::daemon::ServerOptions o;            // from DaemonSettings
-//   o.endpoint = settings.endpoint; o.workers = settings.workers; ...
-//   nnd::daemon::Server server(o, registry, [](int level, const std::string& msg) { log(level, msg); });
+//   nnd::daemon::ServerOptions o;
+//   static_cast<ServingSettings&>(o) = config.daemon;   // the serving settings, all at once
+//   nnd::daemon::Server server(o, registry, logger);
 //   server.set_reload_callback([&] { return reload_config(); });   // nnctl reload
 //   server.start();                          // throws std::runtime_error (socket in use, ...)
 //   ... registry.publish(new_set) on SIGHUP; the server picks it up for new requests ...
@@ -39,6 +39,8 @@
 #include <string>
 #include <vector>
 
+#include "daemon/base/logger.h"
+#include "daemon/config/serving_settings.h"
 #include "daemon/registry/model_set.h"
 #include "daemon/sched/scheduler.h"
 #include "daemon/ipc/socket_setup.h"  // socket_path_for_endpoint
@@ -46,58 +48,24 @@
 
 namespace nnd::daemon {
 
-struct ServerOptions {
-  // Endpoint name ("nnd") or a socket path (contains '/'); see socket_path_for_endpoint().
-  std::string endpoint = "nnd";
-
-  // Who may connect (checked with SO_PEERCRED / SO_PEERGROUPS at the hand-shake). A peer is
-  // admitted when its uid equals allowed_uid, or its primary or a supplementary group equals
-  // allowed_gid, or (allow_own_uid) its uid is the daemon's effective uid, or (allow_root) it is
-  // root. So with neither allowed_uid nor allowed_gid set, only the daemon's own user (and root)
-  // may connect. A refused peer gets a welcome with NND_IPC_E_ACCESS and is disconnected.
-  std::optional<uid_t> allowed_uid;
-  std::optional<gid_t> allowed_gid;
+// What the server serves by: the serving settings of the config (ServingSettings, one definition
+// shared with DaemonSettings: who may connect, the socket, the workers, every resource limit)
+// and what only the server knows.
+struct ServerOptions : ServingSettings {
+  // Who is admitted besides ServingSettings::allowed_uid / allowed_gid (checked with SO_PEERCRED /
+  // SO_PEERGROUPS at the hand-shake): the daemon's own uid (allow_own_uid) and root
+  // (allow_root). So with neither allowed_uid nor allowed_gid set, only the daemon's own user
+  // (and root) may connect. A refused peer gets a welcome with NND_IPC_E_ACCESS and is
+  // disconnected. Control operations that change the daemon (RELOAD) are for root, the daemon's
+  // own user and members of control_gid; a refused RELOAD is answered NND_IPC_E_ACCESS.
   bool allow_own_uid = true;
   bool allow_root = true;
-  // Who may send control operations that change the daemon (RELOAD): root, the daemon's own user
-  // and members of control_gid (primary or supplementary group). Every admitted client may infer
-  // and query; a refused RELOAD is answered NND_IPC_E_ACCESS.
-  std::optional<gid_t> control_gid;
-  uint32_t socket_mode = 0660;          // chmod of the socket file; owner allowed_uid, group allowed_gid (if set)
-  // The user the daemon switches to after binding (daemon.run_as; unset: it stays who it is).
-  // It may own the socket's directory, and owns the socket file when allowed_uid is unset, so
-  // that it can still remove the file at exit (see daemon/ipc/socket_setup.h).
-  std::optional<uid_t> run_as_uid;
-
-  uint32_t workers = 1;                 // worker threads; they share each model's engine
-  std::vector<int> cpu_affinity;        // worker w pinned to cpu_affinity[w % n]; empty = no pinning
-  int realtime_priority = 0;            // 1..99: SCHED_FIFO for the workers (warning if refused)
-
-  // Resource limits: each one a client hits gets its own status code, and together they bound
-  // the daemon's memory and file descriptors whatever clients do.
-  uint32_t max_clients = 32;            // sessions; a hello over it gets NND_IPC_E_TOO_MANY_CLIENTS
-  uint32_t max_inflight_per_client = 16;  // queued + running requests of one client; over it a
-                                          // request gets NND_IPC_E_TOO_MANY_REQUESTS at once
-  uint32_t slots_per_client = 16;       // default when the hello asks for 0 (a hello may ask 1..64)
-  uint64_t max_request_bytes = 16ull << 20;  // input bytes of one request; over it
-                                             // NND_IPC_E_REQUEST_TOO_LARGE (0: no limit)
-  uint64_t max_shared_memory_bytes = 256ull << 20;  // sum of all client segments; a hello whose
-                                                  // segment would exceed it gets
-                                                  // NND_IPC_E_MEMORY_LIMIT
-  uint32_t handshake_timeout_ms = 2000;  // a connection without a hello is closed after this
-  uint32_t max_pending_connections = 16; // connections accepted but not yet welcomed; beyond it
-                                         // the daemon stops accepting until one is settled (new
-                                         // ones wait in the listen backlog)
-  uint32_t spin_us = 50;                // bounded spin before the poller sleeps
   uint32_t drain_timeout_ms = 5000;     // stop(): how long to wait for queued/running requests
   sched::Policy policy;                 // scheduler aging / implicit deadline
   // Reported by NND_MSG_DAEMON_INFO (nnctl models / stats --json / metrics).
   std::string version = "unknown";
   std::string git_revision = "unknown";
 };
-
-// Syslog numbers: 3 error, 4 warning, 5 notice, 6 info, 7 debug (same as nnd::daemon::LogLevel).
-using ServerLogger = std::function<void(int level, const std::string& message)>;
 
 struct ReloadResult {
   bool ok = false;
@@ -125,7 +93,7 @@ struct ServerCounters {
 
 class Server {
  public:
-  Server(ServerOptions options, ModelRegistry& registry, ServerLogger logger);
+  Server(ServerOptions options, ModelRegistry& registry, Logger logger);
   ~Server();  // stop()s if running
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

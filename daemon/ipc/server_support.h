@@ -21,24 +21,25 @@
 
 namespace nnd::daemon::ipc {
 
-// Syslog levels, as ServerLogger takes them.
-inline constexpr int kLogErr = 3, kLogWarn = 4, kLogInfo = 6, kLogDebug = 7;
+// Short names for the levels the IPC units log at.
+inline constexpr LogLevel kLogErr = LogLevel::kError, kLogWarn = LogLevel::kWarning,
+                          kLogInfo = LogLevel::kInfo, kLogDebug = LogLevel::kDebug;
 
 // The server's logger, or stderr when none was given. Immutable after construction, so any
-// thread may log through it (the ServerLogger must itself be thread-safe).
+// thread may log through it (the Logger must itself be thread-safe).
 class Log {
  public:
-  explicit Log(ServerLogger sink) : sink_(std::move(sink)) {}
-  void operator()(int level, const std::string& message) const {
+  explicit Log(Logger sink) : sink_(std::move(sink)) {}
+  void operator()(LogLevel level, const std::string& message) const {
     if (sink_) {
       sink_(level, message);
     } else {
-      std::fprintf(stderr, "<%d>nnd: %s\n", level, message.c_str());
+      std::fprintf(stderr, "<%d>nnd: %s\n", static_cast<int>(level), message.c_str());
     }
   }
 
  private:
-  ServerLogger sink_;
+  Logger sink_;
 };
 
 inline int64_t mono_ns() {

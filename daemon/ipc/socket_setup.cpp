@@ -13,13 +13,14 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "daemon/base/daemon_error.h"
 #include "ipc/nnd_endpoint.h"
 
 namespace nnd::daemon {
 
 namespace {
 
-constexpr int kWarn = 4, kNotice = 5, kInfo = 6;
+constexpr LogLevel kWarn = LogLevel::kWarning, kNotice = LogLevel::kNotice, kInfo = LogLevel::kInfo;
 
 std::string errno_text(const std::string& what, int e) { return what + ": " + std::strerror(e); }
 
@@ -131,17 +132,17 @@ std::string check_socket_directory(const std::string& dir, const std::vector<uid
   return {};
 }
 
-int bind_listening_socket(const SocketSetup& setup, const SocketSetupLogger& log) {
+int bind_listening_socket(const SocketSetup& setup, const Logger& log) {
   const std::string& path = setup.path;
-  if (path.empty()) throw std::runtime_error("empty endpoint: no socket path");
+  if (path.empty()) throw DaemonError(DaemonErrorCode::kSystem, "empty endpoint: no socket path");
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof(addr.sun_path)) throw std::runtime_error("socket path too long: " + path);
+  if (path.size() >= sizeof(addr.sun_path)) throw DaemonError(DaemonErrorCode::kSystem, "socket path too long: " + path);
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
 
   const std::string dir = directory_of(path);
   if (std::string why = check_socket_directory(dir, setup.directory_owners); !why.empty()) {
-    throw std::runtime_error(why);
+    throw DaemonError(DaemonErrorCode::kSystem, why);
   }
 
   // Something is there already: replace it only when it is a socket nobody answers on (left by
@@ -150,7 +151,7 @@ int bind_listening_socket(const SocketSetup& setup, const SocketSetupLogger& log
   if (::lstat(path.c_str(), &st) == 0) {
     const std::string owner = describe_uid(st.st_uid);
     if (!S_ISSOCK(st.st_mode)) {
-      throw std::runtime_error(path + " exists and is not a socket (" + file_kind(st.st_mode) +
+      throw DaemonError(DaemonErrorCode::kSystem, path + " exists and is not a socket (" + file_kind(st.st_mode) +
                                " of " + owner + "); nnd does not remove it: delete it if it is "
                                "not needed, or choose another daemon.endpoint");
     }
@@ -159,35 +160,35 @@ int bind_listening_socket(const SocketSetup& setup, const SocketSetupLogger& log
       const uid_t listener = p.peer ? p.peer->uid : st.st_uid;
       const std::string pid = p.peer ? ", served by pid " + std::to_string(p.peer->pid) : "";
       if (is_own_or_listed(listener, setup.directory_owners)) {
-        throw std::runtime_error("another daemon is serving on " + path + " (" +
+        throw DaemonError(DaemonErrorCode::kSystem, "another daemon is serving on " + path + " (" +
                                  describe_uid(listener) + pid + "); stop it first, or give this "
                                  "one another daemon.endpoint");
       }
-      throw std::runtime_error(path + " is a live socket of " + describe_uid(listener) + pid +
+      throw DaemonError(DaemonErrorCode::kSystem, path + " is a live socket of " + describe_uid(listener) + pid +
                                ", not of the daemon's user: another program has taken the "
                                "endpoint (clients refuse to talk to it). Stop that program or "
                                "remove the socket, and use a socket directory only root and the "
                                "daemon's user can write (/run/nnd, see config/SCHEMA.md)");
     }
     if (p.state == Probe::kUnknown) {
-      throw std::runtime_error(errno_text("cannot tell whether anyone serves on " + path + " (" +
+      throw DaemonError(DaemonErrorCode::kSystem, errno_text("cannot tell whether anyone serves on " + path + " (" +
                                               owner + ")",
                                           p.error) +
                                "; remove it if nothing does");
     }
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
       const int e = errno;
-      throw std::runtime_error(errno_text("cannot remove the stale socket " + path + " of " + owner, e) +
+      throw DaemonError(DaemonErrorCode::kSystem, errno_text("cannot remove the stale socket " + path + " of " + owner, e) +
                                "; remove it as root or as that user");
     }
     log(kInfo, "removed the stale socket " + path + " (" + owner + ", nobody answered on it)");
   }
 
   const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) throw std::runtime_error(errno_text("socket", errno));
+  if (fd < 0) throw DaemonError(DaemonErrorCode::kSystem, errno_text("socket", errno));
   auto fail = [fd, &path](const std::string& what, int e) {
     ::close(fd);
-    throw std::runtime_error(errno_text(what + " " + path, e));
+    throw DaemonError(DaemonErrorCode::kSystem, errno_text(what + " " + path, e));
   };
   // Create the socket file with no access and open it up once owner and mode are right.
   const mode_t old = ::umask(0777);

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "daemon/base/logger.h"
+
 namespace nnd::daemon {
 
 // The socket path of `endpoint` (a name or a path containing '/'); "" for an empty endpoint.
@@ -37,8 +39,7 @@ struct SocketSetup {
   std::vector<uid_t> directory_owners;
 };
 
-// Syslog levels (3 error .. 7 debug), as ServerLogger.
-using SocketSetupLogger = std::function<void(int level, const std::string& message)>;
+
 
 // "" when `dir` may hold the daemon's socket, else why not and what to do (see the header
 // comment: owned by root, the effective uid or one of `owners`; not writable by group or others
@@ -48,7 +49,7 @@ std::string check_socket_directory(const std::string& dir, const std::vector<uid
 // Checks the directory, clears a stale socket, binds, applies owner/group/mode and listens.
 // Returns the listening descriptor (SOCK_SEQPACKET, non-blocking, close-on-exec). Throws
 // std::runtime_error saying what is wrong and what to do.
-int bind_listening_socket(const SocketSetup& setup, const SocketSetupLogger& log);
+int bind_listening_socket(const SocketSetup& setup, const Logger& log);
 
 // "user 'nobody' (uid 65534)", or "uid 1234" when the user database has no name for it.
 std::string describe_uid(uid_t uid);

@@ -14,23 +14,9 @@
 #include "core/engine/engine.h"
 #include "core/engine/engine_options.h"
 #include "core/ir/graph.h"
+#include "daemon/config/model_settings.h"
 
 namespace nnd::daemon {
-
-// Per-model settings from the config file (validated by the config loader).
-struct ModelSettings {
-  std::string name;           // unique name clients use
-  std::string path;           // absolute path of the .h5 file
-  std::vector<std::pair<std::string, DType>> input_dtypes;  // overrides by Keras input name
-  uint32_t max_batch = 16;    // largest batch one engine run may carry (and one request)
-  uint32_t batch_delay_us = 0;  // how long a lone request may wait for others to batch with
-  int32_t priority = 0;       // higher is served first when several models have work
-  EngineOptions engine;       // engine, ISA, math mode
-  bool engine_auto = false;   // config `engine: auto`: the JIT where it exists, else the
-                              // reference engine (the registry falls back and logs it)
-  bool required = false;      // a failure to load/compile it fails the start-up even when the
-                              // daemon skips failed models (daemon.on_model_error: skip)
-};
 
 // One loaded and compiled model. Immutable after construction; its one engine serves every
 // worker thread at once (Engine::run is safe to call concurrently, core/engine/engine.h).

@@ -391,7 +391,7 @@ std::string validation_failure_message(const ValidationVerdict& v, const std::st
          " (daemon.validate_models: in_process loads without this step)";
 }
 
-GraphLoader isolated_graph_loader(const ValidatorOptions& options, LogFn log) {
+GraphLoader isolated_graph_loader(const ValidatorOptions& options, Logger log) {
   return [options, log = std::move(log)](const ModelSettings& s) {
     const SealedFile file = SealedFile::read(s.path, kMaxModelFileBytes);
     const ValidationVerdict v = validate_in_child(file, s.path, options);

@@ -32,7 +32,7 @@
 
 #include "daemon/registry/registry_builder.h"
 #include "daemon/registry/sealed_file.h"
-#include "daemon/sys/log.h"
+#include "daemon/base/logger.h"
 
 namespace nnd::daemon {
 
@@ -100,7 +100,7 @@ std::string signal_name(int sig);
 // SealedFile, validates it in a child process, logs how long that took, then loads the same
 // bytes in this process. Throws nnd::Error naming the file when the file cannot be read or the
 // verdict is not valid.
-GraphLoader isolated_graph_loader(const ValidatorOptions& options, LogFn log);
+GraphLoader isolated_graph_loader(const ValidatorOptions& options, Logger log);
 
 // The child's side. `nnd --validate-model NAME [--cpu-seconds N] [--max-address-space BYTES]`:
 // sets its limits, reads the model file's bytes from stdin, loads them with load_model_bytes

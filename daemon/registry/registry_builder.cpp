@@ -121,7 +121,7 @@ bool jit_unavailable(const Error& e) {
 }
 
 std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool warm_up,
-                                           const LogFn& log, const GraphLoader& load_graph,
+                                           const Logger& log, const GraphLoader& load_graph,
                                            const EngineFactory& engine_factory) {
   const EngineFactory& new_engine = engine_factory ? engine_factory : EngineFactory(make_engine);
   const auto t0 = Clock::now();

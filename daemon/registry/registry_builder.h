@@ -19,7 +19,8 @@
 #include <vector>
 
 #include "daemon/registry/model_set.h"
-#include "daemon/sys/log.h"
+#include "daemon/base/daemon_error.h"
+#include "daemon/base/logger.h"
 
 namespace nnd::daemon {
 
@@ -42,7 +43,7 @@ struct BuildOptions {
   // this (daemon.on_model_error: skip): one damaged file must not keep every other model off
   // the robot. A reload never does: it keeps the whole previous set instead.
   bool skip_failed = false;
-  LogFn log;                     // may be empty
+  Logger log;                     // may be empty
   GraphLoader load_graph;        // called only for new or changed models; may be empty
   EngineFactory make_engine;     // may be empty
   // The ISA calibration cache for models with `isa: auto` (EngineOptions::isa_cache; "" = none),
@@ -58,10 +59,10 @@ struct BuildStats {
 };
 
 // Thrown when any model fails (with skip_failed: any required model); what() lists every failure, one per line, each naming the model.
-class BuildError : public std::runtime_error {
+class BuildError : public DaemonError {
  public:
   BuildError(const std::string& what, std::vector<std::string> failures)
-      : std::runtime_error(what), failures_(std::move(failures)) {}
+      : DaemonError(DaemonErrorCode::kModel, what), failures_(std::move(failures)) {}
   const std::vector<std::string>& failures() const { return failures_; }
 
  private:
@@ -85,7 +86,7 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
 // each candidate's measured time, or that the calibration cache answered), and a calibration
 // cache that cannot be read or written at warning level.
 std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool warm_up,
-                                           const LogFn& log, const GraphLoader& load_graph = {},
+                                           const Logger& log, const GraphLoader& load_graph = {},
                                            const EngineFactory& make_engine = {});
 
 // FNV-1a hash of the input and output names, dtypes and per-sample shapes.

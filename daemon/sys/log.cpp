@@ -77,7 +77,7 @@ void logf(LogLevel level, const char* fmt, ...) {
   log(level, buf);
 }
 
-LogFn default_logger() {
+Logger default_logger() {
   return [](LogLevel level, const std::string& m) { log(level, m); };
 }
 

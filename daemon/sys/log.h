@@ -7,10 +7,9 @@
 // Thread-safe; one write(2) per line so lines from several threads never interleave.
 #pragma once
 
-#include <functional>
 #include <string>
 
-#include "daemon/config/config.h"
+#include "daemon/base/logger.h"
 
 namespace nnd::daemon {
 
@@ -25,8 +24,7 @@ void log(LogLevel level, const std::string& message);
 // printf-style convenience.
 void logf(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
-// A callback form for components that take a logger (the IPC server, the registry builder).
-using LogFn = std::function<void(LogLevel, const std::string&)>;
-LogFn default_logger();
+// This sink as a Logger, for the units that take one (daemon/base/logger.h).
+Logger default_logger();
 
 }  // namespace nnd::daemon

@@ -1,5 +1,7 @@
 #include "daemon/sys/privileges.h"
 
+#include "daemon/base/daemon_error.h"
+
 #include <grp.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
@@ -15,7 +17,7 @@ namespace nnd::daemon {
 namespace {
 
 [[noreturn]] void fail(const std::string& what) {
-  throw std::runtime_error(what + ": " + std::strerror(errno));
+  throw DaemonError(DaemonErrorCode::kSystem, what + ": " + std::strerror(errno));
 }
 
 // Sets the calling thread's permitted and effective capabilities to CAP_SYS_NICE alone, or to
@@ -36,7 +38,7 @@ bool must_switch_user(const RunAs& target) {
   const uid_t euid = ::geteuid();
   if (euid == 0) return target.uid != 0;
   if (euid == target.uid && ::getuid() == target.uid) return false;  // e.g. systemd's User=
-  throw std::runtime_error("daemon.run_as: nnd runs as uid " + std::to_string(euid) +
+  throw DaemonError(DaemonErrorCode::kSystem, "daemon.run_as: nnd runs as uid " + std::to_string(euid) +
                            ", not as root, so it cannot switch to '" + target.user + "' (uid " +
                            std::to_string(target.uid) + ", gid " + std::to_string(target.gid) +
                            "); start it as root, or as that user (systemd: User=), or remove "
@@ -63,12 +65,12 @@ std::string drop_privileges(const RunAs& target, bool keep_sys_nice) {
   }
   if (::getuid() != target.uid || ::geteuid() != target.uid || ::getgid() != target.gid ||
       ::getegid() != target.gid) {
-    throw std::runtime_error("after switching to '" + target.user +
+    throw DaemonError(DaemonErrorCode::kSystem, "after switching to '" + target.user +
                              "' the process ids are not the requested ones");
   }
   // setuid() from root to another user sets the saved uid too; make sure there is no way back.
   if (target.uid != 0 && ::setuid(0) == 0) {
-    throw std::runtime_error("after switching to '" + target.user + "' setuid(0) still works");
+    throw DaemonError(DaemonErrorCode::kSystem, "after switching to '" + target.user + "' setuid(0) still works");
   }
   return warning;
 }

@@ -264,10 +264,10 @@ TEST_F(ConfigTest, UnknownUserAndGroup) {
   expect_one("daemon:\n  group: no_such_group_nnd\nmodels: []\n", 2, "daemon.group",
              "unknown group 'no_such_group_nnd'");
   const Config c = parse("daemon:\n  user: root\n  group: \"0\"\nmodels: []\n");
-  ASSERT_TRUE(c.daemon.uid.has_value());
-  EXPECT_EQ(*c.daemon.uid, 0u);
-  ASSERT_TRUE(c.daemon.gid.has_value());
-  EXPECT_EQ(*c.daemon.gid, 0u);
+  ASSERT_TRUE(c.daemon.allowed_uid.has_value());
+  EXPECT_EQ(*c.daemon.allowed_uid, 0u);
+  ASSERT_TRUE(c.daemon.allowed_gid.has_value());
+  EXPECT_EQ(*c.daemon.allowed_gid, 0u);
 }
 
 TEST_F(ConfigTest, NamesAndEndpoints) {

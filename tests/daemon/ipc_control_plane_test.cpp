@@ -81,7 +81,7 @@ struct ControlFixture {
   ModelRegistry registry;
   std::mutex log_mu;
   std::vector<std::string> logs;
-  Log log{[this](int, const std::string& m) {
+  Log log{[this](nnd::daemon::LogLevel, const std::string& m) {
     std::lock_guard lk(log_mu);
     logs.push_back(m);
   }};

@@ -79,7 +79,7 @@ struct DispatcherFixture {
   ModelRegistry registry;
   std::vector<std::string> logs;
   std::mutex log_mu;
-  Log log{[this](int, const std::string& m) {
+  Log log{[this](nnd::daemon::LogLevel, const std::string& m) {
     std::lock_guard lk(log_mu);
     logs.push_back(m);
   }};

@@ -140,6 +140,14 @@ std::shared_ptr<ServedModel> make_model(const std::string& name, uint32_t max_ba
   return m;
 }
 
+// The options these tests start from: one worker (ServerOptions takes the config's default of two
+// from ServingSettings; these tests count batches as one worker forms them).
+ServerOptions server_options() {
+  ServerOptions o;
+  o.workers = 1;
+  return o;
+}
+
 std::string test_socket(const char* tag) {
   return "/tmp/nnd-test-" + std::to_string(getpid()) + "-" + tag + ".sock";
 }
@@ -150,13 +158,13 @@ struct ServerFixture {
   std::vector<std::string> logs;
   std::mutex log_mu;
 
-  ServerFixture(const char* tag, std::vector<std::shared_ptr<ServedModel>> models, ServerOptions o = {}) {
+  ServerFixture(const char* tag, std::vector<std::shared_ptr<ServedModel>> models, ServerOptions o = server_options()) {
     auto set = std::make_shared<ModelSet>();
     set->generation = 1;
     set->models = std::move(models);
     registry.publish(set);
     o.endpoint = test_socket(tag);
-    server = std::make_unique<Server>(o, registry, [this](int, const std::string& m) {
+    server = std::make_unique<Server>(o, registry, [this](nnd::daemon::LogLevel, const std::string& m) {
       std::lock_guard lk(log_mu);
       logs.push_back(m);
     });
@@ -311,7 +319,7 @@ TEST(IpcServer, BadRequestsGetDistinctErrors) {
 }
 
 TEST(IpcServer, MetricsAndDaemonInfoMessages) {
-  ServerOptions o;
+  ServerOptions o = server_options();
   o.version = "9.8.7";
   o.git_revision = "feedbee";
   ServerFixture f("metrics", {make_model("tiny", 4)}, o);
@@ -439,7 +447,7 @@ TEST(IpcServer, SplitRunLeavesAWorkerForOtherModels) {
   auto* gate = new GatedEngine(std::move(big->engine));
   big->engine.reset(gate);
   big->run_threads = 2;
-  ServerOptions o;
+  ServerOptions o = server_options();
   o.workers = 2;
   ServerFixture f("split", {big, make_model("tiny")}, o);
   RawClient a, b;
@@ -469,7 +477,7 @@ TEST(IpcServer, SplitRunLeavesAWorkerForOtherModels) {
 }
 
 TEST(IpcServer, InflightLimitAnswersTooManyRequests) {
-  ServerOptions o;
+  ServerOptions o = server_options();
   o.max_inflight_per_client = 2;
   ServerFixture f("inflight", {make_model("tiny", 8, 200'000)}, o);  // held 200 ms for batching
   RawClient c;
@@ -489,7 +497,7 @@ TEST(IpcServer, InflightLimitAnswersTooManyRequests) {
 // ---- resource limits: each has its own status, and the daemon keeps serving the others --------
 
 TEST(IpcServer, MaxClientsAnswersTooManyClients) {
-  ServerOptions o;
+  ServerOptions o = server_options();
   o.max_clients = 2;
   ServerFixture f("maxclients", {make_model("tiny")}, o);
   RawClient a, b, c;
@@ -512,7 +520,7 @@ TEST(IpcServer, SharedMemoryBudgetAnswersMemoryLimit) {
   const uint64_t seg4 = daemon::ipc::plan_segment(4, slot).segment_bytes;
   const uint64_t seg64 = daemon::ipc::plan_segment(64, slot).segment_bytes;
   ASSERT_LT(seg4 * 2, seg64);
-  ServerOptions o;
+  ServerOptions o = server_options();
   o.max_shared_memory_bytes = seg4 * 2;
   ServerFixture f("shmbudget", {make_model("tiny", 512)}, o);
   RawClient big, a, b, c;
@@ -541,7 +549,7 @@ TEST(IpcServer, SharedMemoryBudgetAnswersMemoryLimit) {
 }
 
 TEST(IpcServer, MaxRequestBytesAnswersRequestTooLarge) {
-  ServerOptions o;
+  ServerOptions o = server_options();
   o.max_request_bytes = 2 * 3 * sizeof(float);  // two samples of the tiny model
   ServerFixture f("maxrequest", {make_model("tiny")}, o);
   RawClient c;
@@ -554,7 +562,7 @@ TEST(IpcServer, MaxRequestBytesAnswersRequestTooLarge) {
 }
 
 TEST(IpcServer, SilentConnectionsAreDroppedAndBounded) {
-  ServerOptions o;
+  ServerOptions o = server_options();
   o.handshake_timeout_ms = 150;
   o.max_pending_connections = 3;
   ServerFixture f("silent", {make_model("tiny")}, o);
@@ -604,7 +612,7 @@ TEST(IpcServer, SilentConnectionsAreDroppedAndBounded) {
 }
 
 TEST(IpcServer, HostileScribblerCannotHurtOthers) {
-  ServerOptions o;
+  ServerOptions o = server_options();
   o.workers = 2;
   ServerFixture f("hostile", {make_model("tiny")}, o);
   std::atomic<bool> done{false};
@@ -696,7 +704,7 @@ TEST(IpcServer, KilledClientSlotReclaimed) {
 }
 
 TEST(IpcServer, PeerCredentialsRefused) {
-  ServerOptions o;
+  ServerOptions o = server_options();
   o.allowed_uid = geteuid() + 4242;
   o.allow_own_uid = false;
   o.allow_root = false;
@@ -719,7 +727,7 @@ TEST(IpcServer, PeerCredentialsRefused) {
 // peer-credential check still refuses everybody else).
 TEST(IpcServer, AllowedUserOwnsTheSocket) {
   if (geteuid() != 0) GTEST_SKIP() << "chown to another user needs root";
-  ServerOptions o;
+  ServerOptions o = server_options();
   o.allowed_uid = 4242;
   ServerFixture f("owner", {make_model("tiny")}, o);
   struct stat st {};
@@ -798,7 +806,7 @@ TEST(IpcServer, MaxClientsBeyondTheOpenFileLimitIsRefusedAtStart) {
   rlimit low = saved;
   low.rlim_cur = 256;  // only the soft limit: it can be raised back without privileges
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
-  ServerOptions o;
+  ServerOptions o = server_options();
   o.max_clients = 200;  // 600+ descriptors: fits once the soft limit is raised
   std::string error;
   rlimit now{};
@@ -844,7 +852,7 @@ TEST(IpcServer, StopAnswersRequestsStillInTheRingShuttingDown) {
 // daemon's user and daemon.control_group may; the others still infer.
 TEST(IpcServer, ReloadOnlyForRootOwnUserAndControlGroup) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to run a client as another user";
-  ServerOptions o;
+  ServerOptions o = server_options();
   o.allowed_uid = 4242;  // admitted (and owner of the socket file)
   o.control_gid = 4343;
   ServerFixture f("control", {make_model("tiny")}, o);
@@ -970,7 +978,7 @@ TEST(IpcServer, ReloadFloodRunsOneReloadAtATime) {
 }
 
 TEST(IpcServer, IdleDaemonUsesNoCpu) {
-  ServerOptions o;
+  ServerOptions o = server_options();
   o.workers = 2;
   ServerFixture f("idle", {make_model("tiny")}, o);
   RawClient a, b;

@@ -15,7 +15,7 @@ namespace {
 
 struct SessionFixture {
   std::vector<std::string> logs;
-  Log log{[this](int, const std::string& m) { logs.push_back(m); }};
+  Log log{[this](nnd::daemon::LogLevel, const std::string& m) { logs.push_back(m); }};
   Counters counters;
   std::shared_ptr<Session> s = std::make_shared<Session>();
   int peer = -1;  // the client's end of the control socket

@@ -73,7 +73,7 @@ struct EmptyServer {
     registry.publish(set);
     ServerOptions o;
     o.endpoint = socket_path;
-    server = std::make_unique<Server>(o, registry, [](int, const std::string&) {});
+    server = std::make_unique<Server>(o, registry, [](nnd::daemon::LogLevel, const std::string&) {});
   }
 };
 

@@ -1,0 +1,185 @@
+// The `models:` section: one ModelSettings per entry (config/SCHEMA.md documents each key), model
+// names unique.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "daemon/config/config_sections.h"
+
+namespace nnd::daemon {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+void parse_model(ConfigReader& r, const YAML::Node& m, size_t index, const std::string& base_dir, Config& cfg,
+                 std::vector<std::pair<std::string, YAML::Node>>& names) {
+  const std::string where = "models[" + std::to_string(index) + "]";
+  if (!m.IsMap()) {
+    r.issue(m, where, "expected a mapping (name, path, ...), got " + ConfigReader::kind(m));
+    return;
+  }
+  static const std::vector<std::string> known = {
+      "name", "path", "inputs", "max_batch", "batch_delay_us", "priority", "engine", "isa",
+      "math", "threads", "required"};
+  ModelSettings ms;
+  ms.engine_auto = true;  // default `engine: auto`
+  ms.engine.engine = EngineKind::kJit;
+  bool has_name = false, has_path = false, ok = true;
+  const size_t before = r.issues.size();
+  r.for_each_key(m, where, known, [&](const std::string& k, const YAML::Node& v,
+                                    const std::string& key) {
+    if (k == "name") has_name = true;  // present, even if invalid (reported below)
+    if (k == "path") has_path = true;
+    if (k == "name") {
+      std::string n;
+      if (!r.string_value(v, key, n)) return;
+      if (n.empty() || n.size() >= 64 ||
+          n.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                              "0123456789_.-") != std::string::npos) {
+        r.issue(v, key, "a model name is 1..63 letters, digits, '_', '.' or '-', got '" + n + "'");
+        return;
+      }
+      ms.name = n;
+      names.emplace_back(n, v);
+    } else if (k == "path") {
+      std::string p;
+      if (!r.string_value(v, key, p)) return;
+      if (p.empty()) {
+        r.issue(v, key, "must not be empty");
+        return;
+      }
+      fs::path fp(p);
+      if (fp.is_relative()) fp = fs::path(base_dir) / fp;
+      fp = fp.lexically_normal();
+      ms.path = fp.string();
+      struct stat st {};
+      if (::stat(ms.path.c_str(), &st) != 0) {
+        r.issue(v, key, "model file not found: " + ms.path);
+      } else if (!S_ISREG(st.st_mode)) {
+        r.issue(v, key, "not a regular file: " + ms.path);
+      } else if (::access(ms.path.c_str(), R_OK) != 0) {
+        r.issue(v, key, "model file not readable: " + ms.path);
+      }
+    } else if (k == "inputs") {
+      if (v.IsNull()) return;
+      if (!v.IsMap()) {
+        r.issue(v, key, "expected a mapping INPUT_NAME: uint8|float32, got " + ConfigReader::kind(v));
+        return;
+      }
+      std::set<std::string> seen;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        const std::string in = it->first.IsScalar() ? it->first.Scalar() : std::string();
+        const std::string ikey = key + "." + in;
+        if (in.empty()) {
+          r.issue(it->first, key, "input names must be plain strings");
+          continue;
+        }
+        if (!seen.insert(in).second) {
+          r.issue(it->first, ikey, "input given twice");
+          continue;
+        }
+        std::string t;
+        if (!r.string_value(it->second, ikey, t)) continue;
+        if (t == "uint8") {
+          ms.input_dtypes.emplace_back(in, DType::kUInt8);
+        } else if (t == "float32") {
+          ms.input_dtypes.emplace_back(in, DType::kFloat32);
+        } else {
+          r.issue(it->second, ikey, "expected uint8 or float32, got '" + t + "'");
+        }
+      }
+    } else if (k == "max_batch") {
+      r.integer(v, key, 1, 4096, ms.max_batch);
+    } else if (k == "batch_delay_us") {
+      r.integer(v, key, 0, 1000000, ms.batch_delay_us);
+    } else if (k == "required") {
+      r.boolean(v, key, ms.required);
+    } else if (k == "priority") {
+      r.integer(v, key, -1000, 1000, ms.priority);
+    } else if (k == "engine") {
+      std::string e;
+      if (!r.string_value(v, key, e)) return;
+      if (e == "auto") {
+        ms.engine_auto = true;
+        ms.engine.engine = EngineKind::kJit;
+      } else if (auto kind = parse_engine_kind(e)) {
+        ms.engine_auto = false;
+        ms.engine.engine = *kind;
+      } else {
+        r.issue(v, key, "expected reference, jit or auto, got '" + e + "'");
+      }
+    } else if (k == "isa") {
+      std::string e;
+      if (!r.string_value(v, key, e)) return;
+      if (auto isa = parse_isa(e)) {
+        ms.engine.isa = *isa;
+      } else {
+        std::string msg = "unknown ISA '" + e + "'; expected " + isa_choice_list();
+        if (auto near = closest_match(e, isa_choice_ids()); !near.empty()) {
+          msg += " (did you mean '" + near + "'?)";
+        }
+        r.issue(v, key, msg);
+      }
+    } else if (k == "math") {
+      std::string e;
+      if (!r.string_value(v, key, e)) return;
+      if (auto mm = parse_math_mode(e)) {
+        ms.engine.math = *mm;
+      } else {
+        r.issue(v, key, "expected exact or fast, got '" + e + "'");
+      }
+    } else if (k == "threads") {
+      std::string e;
+      if (!r.string_value(v, key, e)) return;
+      if (auto n = parse_threads(e)) {
+        ms.engine.threads = *n;
+      } else {
+        r.issue(v, key, "expected auto or a count 1.." + std::to_string(kMaxThreads) + ", got '" + e + "'");
+      }
+    }
+  });
+  ok = r.issues.size() == before;
+  if (!has_name && !r.suggested(where + ".name")) {
+    r.issue(m, where + ".name", "missing (every model needs a name)");
+    ok = false;
+  }
+  if (!has_path && !r.suggested(where + ".path")) {
+    r.issue(m, where + ".path", "missing (every model needs the path of its model file: .h5, .keras or .onnx)");
+    ok = false;
+  }
+  if (ok) {
+    cfg.models.push_back(std::move(ms));
+    cfg.model_lines.push_back(m.Mark().line + 1);
+  }
+}
+
+}  // namespace
+
+void parse_models_section(ConfigReader& r, const YAML::Node& v, const std::string& key,
+                          const std::string& base_dir, Config& cfg) {
+  if (v.IsNull()) return;  // an empty list is allowed: the daemon then serves nothing
+  if (!v.IsSequence()) {
+    r.issue(v, key, "expected a list of models, got " + ConfigReader::kind(v));
+    return;
+  }
+  std::vector<std::pair<std::string, YAML::Node>> names;
+  for (size_t i = 0; i < v.size(); ++i) parse_model(r, v[i], i, base_dir, cfg, names);
+  for (size_t i = 0; i < names.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (names[i].first == names[j].first) {
+        r.issue(names[i].second, "models[" + std::to_string(i) + "].name",
+                "duplicate model name '" + names[i].first + "' (first defined on line " +
+                    std::to_string(names[j].second.Mark().line + 1) + ")");
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace nnd::daemon
