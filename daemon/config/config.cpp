@@ -100,8 +100,11 @@ namespace {
 
 void parse_root(ConfigReader& r, const YAML::Node& root, const std::string& base_dir, Config& cfg) {
   if (!root.IsMap()) {
-    r.issue(root, "", "the config must be a mapping with the keys 'daemon' and 'models', got " +
-                          ConfigReader::kind(root));
+    // Not quoted, whatever its size: a file that is no mapping at all is not a config (a config
+    // path pointing at /etc/shadow must not bring its lines to the journal).
+    const std::string got = root.IsScalar() ? "a single value of " + std::to_string(root.Scalar().size()) + " bytes"
+                                            : ConfigReader::kind(root);
+    r.issue(root, "", "the config must be a mapping with the keys 'daemon' and 'models', got " + got);
     return;
   }
   bool has_models = false;

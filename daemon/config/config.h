@@ -70,6 +70,9 @@ class ConfigError : public DaemonError {
   std::vector<ConfigIssue> issues_;
 };
 
+// The most models one config may list (a robot serves a few to a few hundred).
+inline constexpr size_t kMaxModels = 1024;
+
 // The largest config file load_config reads (a config listing hundreds of models is ~100 KiB).
 inline constexpr uint64_t kMaxConfigBytes = 4u << 20;
 

@@ -63,13 +63,13 @@ bool ConfigReader::byte_size(const YAML::Node& v, const std::string& key, uint64
   const char* e = digits.data() + digits.size();
   const auto [p, ec] = std::from_chars(b, e, x);
   if (b == e || p != e || (ec != std::errc() && ec != std::errc::result_out_of_range)) {
-    issue(v, key, "expected a byte count (an integer, optionally with K, M, G or T), got '" + s + "'");
+    issue(v, key, "expected a byte count (an integer, optionally with K, M, G or T), got " + quote(s));
     return false;
   }
   uint64_t bytes = 0;
   if (ec == std::errc::result_out_of_range || __builtin_mul_overflow(x, unit, &bytes) ||
       bytes < lo || bytes > hi) {
-    issue(v, key, "must be " + show(lo) + ".." + show(hi) + " bytes, got " + s);
+    issue(v, key, "must be " + show(lo) + ".." + show(hi) + " bytes, got " + bare(s));
     return false;
   }
   out = bytes;
@@ -82,7 +82,7 @@ void ConfigReader::group_value(const YAML::Node& v, const std::string& key, std:
   if (auto g = lookup_group(name)) {
     gid = *g;
   } else {
-    issue(v, key, "unknown group '" + name + "'");
+    issue(v, key, "unknown group " + quote(name));
   }
 }
 
@@ -96,7 +96,7 @@ bool ConfigReader::boolean(const YAML::Node& v, const std::string& key, bool& ou
   } else if (l == "false" || l == "no" || l == "off") {
     out = false;
   } else {
-    issue(v, key, "expected true or false, got '" + s + "'");
+    issue(v, key, "expected true or false, got " + quote(s));
     return false;
   }
   return true;
@@ -105,11 +105,37 @@ bool ConfigReader::boolean(const YAML::Node& v, const std::string& key, bool& ou
 std::string ConfigReader::kind(const YAML::Node& v) {
   switch (v.Type()) {
     case YAML::NodeType::Null: return "nothing (null)";
-    case YAML::NodeType::Scalar: return "'" + v.Scalar() + "'";
+    case YAML::NodeType::Scalar: return quote(v.Scalar());
     case YAML::NodeType::Sequence: return "a list";
     case YAML::NodeType::Map: return "a mapping";
     default: return "an undefined value";
   }
+}
+
+namespace {
+
+bool short_printable(const std::string& token) {
+  return token.size() <= ConfigReader::kMaxQuotedBytes &&
+         std::all_of(token.begin(), token.end(), [](unsigned char c) { return c >= 0x20 && c < 0x7f; });
+}
+
+}  // namespace
+
+std::string ConfigReader::quote(const std::string& token) {
+  return short_printable(token) ? "'" + token + "'" : bare(token);
+}
+
+std::string ConfigReader::bare(const std::string& token) {
+  return short_printable(token) ? token : "a value of " + std::to_string(token.size()) + " bytes";
+}
+
+std::string ConfigReader::key_path(const std::string& where, const std::string& name) {
+  // A key is quoted only when it could be one: a name of letters, digits, '_' and '-'.
+  const bool name_like = !name.empty() && name.size() <= kMaxQuotedBytes &&
+                         name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                "0123456789_-") == std::string::npos;
+  const std::string shown = name_like ? name : "<a key of " + std::to_string(name.size()) + " bytes>";
+  return where.empty() ? shown : where + "." + shown;
 }
 
 std::string ConfigReader::range(int64_t lo, int64_t hi, int base) {

@@ -43,11 +43,11 @@ class ConfigReader {
         continue;
       }
       const std::string name = k.Scalar();
-      const std::string path = where.empty() ? name : where + "." + name;
+      const std::string path = key_path(where, name);
       if (std::find(known.begin(), known.end(), name) == known.end()) {
         std::string msg = "unknown key";
         if (const std::string near = closest_match(name, known); !near.empty()) {
-          msg += " (did you mean '" + near + "'?)";
+          msg += " (did you mean " + quote(near) + "?)";
           note_suggested((where.empty() ? "" : where + ".") + near);
         } else {
           msg += "; known keys here: ";
@@ -82,16 +82,16 @@ class ConfigReader {
     if (b != e && *b == '+') ++b;
     const auto [p, ec] = std::from_chars(b, e, x, base);
     if (ec == std::errc::result_out_of_range) {
-      issue(v, key, "must be " + range(lo, hi, base) + ", got " + s);
+      issue(v, key, "must be " + range(lo, hi, base) + ", got " + bare(s));
       return false;
     }
     if (ec != std::errc() || p != e || b == e) {
       issue(v, key, std::string("expected an integer") + (base == 8 ? " (octal)" : "") +
-                        ", got '" + s + "'");
+                        ", got " + quote(s));
       return false;
     }
     if (x < lo || x > hi) {
-      issue(v, key, "must be " + range(lo, hi, base) + ", got " + s);
+      issue(v, key, "must be " + range(lo, hi, base) + ", got " + bare(s));
       return false;
     }
     out = static_cast<T>(x);
@@ -108,6 +108,16 @@ class ConfigReader {
 
   // How a node of the wrong type is described in a message.
   static std::string kind(const YAML::Node& v);
+  // A value or key as a message quotes it: 'token' when it is one short printable line, else
+  // only its size. A config path may name any file (the config is read as root at start, and
+  // its errors reach the journal, STATUS= and nnctl): text that did not parse as the schema is
+  // never repeated in full.
+  static constexpr size_t kMaxQuotedBytes = 64;
+  static std::string quote(const std::string& token);
+  static std::string bare(const std::string& token);  // the same without the quotes
+  // "where.name" for a key (a key that is no name -- long, or with other characters than
+  // letters, digits, '_' and '-' -- is named by its size).
+  static std::string key_path(const std::string& where, const std::string& name);
   // "lo..hi" (octal with base 8).
   static std::string range(int64_t lo, int64_t hi, int base);
   // A user or group by name or number (nullopt: not in the database).

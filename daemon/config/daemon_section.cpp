@@ -40,7 +40,7 @@ void parse_daemon_section(ConfigReader& r, const YAML::Node& d, DaemonSettings& 
                  e.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                      "0123456789_.-") != std::string::npos) {
         r.issue(v, key, "a name may hold only letters, digits, '_', '.' and '-' (or give a "
-                      "socket path containing '/'), got '" + e + "'");
+                      "socket path containing '/'), got " + ConfigReader::quote(e));
       } else if (e.size() > 100) {
         r.issue(v, key, "too long for a Unix socket path (at most 100 characters)");
       } else {
@@ -54,7 +54,7 @@ void parse_daemon_section(ConfigReader& r, const YAML::Node& d, DaemonSettings& 
       if (auto uid = ConfigReader::lookup_user(u)) {
         s.allowed_uid = *uid;
       } else {
-        r.issue(v, key, "unknown user '" + u + "'");
+        r.issue(v, key, "unknown user " + ConfigReader::quote(u));
       }
     } else if (k == "group") {
       r.group_value(v, key, s.group, s.allowed_gid);
@@ -95,7 +95,7 @@ void parse_daemon_section(ConfigReader& r, const YAML::Node& d, DaemonSettings& 
       if (auto lv = parse_log_level(l)) {
         s.log_level = *lv;
       } else {
-        r.issue(v, key, "expected error, warning, notice, info or debug, got '" + l + "'");
+        r.issue(v, key, "expected error, warning, notice, info or debug, got " + ConfigReader::quote(l));
       }
     } else if (k == "watchdog") {
       r.boolean(v, key, s.watchdog);
@@ -127,7 +127,7 @@ void parse_daemon_section(ConfigReader& r, const YAML::Node& d, DaemonSettings& 
       if (e == "skip" || e == "fail") {
         s.skip_failed_models = e == "skip";
       } else {
-        r.issue(v, key, "expected skip or fail, got '" + e + "'");
+        r.issue(v, key, "expected skip or fail, got " + ConfigReader::quote(e));
       }
     } else if (k == "isa_calibration_cache") {
       std::string e;
@@ -135,7 +135,7 @@ void parse_daemon_section(ConfigReader& r, const YAML::Node& d, DaemonSettings& 
       if (e == "auto" || e == "off" || (e.size() > 1 && e[0] == '/' && e.back() != '/')) {
         s.isa_calibration_cache = e;
       } else {
-        r.issue(v, key, "expected auto, off or the absolute path of a file, got '" + e + "'");
+        r.issue(v, key, "expected auto, off or the absolute path of a file, got " + ConfigReader::quote(e));
       }
     } else if (k == "validate_models") {
       std::string e;
@@ -143,7 +143,7 @@ void parse_daemon_section(ConfigReader& r, const YAML::Node& d, DaemonSettings& 
       if (e == "isolated" || e == "in_process") {
         s.isolated_model_validation = e == "isolated";
       } else {
-        r.issue(v, key, "expected isolated or in_process, got '" + e + "'");
+        r.issue(v, key, "expected isolated or in_process, got " + ConfigReader::quote(e));
       }
     }
   });
@@ -174,7 +174,7 @@ void resolve_run_as(ConfigReader& r, const YAML::Node& user_node, const YAML::No
     ::getpwnam_r(u.c_str(), &pw, buf.data(), buf.size(), &res);
   }
   if (res == nullptr) {
-    r.issue(user_node, "daemon.run_as", "unknown user '" + u + "' (not in the user database)");
+    r.issue(user_node, "daemon.run_as", "unknown user " + ConfigReader::quote(u) + " (not in the user database)");
     return;
   }
   s.run_as = res->pw_name;  // the name: initgroups() needs it

@@ -1,5 +1,6 @@
 #include "daemon/registry/sealed_file.h"
 
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -8,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 #include <utility>
+
+#include "daemon/base/file_kind.h"
 
 #include "core/util/error.h"
 
@@ -32,7 +35,9 @@ SealedFile SealedFile::read(const std::string& path, uint64_t max_bytes) {
   if (in.fd < 0) throw Error(ErrorCode::kIo, path + ": cannot open: " + errno_text());
   struct stat st {};
   if (::fstat(in.fd, &st) != 0) throw Error(ErrorCode::kIo, path + ": cannot stat: " + errno_text());
-  if (!S_ISREG(st.st_mode)) throw Error(ErrorCode::kIo, path + ": not a regular file");
+  if (const auto kind = irregular_file_kind(in.fd)) {
+    throw Error(ErrorCode::kIo, path + ": not a regular file (" + *kind + ")");
+  }
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     throw Error(ErrorCode::kLimit, path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
                 std::to_string(max_bytes >> 20) + " MiB a model file may have");

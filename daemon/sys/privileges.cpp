@@ -1,6 +1,5 @@
 #include "daemon/sys/privileges.h"
 
-#include "daemon/base/daemon_error.h"
 
 #include <grp.h>
 #include <linux/capability.h>
@@ -11,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+
+#include "daemon/base/daemon_error.h"
 
 namespace nnd::daemon {
 
