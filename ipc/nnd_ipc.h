@@ -289,7 +289,9 @@ struct nnd_ipc_model_info {
   uint32_t type;             /* NND_MSG_MODEL_INFO */
   int32_t status;            /* NND_IPC_OK or NND_IPC_E_UNKNOWN_MODEL (also: index past the end) */
   char model[NND_IPC_MAX_NAME];
-  uint64_t signature;        /* changes when inputs/outputs change */
+  uint64_t signature;        /* changes when what a client must re-read changes: inputs,
+                                outputs or max_batch (a reload lowering max_batch answers old
+                                requests NND_IPC_E_MODEL_CHANGED, not NND_IPC_E_SHAPE) */
   uint32_t version;          /* load generation of this model, 1 on first load */
   uint32_t max_batch;
   uint32_t num_inputs, num_outputs;

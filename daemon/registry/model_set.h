@@ -22,19 +22,25 @@ namespace nnd::daemon {
 // worker thread at once (Engine::run is safe to call concurrently, core/engine/engine.h).
 struct ServedModel {
   ModelSettings settings;
+  // The model's interface: its input and output values and names, no layers and no weights
+  // (interface_graph(); the engine holds what it runs).
   Graph graph;
-  uint32_t version = 1;          // increments each time a reload replaces this model
-  uint64_t signature = 0;        // hash of input/output names, dtypes and shapes (stable across
-                                 // reloads that keep the layout)
+  uint32_t version = 1;          // increments each time a reload recompiles this model
+  uint64_t signature = 0;        // hash of what a client must re-read when it changes: input and
+                                 // output names, dtypes and shapes, and max_batch
+                                 // (model_signature)
   std::vector<DType> input_dtypes;         // per graph input, after overrides
   std::vector<size_t> input_sample_bytes;  // per graph input
   std::vector<size_t> output_sample_bytes; // per graph output (float32)
-  std::unique_ptr<Engine> engine;  // shared by all workers
+  // Shared by all workers, and by the next generation's ServedModel of this model when a reload
+  // changes only how it is scheduled (batch_delay_us, priority, max_batch).
+  std::shared_ptr<Engine> engine;
   int run_threads = 1;           // cores one run uses (JitEngine::threads()); > 1: the dispatcher
                                  // schedules it as a split model (daemon/ipc/dispatcher.h)
   double compile_ms = 0;
   uint64_t code_bytes = 0;       // 0 for the reference engine
-  uint64_t file_mtime_ns = 0;    // to decide whether a reload must recompile
+  uint64_t file_hash = 0;        // of the file's bytes (model_file_hash), read before loading:
+                                 // a reload recompiles when it differs
   std::string engine_name;       // engine->name(): "reference", "jit-avx2", ...
   int64_t parameters = 0;        // core/ir/cost.h figures, for `nnd --check` and logs
   int64_t flops_per_sample = 0;

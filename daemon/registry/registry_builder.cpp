@@ -18,6 +18,7 @@
 #include "core/ir/cost.h"
 #include "core/jit/jit_engine.h"
 #include "core/util/error.h"
+#include "daemon/registry/model_file_hash.h"
 
 namespace nnd::daemon {
 
@@ -73,19 +74,12 @@ void warm_up_engine(Engine& e, const Graph& g, const std::vector<DType>& dtypes)
 
 }  // namespace
 
-uint64_t file_mtime_ns(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return 0;
-  return static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull +
-         static_cast<uint64_t>(st.st_mtim.tv_nsec);
-}
-
 std::string engine_setting_name(const ModelSettings& s) {
   if (s.engine_auto) return "auto";
   return s.engine.engine == EngineKind::kJit ? "jit" : "reference";
 }
 
-uint64_t model_signature(const Graph& g, const std::vector<DType>& input_dtypes) {
+uint64_t model_signature(const Graph& g, const std::vector<DType>& input_dtypes, uint32_t max_batch) {
   Fnv f;
   f.u64(g.inputs.size());
   for (size_t i = 0; i < g.inputs.size(); ++i) {
@@ -103,15 +97,37 @@ uint64_t model_signature(const Graph& g, const std::vector<DType>& input_dtypes)
     f.u64(v.shape.size());
     for (int64_t d : v.shape) f.u64(static_cast<uint64_t>(d));
   }
+  f.u64(max_batch);
   return f.h;
 }
 
-bool same_settings(const ModelSettings& a, const ModelSettings& b) {
+Graph interface_graph(const Graph& g) {
+  Graph out;
+  out.source = g.source;
+  out.keras_version = g.keras_version;
+  out.input_names = g.input_names;
+  out.output_names = g.output_names;
+  auto take = [&](ValueId id) {
+    Value v = g.values[static_cast<size_t>(id)];
+    v.producer = kNoNode;
+    out.values.push_back(std::move(v));
+    return static_cast<ValueId>(out.values.size() - 1);
+  };
+  for (ValueId id : g.inputs) out.inputs.push_back(take(id));
+  for (ValueId id : g.outputs) out.outputs.push_back(take(id));
+  return out;
+}
+
+bool compile_settings_equal(const ModelSettings& a, const ModelSettings& b) {
   return a.name == b.name && a.path == b.path && sorted(a.input_dtypes) == sorted(b.input_dtypes) &&
-         a.max_batch == b.max_batch && a.batch_delay_us == b.batch_delay_us &&
-         a.priority == b.priority && a.engine.engine == b.engine.engine &&
-         a.engine.isa == b.engine.isa && a.engine.math == b.engine.math && a.engine.threads == b.engine.threads &&
+         a.engine.engine == b.engine.engine && a.engine.isa == b.engine.isa &&
+         a.engine.math == b.engine.math && a.engine.threads == b.engine.threads &&
          a.engine_auto == b.engine_auto;
+}
+
+bool same_settings(const ModelSettings& a, const ModelSettings& b) {
+  return compile_settings_equal(a, b) && a.max_batch == b.max_batch &&
+         a.batch_delay_us == b.batch_delay_us && a.priority == b.priority && a.required == b.required;
 }
 
 // Whether a JIT failure means "no JIT here" (the reference engine can stand in) rather than a
@@ -127,9 +143,9 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
   const auto t0 = Clock::now();
   auto m = std::make_shared<ServedModel>();
   m->settings = settings;
-  m->file_mtime_ns = file_mtime_ns(settings.path);  // before reading: a later change is seen
   if (log) log(LogLevel::kDebug, "model '" + settings.name + "': loading " + settings.path);
   try {
+    m->file_hash = model_file_hash(settings.path);  // before reading: a later change is seen
     m->graph = load_graph ? load_graph(settings) : load_model(settings.path);
   } catch (const Error& e) {
     throw Error(e.code(), "model '" + settings.name + "': " + e.what());
@@ -163,7 +179,7 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
     const Value& v = g.values[static_cast<size_t>(id)];
     m->output_sample_bytes.push_back(static_cast<size_t>(element_count(v.shape, v.name)) * 4);
   }
-  m->signature = model_signature(g, m->input_dtypes);
+  m->signature = model_signature(g, m->input_dtypes, settings.max_batch);
   m->parameters = parameter_count(g);
   m->flops_per_sample = flops_per_sample(g);
 
@@ -192,6 +208,9 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
                               e.what());
   }
   m->engine_name = m->engine->name();
+  // The engine holds the network; the served model keeps its interface only (the weights were
+  // held twice, or three times with the JIT's packed copy).
+  m->graph = interface_graph(g);
   // Generated machine code (0 for the reference engine, which generates none).
   if (const auto* jit = dynamic_cast<const jit::JitEngine*>(m->engine.get())) {
     m->code_bytes = jit->code_bytes();
@@ -214,21 +233,44 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
   set->generation = previous ? previous->generation + 1 : 1;
   set->models.resize(models.size());
 
-  // Decide what to reuse.
+  // Decide what to reuse: the same file bytes and compile settings.
   std::vector<size_t> todo;
   BuildStats st;
   for (size_t i = 0; i < models.size(); ++i) {
     std::shared_ptr<ServedModel> old = previous ? previous->find(models[i].name) : nullptr;
-    if (old && same_settings(old->settings, models[i]) &&
-        old->file_mtime_ns == file_mtime_ns(models[i].path) && old->file_mtime_ns != 0) {
+    bool same_file = false;
+    if (old && compile_settings_equal(old->settings, models[i])) {
+      try {
+        same_file = model_file_hash(models[i].path) == old->file_hash;
+      } catch (const Error&) {
+        same_file = false;  // compiling it reports why the file cannot be read
+      }
+    }
+    if (!same_file) {
+      todo.push_back(i);
+      continue;
+    }
+    ++st.reused;
+    if (same_settings(old->settings, models[i])) {
       set->models[i] = old;
-      ++st.reused;
       if (options.log) {
         options.log(LogLevel::kDebug, "model '" + models[i].name + "': unchanged, version " +
                                           std::to_string(old->version) + " kept");
       }
-    } else {
-      todo.push_back(i);
+      continue;
+    }
+    // Only how it is scheduled changed: the same engine under the new settings.
+    auto m = std::make_shared<ServedModel>(*old);
+    m->settings = models[i];
+    m->signature = model_signature(m->graph, m->input_dtypes, m->settings.max_batch);
+    set->models[i] = std::move(m);
+    ++st.rescheduled;
+    if (options.log) {
+      options.log(LogLevel::kInfo, "model '" + models[i].name + "' v" + std::to_string(old->version) +
+                                       ": new scheduling settings, engine kept (max_batch " +
+                                       std::to_string(models[i].max_batch) + ", batch_delay_us " +
+                                       std::to_string(models[i].batch_delay_us) + ", priority " +
+                                       std::to_string(models[i].priority) + ")");
     }
   }
 

@@ -4,11 +4,13 @@
 // compute the figures the IPC layer needs (signature, per-sample byte counts). Models are compiled
 // in parallel on up to `compile_threads` threads.
 //
-// On reload, pass the set being served as `previous`: a model whose file (path and mtime) and
-// settings are unchanged is reused as is (same ServedModel object, same version, no recompile);
-// a new or changed model is compiled and gets version previous+1 (1 when new). The signature
-// depends only on the input/output names, dtypes and shapes, so it changes only when the layout
-// does.
+// On reload, pass the set being served as `previous`: a model whose file's bytes (model_file_hash)
+// and compile settings (compile_settings_equal) are unchanged is not recompiled: it is reused as
+// is (same ServedModel object) when its scheduling settings are unchanged too, else a new
+// ServedModel shares its engine with the new settings (batch_delay_us, priority, max_batch;
+// same version). A new or changed model is compiled and gets version previous+1 (1 when new).
+// The signature covers the input/output names, dtypes and shapes and max_batch: what a client
+// must re-read when it changes.
 #pragma once
 
 #include <cstdint>
@@ -53,7 +55,8 @@ struct BuildOptions {
 
 struct BuildStats {
   size_t compiled = 0;
-  size_t reused = 0;
+  size_t reused = 0;        // not recompiled (rescheduled ones included)
+  size_t rescheduled = 0;   // of which with new scheduling settings
   std::vector<std::string> skipped;  // with skip_failed: why each left-out model failed
   double wall_ms = 0;
 };
@@ -89,14 +92,19 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
                                            const Logger& log, const GraphLoader& load_graph = {},
                                            const EngineFactory& make_engine = {});
 
-// FNV-1a hash of the input and output names, dtypes and per-sample shapes.
-uint64_t model_signature(const Graph& g, const std::vector<DType>& input_dtypes);
+// FNV-1a hash of the input and output names, dtypes and per-sample shapes, and max_batch (a
+// lowered max_batch must tell clients to re-read the model, NND_IPC_E_MODEL_CHANGED).
+uint64_t model_signature(const Graph& g, const std::vector<DType>& input_dtypes, uint32_t max_batch);
 
-// Whether two settings would produce the same compiled model and scheduling behaviour.
+// Whether two settings compile the same engine from the same file (path, input dtypes, engine,
+// ISA, math, threads). A per-model key that changes what is compiled adds a line here.
+bool compile_settings_equal(const ModelSettings& a, const ModelSettings& b);
+// Whether they also schedule alike (max_batch, batch_delay_us, priority, required).
 bool same_settings(const ModelSettings& a, const ModelSettings& b);
 
-// The modification time of a file in nanoseconds (0 if it cannot be read).
-uint64_t file_mtime_ns(const std::string& path);
+// The interface of a graph: its input and output values and names, without layers or weights
+// (what a ServedModel keeps; the engine holds the network).
+Graph interface_graph(const Graph& g);
 
 // "reference", "jit" or "auto" as the config spells it.
 std::string engine_setting_name(const ModelSettings& s);

@@ -259,11 +259,12 @@ class DaemonRun {
       char buf[256];
       std::snprintf(buf, sizeof buf,
                     "reload OK in %.1f ms: generation %llu, %zu model(s) (%zu compiled, %zu "
-                    "unchanged)",
+                    "unchanged%s)",
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                         .count(),
                     static_cast<unsigned long long>(set->generation), set->models.size(),
-                    st.compiled, st.reused);
+                    st.compiled, st.reused,
+                    st.rescheduled ? (", " + std::to_string(st.rescheduled) + " of them with new scheduling settings").c_str() : "");
       out.ok = true;
       out.message = buf;
     } catch (const std::exception& e) {

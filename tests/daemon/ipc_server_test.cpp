@@ -75,7 +75,7 @@ void expected_dense(const float* x, float* y) {
 // Wraps an engine and sleeps in run() so a test can catch a request mid-run.
 class SlowEngine : public Engine {
  public:
-  SlowEngine(std::unique_ptr<Engine> e, int ms) : e_(std::move(e)), ms_(ms) {}
+  SlowEngine(std::shared_ptr<Engine> e, int ms) : e_(std::move(e)), ms_(ms) {}
   void run(int64_t batch, std::span<const InputView> in, std::span<float* const> out) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
     e_->run(batch, in, out);
@@ -84,7 +84,7 @@ class SlowEngine : public Engine {
   std::string name() const override { return "slow-" + e_->name(); }
 
  private:
-  std::unique_ptr<Engine> e_;
+  std::shared_ptr<Engine> e_;
   int ms_;
 };
 
@@ -92,7 +92,7 @@ class SlowEngine : public Engine {
 // long as it likes, and counts the runs that started and the most that were in flight at once.
 class GatedEngine : public Engine {
  public:
-  explicit GatedEngine(std::unique_ptr<Engine> e) : e_(std::move(e)) {}
+  explicit GatedEngine(std::shared_ptr<Engine> e) : e_(std::move(e)) {}
   void run(int64_t batch, std::span<const InputView> in, std::span<float* const> out) override {
     const int now = ++in_flight_;
     int most = max_in_flight_.load();
@@ -117,7 +117,7 @@ class GatedEngine : public Engine {
   int max_in_flight() const { return max_in_flight_.load(); }
 
  private:
-  std::unique_ptr<Engine> e_;
+  std::shared_ptr<Engine> e_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool open_ = false;

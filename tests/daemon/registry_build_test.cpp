@@ -102,7 +102,7 @@ TEST_F(RegistryTest, BuildsEveryModelWithOneEngineWhateverTheWorkerCount) {
     EXPECT_GT(m->compile_ms, 0.0);
     EXPECT_GT(m->parameters, 0);
     EXPECT_GT(m->flops_per_sample, 0);
-    EXPECT_NE(m->file_mtime_ns, 0u);
+    EXPECT_NE(m->file_hash, 0u);
   }
   const auto ball = set->find("ball");
   ASSERT_TRUE(ball);
@@ -178,46 +178,68 @@ TEST_F(RegistryTest, ReloadReusesUnchangedModelsAndKeepsTheirVersion) {
   EXPECT_EQ(third->find("ball2")->version, 1u);
 }
 
-TEST_F(RegistryTest, ChangedFileBumpsVersionSignatureOnlyWhenLayoutChanges) {
+TEST_F(RegistryTest, ReuseIsDecidedByContentAndSchedulingChangesDoNotRecompile) {
   auto first = build_model_set(examples(), nullptr, opts());
   const auto ball1 = first->find("ball");
   const auto fb1 = first->find("field_boundary");
 
-  // Same bytes, newer file: recompiled, version 2, same signature.
+  // Same bytes, newer file: nothing to recompile, the same objects.
   touch("ball_patch.h5");
   BuildStats st;
   auto second = build_model_set(examples(), first.get(), opts(), &st);
-  EXPECT_EQ(st.compiled, 1u);
-  EXPECT_EQ(st.reused, 2u);
-  const auto ball2 = second->find("ball");
-  EXPECT_NE(ball2.get(), ball1.get());
-  EXPECT_EQ(ball2->version, 2u);
-  EXPECT_EQ(ball2->signature, ball1->signature);
-  EXPECT_EQ(second->find("field_boundary").get(), fb1.get());
+  EXPECT_EQ(st.compiled, 0u);
+  EXPECT_EQ(st.reused, 3u);
+  EXPECT_EQ(second->find("ball").get(), ball1.get());
 
-  // A different network under the same name: version 3, new signature.
-  fs::copy_file(dir_ / "field_boundary.h5", dir_ / "ball_patch.h5",
-                fs::copy_options::overwrite_existing);
-  touch("ball_patch.h5");
+  // A different network under the same name, its modification time kept (`cp -p`): version 2,
+  // new signature.
+  const auto mtime = fs::last_write_time(dir_ / "ball_patch.h5");
+  fs::copy_file(dir_ / "field_boundary.h5", dir_ / "ball_patch.h5", fs::copy_options::overwrite_existing);
+  fs::last_write_time(dir_ / "ball_patch.h5", mtime);
   auto third = build_model_set(examples(), second.get(), opts(), &st);
-  const auto ball3 = third->find("ball");
-  EXPECT_EQ(ball3->version, 3u);
-  EXPECT_NE(ball3->signature, ball1->signature);
-  EXPECT_EQ(ball3->signature, fb1->signature);
-
-  // A settings change (max_batch) recompiles and bumps the version; layout, so signature, stays.
-  auto v = examples();
-  v[1].max_batch = 3;
-  auto fourth = build_model_set(v, third.get(), opts(), &st);
   EXPECT_EQ(st.compiled, 1u);
-  EXPECT_EQ(fourth->find("field_boundary")->version, 2u);
-  EXPECT_EQ(fourth->find("field_boundary")->signature, fb1->signature);
+  const auto ball3 = third->find("ball");
+  EXPECT_EQ(ball3->version, 2u);
+  EXPECT_NE(ball3->signature, ball1->signature);
+  EXPECT_EQ(third->find("field_boundary").get(), fb1.get());
 
-  // An input dtype override changes the layout, so the signature.
-  v[1].input_dtypes = {{"input", nnd::DType::kUInt8}};
+  // Scheduling settings only: the same engine in a new ServedModel, same version; max_batch is
+  // part of the signature (clients must re-read it), batch_delay_us and priority are not.
+  auto v = examples();
+  v[1].batch_delay_us = 700;
+  v[1].priority = 5;
+  auto fourth = build_model_set(v, third.get(), opts(), &st);
+  EXPECT_EQ(st.compiled, 0u);
+  EXPECT_EQ(st.rescheduled, 1u);
+  const auto fb4 = fourth->find("field_boundary");
+  EXPECT_NE(fb4.get(), fb1.get());
+  EXPECT_EQ(fb4->engine.get(), fb1->engine.get());
+  EXPECT_EQ(fb4->version, 1u);
+  EXPECT_EQ(fb4->signature, fb1->signature);
+  EXPECT_EQ(fb4->settings.batch_delay_us, 700u);
+  v[1].max_batch = 3;
   auto fifth = build_model_set(v, fourth.get(), opts(), &st);
-  EXPECT_EQ(fifth->find("field_boundary")->version, 3u);
+  EXPECT_EQ(st.compiled, 0u);
+  EXPECT_EQ(fifth->find("field_boundary")->engine.get(), fb1->engine.get());
   EXPECT_NE(fifth->find("field_boundary")->signature, fb1->signature);
+
+  // An input dtype override changes what is compiled and the layout.
+  v[1].input_dtypes = {{"input", nnd::DType::kUInt8}};
+  auto sixth = build_model_set(v, fifth.get(), opts(), &st);
+  EXPECT_EQ(st.compiled, 1u);
+  EXPECT_EQ(sixth->find("field_boundary")->version, 2u);
+  EXPECT_NE(sixth->find("field_boundary")->signature, fifth->find("field_boundary")->signature);
+}
+
+// A served model keeps its interface only: the engine holds the network and its weights.
+TEST_F(RegistryTest, ServedModelsKeepNoWeights) {
+  auto set = build_model_set(examples(), nullptr, opts());
+  for (const auto& m : set->models) {
+    EXPECT_TRUE(m->graph.nodes.empty()) << m->settings.name;
+    EXPECT_EQ(m->graph.inputs.size(), m->engine->graph().inputs.size());
+    EXPECT_EQ(m->graph.outputs.size(), m->engine->graph().outputs.size());
+    EXPECT_GT(m->parameters, 0);
+  }
 }
 
 TEST_F(RegistryTest, BrokenModelKeepsTheOldSet) {
@@ -467,7 +489,7 @@ TEST_F(RegistryTest, CompileErrorsKeepTheirCode) {
   }
 }
 
-TEST(RegistrySignature, DependsOnLayoutOnly) {
+TEST(RegistrySignature, DependsOnLayoutAndMaxBatch) {
   nnd::Graph g;
   g.values.push_back({"in", nnd::DType::kFloat32, {4, 4, 1}, nnd::kNoNode});
   g.values.push_back({"out", nnd::DType::kFloat32, {3}, 0});
@@ -475,13 +497,14 @@ TEST(RegistrySignature, DependsOnLayoutOnly) {
   g.outputs = {1};
   g.input_names = {"in"};
   g.output_names = {"out"};
-  const uint64_t a = model_signature(g, {nnd::DType::kFloat32});
-  EXPECT_EQ(a, model_signature(g, {nnd::DType::kFloat32}));
-  EXPECT_NE(a, model_signature(g, {nnd::DType::kUInt8}));
+  const uint64_t a = model_signature(g, {nnd::DType::kFloat32}, 16);
+  EXPECT_EQ(a, model_signature(g, {nnd::DType::kFloat32}, 16));
+  EXPECT_NE(a, model_signature(g, {nnd::DType::kUInt8}, 16));
+  EXPECT_NE(a, model_signature(g, {nnd::DType::kFloat32}, 8));  // a client must re-read max_batch
   nnd::Graph h = g;
   h.values[1].shape = {4};
-  EXPECT_NE(a, model_signature(h, {nnd::DType::kFloat32}));
+  EXPECT_NE(a, model_signature(h, {nnd::DType::kFloat32}, 16));
   h = g;
   h.output_names = {"out2"};
-  EXPECT_NE(a, model_signature(h, {nnd::DType::kFloat32}));
+  EXPECT_NE(a, model_signature(h, {nnd::DType::kFloat32}, 16));
 }

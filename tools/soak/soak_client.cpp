@@ -21,19 +21,20 @@ bool is_daemon_gone(nnclient_status st) {
   return st == NNCLIENT_E_DAEMON_RESTARTED || st == NNCLIENT_E_DAEMON_NOT_RUNNING;
 }
 
+// The chaos phases seen at one moment.
+struct Phase {
+  uint64_t cfg, dmn;
+  uint32_t live;
+};
+
 // A served model as this client knows it.
 struct ModelState {
   const char* name;
   uint32_t max_batch;           // what the client sends at most (valid under both configs)
   nnclient_model_info_t info{};
   bool valid = false;
+  Phase at_info{};              // the chaos phases when `info` was read
   int64_t retry_at_us = 0;      // after an expected UNKNOWN_MODEL: when to ask again
-};
-
-// The chaos phases seen at one moment.
-struct Phase {
-  uint64_t cfg, dmn;
-  uint32_t live;
 };
 
 // One request from start to resolution.
@@ -120,6 +121,7 @@ class Client {
     const nnclient_status st = nnclient_model_info(c_, ms.name, &ms.info);
     if (st == NNCLIENT_OK) {
       ms.valid = true;
+      ms.at_info = a;
       return true;
     }
     const Phase b = phase();
@@ -189,7 +191,11 @@ class Client {
     }
     bool expected = false;
     if (is_daemon_gone(st)) expected = daemon_error_expected(r.at_start, b);
-    if (st == NNCLIENT_E_MODEL_CHANGED) expected = r.ms == &flip_;
+    // flip changes its layout between the configs, ball its max_batch (32 / 16): both are a
+    // "model changed" for a client whose info predates a reload.
+    if (st == NNCLIENT_E_MODEL_CHANGED) {
+      expected = r.ms == &flip_ || (r.ms == &ball_ && (r.ms->at_info.cfg != b.cfg || (r.ms->at_info.cfg & 1)));
+    }
     if (st == NNCLIENT_E_UNKNOWN_MODEL) expected = r.ms == &fb_ && b_possible(r.at_start, b);
     const int code = std::clamp(static_cast<int>(st), 0, kNumStatus - 1);
     (expected ? cnt_.err_expected : cnt_.err_unexpected)[code].fetch_add(1);
