@@ -1,5 +1,5 @@
 // The ONNX importer's internals, shared by onnx_import.cpp (tensors, layouts, the node loop) and
-// onnx_ops.cpp (one lowering per operator). Not a public header: see onnx_loader.h.
+// onnx_ops*.cpp (one lowering per operator, by family: onnx_ops.h). Not a public header: see onnx_loader.h.
 //
 // Layout. ONNX graphs from PyTorch are NCHW; nnd's IR and engines are channels-last. Each ONNX
 // tensor is kept as an IR value plus a permutation `perm`: IR axis j (batch included) holds ONNX
@@ -93,7 +93,7 @@ class Importer {
   Importer(const onnx::ModelProto& model, std::string source);
   Graph run();
 
-  // --- used by the lowerings (onnx_ops.cpp) ---
+  // --- used by the lowerings (onnx_ops_*.cpp) ---
   int opset() const { return opset_; }
   // The batch size the file fixes on its inputs (all of them alike), or 0 when it is free.
   int64_t declared_batch() const { return declared_batch_; }
@@ -162,9 +162,6 @@ class Importer {
   // sum must be too, or a small file chaining large folds keeps the loader busy for minutes.
   int64_t folded_elements_ = 0, fold_budget_ = 0;
 };
-
-// RNN, LSTM and GRU (onnx_recurrent.cpp).
-Lowering recurrent_lowering();
 
 // The lowering for `op_type` in the default domain, or nullptr for an unknown operator.
 Lowering find_lowering(const std::string& op_type);

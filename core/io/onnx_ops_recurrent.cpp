@@ -12,13 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "core/io/onnx_import.h"
+#include "core/io/onnx_ops.h"
 #include "core/util/error.h"
 
 namespace nnd::onnx_import {
 namespace {
-
-using Node_ = onnx::NodeProto;
 
 struct CellSpec {
   RecurrentCell cell;
@@ -282,6 +280,10 @@ void lower_recurrent(Importer& im, const Node_& node, Attributes& a) {
 
 }  // namespace
 
-Lowering recurrent_lowering() { return lower_recurrent; }
+void add_recurrent_lowerings(LoweringTable& t) {
+  t.add("GRU", lower_recurrent);
+  t.add("LSTM", lower_recurrent);
+  t.add("RNN", lower_recurrent);
+}
 
 }  // namespace nnd::onnx_import
