@@ -87,14 +87,31 @@ void ControlPlane::io_main() {
         (void)!read(wake_fd_, &v, sizeof(v));
         continue;
       }
+      // A resource that runs out here (memory for a session or a reply) fails that connection
+      // or that accept, never the control thread: the served models keep serving.
       if (tag == kListenTag) {
-        accept_clients();
+        try {
+          accept_clients();
+        } catch (const std::exception& e) {
+          log_(kLogWarn, std::string("accepting a client: ") + e.what() + "; not accepting for " +
+                             std::to_string(kAcceptPauseNs / 1'000'000) + " ms");
+          accept_paused_until_ns_ = mono_ns() + kAcceptPauseNs;
+          set_accepting(false);
+        }
         continue;
       }
       auto it = conns_.find(tag);
       if (it == conns_.end()) continue;
       std::shared_ptr<Session> s = it->second;
-      if (ev[i].events & EPOLLIN) handle_control(s);
+      if (ev[i].events & EPOLLIN) {
+        try {
+          handle_control(s);
+        } catch (const std::exception& e) {
+          log_(kLogWarn, s->name + ": " + e.what() + " while answering it; closing the connection");
+          end_connection(tag, nullptr);
+          continue;
+        }
+      }
       if (conns_.count(tag) && (ev[i].events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR))) {
         end_connection(tag, s->corrupt.load() ? "segment corrupted" : "client hung up");
       }

@@ -32,9 +32,18 @@ void ReloadQueue::ask(const std::shared_ptr<Session>& s) {
     ++it->replies;  // the same run answers every message of this session
     return;
   }
+  if (!thread_.joinable()) {
+    try {
+      thread_ = std::thread([this] { run(); });
+    } catch (const std::exception& e) {
+      // Out of threads or address space: this request fails, nothing else does.
+      send_reload_reply(*s, NND_IPC_E_INTERNAL, std::string("cannot start the reload thread: ") + e.what());
+      log_(kLogWarn, s->name + " asked for a reload: cannot start the reload thread: " + e.what());
+      return;
+    }
+  }
   log_(kLogInfo, s->name + " asked for a reload");
   waiting_.push_back({s, 1});
-  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
   cv_.notify_one();
 }
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <system_error>
 #include <thread>
 
 #include "core/engine/engine_options.h"
@@ -302,7 +303,15 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
     work();
   } else {
     std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+    pool.reserve(threads);
+    for (unsigned t = 0; t < threads; ++t) {
+      try {
+        pool.emplace_back(work);
+      } catch (const std::system_error&) {
+        break;  // out of threads or address space: the threads that started (or this one) do it
+      }
+    }
+    if (pool.empty()) work();
     for (auto& t : pool) t.join();
   }
 

@@ -161,10 +161,8 @@ class DaemonRun {
 
     notify_stopping("stopping");
     stopping_now_ = true;
-    if (reload_thread_.joinable()) {
-      log(LogLevel::kInfo, "waiting for the reload in progress to finish");
-      finish_reload();
-    }
+    if (reload_thread_.joinable()) log(LogLevel::kInfo, "waiting for the reload in progress to finish");
+    finish_reload();
     {
       // Anyone still waiting for a reload that will not happen now gets an answer.
       std::lock_guard<std::mutex> lk(mu_);
@@ -226,7 +224,17 @@ class DaemonRun {
     running_waiters_ = std::move(waiters_);
     waiters_.clear();
     notify_reloading("reloading " + config_path_);
-    reload_thread_ = std::thread([this] { reload_worker(); });
+    try {
+      reload_thread_ = std::thread([this] { reload_worker(); });
+    } catch (const std::exception& e) {
+      // Out of threads or address space (a client's segments can fill it under RLIMIT_AS): this
+      // reload fails, the served models keep serving, and the main loop reports it as any
+      // failed reload.
+      last_reload_ = {false, "reload failed, still serving the previous models: cannot start the "
+                             "reload thread (" + std::string(daemon_error_code_name(DaemonErrorCode::kResource)) +
+                             "): " + e.what()};
+      wake(done_fd_);
+    }
   }
 
   // Runs off the main loop and off the serving path (compile threads at nice 10).
@@ -280,8 +288,11 @@ class DaemonRun {
 
   // Main loop: join the reload thread, report, answer waiters, start the next one if wanted.
   void finish_reload() {
-    if (!reload_thread_.joinable()) return;
-    reload_thread_.join();
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (!reload_running_) return;
+    }
+    if (reload_thread_.joinable()) reload_thread_.join();  // none when it could not start
     ReloadOutcome out;
     std::vector<std::promise<ReloadOutcome>> waiters;
     {
