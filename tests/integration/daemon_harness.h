@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -248,6 +249,10 @@ class Daemon {
     start_us_ = now_us();
     pid_ = ::fork();
     if (pid_ == 0) {
+      if (address_space_limit_ > 0) {
+        const rlimit lim{address_space_limit_, address_space_limit_};
+        ::setrlimit(RLIMIT_AS, &lim);
+      }
       const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       ::dup2(e, 1);
       ::dup2(e, 2);
@@ -322,6 +327,8 @@ class Daemon {
 
   // Which nnd to start (default: the one of this build).
   void set_exe(const std::string& exe) { exe_ = exe; }
+  // RLIMIT_AS for the daemon from its exec on (0: none), as `ulimit -v` would set it.
+  void set_address_space_limit(rlim_t bytes) { address_space_limit_ = bytes; }
   // Extra arguments after `--config FILE` (e.g. --endpoint).
   void set_extra_args(std::vector<std::string> a) { extra_args_ = std::move(a); }
 
@@ -344,6 +351,7 @@ class Daemon {
   pid_t pid_ = -1;
   int exit_status_ = 0;
   int64_t start_us_ = 0;
+  rlim_t address_space_limit_ = 0;
 };
 
 }  // namespace nnd::integ
