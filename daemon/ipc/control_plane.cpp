@@ -62,8 +62,12 @@ void ControlPlane::stop() {
 void ControlPlane::io_main() {
   std::array<epoll_event, 32> ev;
   while (!stop_.load()) {
-    // Sleeps until a control message, a new connection or the next hand-shake deadline.
+    // Sleeps until a control message, a new connection, the next hand-shake deadline or the
+    // end of a log window with lines suppressed.
     int64_t wait_ns = expire_handshakes(mono_ns());
+    if (const int64_t summary_ns = limited_.flush(mono_ns()); summary_ns >= 0 && (wait_ns < 0 || summary_ns < wait_ns)) {
+      wait_ns = summary_ns;
+    }
     if (accept_paused_until_ns_ != 0) {
       const int64_t left = accept_paused_until_ns_ - mono_ns();
       if (left <= 0) {
@@ -107,7 +111,9 @@ void ControlPlane::io_main() {
         try {
           handle_control(s);
         } catch (const std::exception& e) {
-          log_(kLogWarn, s->name + ": " + e.what() + " while answering it; closing the connection");
+          limited_.log(s->uid, "failed to answer", kLogWarn, mono_ns(), [&] {
+            return s->name + ": " + e.what() + " while answering it; closing the connection";
+          });
           end_connection(tag, nullptr);
           continue;
         }
@@ -117,10 +123,11 @@ void ControlPlane::io_main() {
       }
     }
   }
-  // Shut every remaining connection.
+  // Shut every remaining connection, and say what the log left out.
   std::vector<uint64_t> ids;
   for (auto& [id, s] : conns_) ids.push_back(id);
   for (uint64_t id : ids) end_connection(id, nullptr);
+  limited_.flush(INT64_MAX);
 }
 
 // Connections that never say hello must not pile up: each gets handshake_timeout_ms, and at most
@@ -148,8 +155,10 @@ int64_t ControlPlane::expire_handshakes(int64_t now) {
     if (deadline > now) return deadline - now;
     handshake_deadlines_.pop_front();
     counters_.handshake_timeouts.fetch_add(1);
-    log_(kLogWarn, it->second->name + ": no hello within " + std::to_string(opt_.handshake_timeout_ms) +
-                   " ms, closing the connection");
+    limited_.log(it->second->uid, "no hello", kLogWarn, now, [&] {
+      return it->second->name + ": no hello within " + std::to_string(opt_.handshake_timeout_ms) +
+             " ms, closing the connection";
+    });
     end_connection(id, nullptr);
   }
   return -1;
@@ -272,7 +281,7 @@ void ControlPlane::handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc
     copy_name(w.message, sizeof(w.message), why);
     counters_.sessions_refused.fetch_add(1);
     (void)!send(s->sock, &w, sizeof(w), MSG_NOSIGNAL | MSG_DONTWAIT);
-    log_(kLogWarn, s->name + " refused: " + why);
+    limited_.log(s->uid, "hello refused", kLogWarn, mono_ns(), [&] { return s->name + " refused: " + why; });
     end_connection(s->id, nullptr);
   };
   if (s->welcomed) return refuse(NND_IPC_E_BAD_REQUEST, "second hello on one connection");
@@ -342,7 +351,8 @@ void ControlPlane::handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc
   const int fds[2] = {s->seg->memfd(), s->seg->eventfd()};
   std::memcpy(CMSG_DATA(c), fds, sizeof(fds));
   if (sendmsg(s->sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(sizeof(w))) {
-    log_(kLogWarn, s->name + ": " + errno_text("sending the welcome"));
+    const std::string err = errno_text("sending the welcome");
+    limited_.log(s->uid, "welcome failed", kLogWarn, mono_ns(), [&] { return s->name + ": " + err; });
     end_connection(s->id, nullptr);
     return;
   }
@@ -355,13 +365,15 @@ void ControlPlane::handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc
   counters_.sessions.fetch_add(1);
   counters_.sessions_total.fetch_add(1);
   const uint32_t asked = asked_slots ? asked_slots : opt_.slots_per_client;
-  log_(kLogInfo, s->name + " connected (uid " + std::to_string(s->uid) + ", " + std::to_string(layout.slots) +
+  limited_.log(s->uid, "connected", kLogInfo, mono_ns(), [&] {
+    return s->name + " connected (uid " + std::to_string(s->uid) + ", " + std::to_string(layout.slots) +
                  " slots of " + std::to_string(layout.slot_data_bytes) + " bytes, " +
                  std::to_string(layout.segment_bytes) + " bytes of shared memory" +
                  (grant->fewer_slots ? ", fewer slots than the " + std::to_string(asked) +
                                            " asked: max_shared_memory_bytes is nearly used"
                                      : std::string()) +
-                 ")");
+                 ")";
+  });
 }
 
 // The welcomed client at `index` in connection order (conns_ is unordered: sort the ids).
@@ -595,8 +607,10 @@ void ControlPlane::end_connection(uint64_t id, const char* why) {
   }
   if (why && s->welcomed) {
     const uint32_t n = s->inflight.load();
-    log_(kLogInfo, s->name + " disconnected (" + why + ")" +
-                   (n ? ", " + std::to_string(n) + " request(s) in flight dropped" : std::string()));
+    limited_.log(s->uid, "disconnected", kLogInfo, mono_ns(), [&] {
+      return s->name + " disconnected (" + why + ")" +
+                   (n ? ", " + std::to_string(n) + " request(s) in flight dropped" : std::string());
+    });
   }
   // The socket closes with the last reference (requests in flight hold one).
   shutdown(s->sock, SHUT_RDWR);
@@ -607,7 +621,9 @@ void ControlPlane::end_connection(uint64_t id, const char* why) {
 // when it is done.
 void ControlPlane::handle_reload(const std::shared_ptr<Session>& s) {
   if (!may_control(opt_, credentials(*s), s->sock)) {
-    log_(kLogWarn, s->name + " (uid " + std::to_string(s->uid) + ") asked for a reload: refused");
+    limited_.log(s->uid, "reload refused", kLogWarn, mono_ns(), [&] {
+      return s->name + " (uid " + std::to_string(s->uid) + ") asked for a reload: refused";
+    });
     send_reload_reply(*s, NND_IPC_E_ACCESS,
                       "reload is reserved for root, the daemon's user and daemon.control_group");
     return;

@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "daemon/ipc/dispatcher.h"
+#include "daemon/ipc/log_limiter.h"
 #include "daemon/ipc/reload_queue.h"
 #include "daemon/ipc/server_support.h"
 #include "daemon/ipc/session.h"
@@ -91,6 +92,7 @@ class ControlPlane {
   Dispatcher& dispatcher_;
   const uint64_t instance_id_;
   ReloadQueue reloads_;
+  LogLimiter limited_{log_};  // what clients can make it log, per uid and kind
 
   int listen_fd_ = -1;
   int epfd_ = -1, wake_fd_ = -1;
