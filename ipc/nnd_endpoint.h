@@ -15,8 +15,8 @@
  *
  * Who may be found at that path is not part of the rule: the daemon checks the socket's directory
  * before it binds (daemon/ipc/socket_setup.h) and the client checks the daemon's credentials after
- * it connects (client/nnclient.c), so that in a directory anyone can write (the /tmp fallback) an
- * impostor can at worst keep the daemon from starting, never be talked to.
+ * it connects (client/nnclient_trust.c), so that in a directory anyone can write (the /tmp
+ * fallback) an impostor can at worst keep the daemon from starting, never be talked to.
  */
 #ifndef NND_ENDPOINT_H
 #define NND_ENDPOINT_H

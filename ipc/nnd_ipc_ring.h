@@ -1,6 +1,6 @@
 /* nnd_ipc_ring.h — the ring algorithm and the wake-up protocol of ipc/nnd_ipc.h, written once for
  * both sides: the daemon (daemon/ipc/segment.cpp, daemon/ipc/sleeper.cpp) and libnnclient
- * (client/nnclient.c) call these functions instead of keeping their own copies.
+ * (client/nnclient_data.c) call these functions instead of keeping their own copies.
  *
  * Header-only, plain C11 (also valid C++20), like nnd_ipc.h; libc headers only. No system call
  * here: each side makes its own (the client writes the daemon's eventfd, the daemon FUTEX_WAKEs
