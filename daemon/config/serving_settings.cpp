@@ -1,5 +1,7 @@
 #include "daemon/config/serving_settings.h"
 
+#include <algorithm>
+
 namespace nnd::daemon {
 
 namespace {
@@ -29,6 +31,8 @@ constexpr ServingKey kServingKeys[] = {
     NND_SERVING_KEY("spin_us", spin_us),
     NND_SERVING_KEY("max_request_bytes", max_request_bytes),
     NND_SERVING_KEY("max_shared_memory_bytes", max_shared_memory_bytes),
+    NND_SERVING_KEY("max_clients_per_uid", max_clients_per_uid),
+    NND_SERVING_KEY("max_shared_memory_bytes_per_uid", max_shared_memory_bytes_per_uid),
     NND_SERVING_KEY("handshake_timeout_ms", handshake_timeout_ms),
     NND_SERVING_KEY("max_pending_connections", max_pending_connections),
 };
@@ -37,7 +41,7 @@ constexpr ServingKey kServingKeys[] = {
 
 // A tripwire: a field added to ServingSettings needs its row above (this size is libstdc++'s on
 // x86-64 and AArch64 alike).
-static_assert(sizeof(ServingSettings) == 144, "a new ServingSettings field needs a row in kServingKeys");
+static_assert(sizeof(ServingSettings) == 160, "a new ServingSettings field needs a row in kServingKeys");
 
 }  // namespace
 
@@ -47,6 +51,18 @@ std::vector<std::string> changed_serving_keys(const ServingSettings& a, const Se
     if (!k.same(a, b)) out.emplace_back(k.key);
   }
   return out;
+}
+
+uint32_t clients_per_uid(const ServingSettings& s) {
+  if (s.max_clients_per_uid) return std::min(s.max_clients_per_uid, s.max_clients);
+  return std::max<uint32_t>(1, s.max_clients - std::max<uint32_t>(1, s.max_clients / 8));
+}
+
+uint64_t shared_memory_bytes_per_uid(const ServingSettings& s) {
+  if (s.max_shared_memory_bytes_per_uid) {
+    return std::min(s.max_shared_memory_bytes_per_uid, s.max_shared_memory_bytes);
+  }
+  return std::max<uint64_t>(uint64_t{1} << 20, s.max_shared_memory_bytes - s.max_shared_memory_bytes / 8);
 }
 
 }  // namespace nnd::daemon

@@ -46,6 +46,13 @@ struct ServingSettings {
                                                     // NND_IPC_E_REQUEST_TOO_LARGE (0: no limit)
   uint64_t max_shared_memory_bytes = 256ull << 20;  // sum of all client segments; a hello over it
                                                     // gets NND_IPC_E_MEMORY_LIMIT
+  // Fair shares between users: what one peer uid may hold of max_clients and of
+  // max_shared_memory_bytes (0: all but an eighth, at least one session, kept for other uids),
+  // so that one uid cannot lock every other allowed uid out. A robot whose clients all run as
+  // one user may set them to the whole limits. Control connections (root, the daemon's user, control_group) refused by a
+  // limit still get one of a few small reserved sessions (ServerOptions).
+  uint32_t max_clients_per_uid = 0;
+  uint64_t max_shared_memory_bytes_per_uid = 0;
   uint32_t handshake_timeout_ms = 2000;   // a connection without a hello is closed after this
   uint32_t max_pending_connections = 16;  // connections accepted but not welcomed yet; beyond it
                                           // the daemon stops accepting until one is settled
@@ -54,5 +61,10 @@ struct ServingSettings {
 // The YAML keys (under `daemon:`) whose ServingSettings fields differ between `a` and `b`, in
 // the config's order. A reload warns for each: they take effect at the next start.
 std::vector<std::string> changed_serving_keys(const ServingSettings& a, const ServingSettings& b);
+
+// max_clients_per_uid and max_shared_memory_bytes_per_uid resolved (0: the daemon-wide limit
+// less an eighth of it, less one session at least; at least 1 session / 1 MiB).
+uint32_t clients_per_uid(const ServingSettings& s);
+uint64_t shared_memory_bytes_per_uid(const ServingSettings& s);
 
 }  // namespace nnd::daemon

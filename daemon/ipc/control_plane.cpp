@@ -263,11 +263,15 @@ RequestSizes request_sizes_for(const ModelSet& set) {
       return compute_layout(m->input_sample_bytes.data(), m->input_sample_bytes.size(),
                             m->output_sample_bytes.data(), m->output_sample_bytes.size(), batch, l);
     };
-    if (layout(1, &one)) sizes.one_sample = std::max(sizes.one_sample, one.total);
+    if (layout(1, &one)) {
+      sizes.one_sample = std::max(sizes.one_sample, one.total);
+      sizes.each_one_sample.push_back(one.total);
+    }
     if (layout(std::max<uint32_t>(1, m->settings.max_batch), &most)) {
       sizes.largest = std::max(sizes.largest, most.total);
     }
   }
+  std::sort(sizes.each_one_sample.begin(), sizes.each_one_sample.end());
   return sizes;
 }
 
@@ -299,29 +303,69 @@ void ControlPlane::handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc
   std::string why;
   if (!peer_allowed(opt_, credentials(*s), s->sock, &why)) return refuse(NND_IPC_E_ACCESS, "access denied: " + why);
   if (stop_.load()) return refuse(NND_IPC_E_SHUTTING_DOWN, "daemon is stopping");
-  if (counters_.sessions.load() >= opt_.max_clients) {
-    return refuse(NND_IPC_E_TOO_MANY_CLIENTS, "too many clients (max_clients " + std::to_string(opt_.max_clients) + ")");
-  }
   // The client's slots hold the largest request it says it needs (bounded by the largest request
-  // any model takes), as many as it asks for while the budget lasts: one segment is bounded, and
-  // the sum of all segments is bounded by max_shared_memory_bytes.
+  // any model takes), as many as it asks for while its share lasts: one segment is bounded, the
+  // segments of one uid by max_shared_memory_bytes_per_uid, all of them by
+  // max_shared_memory_bytes; the sessions of one uid by max_clients_per_uid, all by max_clients.
   const uint32_t asked_slots = std::min<uint32_t>(h.requested_slots, NND_IPC_MAX_SLOTS);
   const auto set = registry_.current();
   const RequestSizes sizes = request_sizes_for(*set);
-  // Only this thread adds to the total (sessions subtract), so what is free now stays free.
+  const UidShares::Usage mine = shares_->usage(s->uid);
+  const uint32_t reserved_now = shares_->reserved_total();
+  const uint32_t uid_sessions = clients_per_uid(opt_);
+  const uint64_t uid_bytes = shared_memory_bytes_per_uid(opt_);
+  // Only this thread adds to the totals (sessions subtract), so what is free now stays free.
   const uint64_t used = counters_.shared_memory_bytes->load();
-  const uint64_t free = opt_.max_shared_memory_bytes > used ? opt_.max_shared_memory_bytes - used : 0;
-  const std::optional<SlotGrant> grant =
-      grant_slots(asked_slots, h.requested_slot_bytes, opt_.slots_per_client, sizes, free);
-  if (!grant) {
-    const SegmentLayout one = plan_segment(
-        1, std::min(h.requested_slot_bytes ? h.requested_slot_bytes : sizes.one_sample,
-                    std::max<uint64_t>(sizes.largest, NND_IPC_DATA_ALIGN)));
-    return refuse(NND_IPC_E_MEMORY_LIMIT,
-                  "shared memory limit: one slot of " + std::to_string(one.slot_data_bytes) +
-                      " bytes needs a segment of " + std::to_string(one.segment_bytes) + " bytes, " +
-                      std::to_string(free) + " of max_shared_memory_bytes " +
-                      std::to_string(opt_.max_shared_memory_bytes) + " are free");
+  const uint64_t free_all = opt_.max_shared_memory_bytes > used ? opt_.max_shared_memory_bytes - used : 0;
+  const uint64_t free_uid = uid_bytes > mine.bytes ? uid_bytes - mine.bytes : 0;
+  const uint64_t free = std::min(free_all, free_uid);
+  const std::string uid_text = "uid " + std::to_string(s->uid);
+  int32_t over = NND_IPC_OK;
+  std::string over_why;
+  std::optional<SlotGrant> grant;
+  if (counters_.sessions.load() - reserved_now >= opt_.max_clients) {
+    over = NND_IPC_E_TOO_MANY_CLIENTS;
+    over_why = "too many clients (max_clients " + std::to_string(opt_.max_clients) + ")";
+  } else if (mine.sessions - mine.reserved >= uid_sessions) {
+    over = NND_IPC_E_TOO_MANY_CLIENTS;
+    over_why = "too many clients of " + uid_text + " (max_clients_per_uid " + std::to_string(uid_sessions) + ")";
+  } else {
+    grant = grant_slots(asked_slots, h.requested_slot_bytes, opt_.slots_per_client, sizes, free,
+                        opt_.max_shared_memory_bytes / std::max<uint32_t>(1, opt_.max_clients));
+    if (!grant) {
+      const SegmentLayout one = plan_segment(
+          1, std::min(h.requested_slot_bytes ? h.requested_slot_bytes : sizes.one_sample,
+                      std::max<uint64_t>(sizes.largest, NND_IPC_DATA_ALIGN)));
+      over = NND_IPC_E_MEMORY_LIMIT;
+      over_why = "shared memory limit: one slot of " + std::to_string(one.slot_data_bytes) +
+                 " bytes needs a segment of " + std::to_string(one.segment_bytes) + " bytes, " +
+                 (free_uid < free_all
+                      ? std::to_string(free) + " of max_shared_memory_bytes_per_uid " + std::to_string(uid_bytes) +
+                            " are free for " + uid_text
+                      : std::to_string(free) + " of max_shared_memory_bytes " +
+                            std::to_string(opt_.max_shared_memory_bytes) + " are free");
+    }
+  }
+  // A control connection (root, the daemon's user, control_group: nnctl) is never locked out
+  // by clients holding every session or every byte: it gets one small slot in the reserve.
+  bool reserved = false;
+  if (over != NND_IPC_OK) {
+    // A control connection asks for one slot (nnctl does) of at most what the reserve holds; a
+    // client asking for more (a huge model's slots, a worker's sixteen) gets the refusal that
+    // names the limit it hit.
+    if (!may_control(opt_, credentials(*s), s->sock) || asked_slots != 1 ||
+        h.requested_slot_bytes > kControlReserveSlotBytes || reserved_now >= kControlReserveSessions ||
+        mine.reserved >= kControlReservePerUid) {
+      return refuse(over, over_why);
+    }
+    const uint64_t bytes = std::min<uint64_t>(h.requested_slot_bytes ? h.requested_slot_bytes : sizes.one_sample,
+                                              kControlReserveSlotBytes);
+    grant = grant_slots(1, std::max<uint64_t>(bytes, 1), 1, sizes, plan_segment(1, kControlReserveSlotBytes).segment_bytes);
+    if (!grant) return refuse(over, over_why);
+    reserved = true;
+    limited_.log(s->uid, "control reserve", kLogInfo, mono_ns(), [&] {
+      return s->name + ": admitted to the control reserve (" + over_why + ")";
+    });
   }
   const SegmentLayout layout = grant->layout;
   counters_.shared_memory_bytes->fetch_add(layout.segment_bytes);
@@ -330,6 +374,9 @@ void ControlPlane::handle_hello(const std::shared_ptr<Session>& s, const nnd_ipc
   std::string err;
   s->seg = Segment::create(layout, "nnd-client", &err);
   if (!s->seg) return refuse(NND_IPC_E_INTERNAL, "cannot create the shared memory: " + err);
+  shares_->add_session(s->uid, layout.segment_bytes, reserved);
+  s->shares = shares_;
+  s->reserved = reserved;
   s->slots = layout.slots;
 
   w.status = NND_IPC_OK;
@@ -599,6 +646,7 @@ void ControlPlane::end_connection(uint64_t id, const char* why) {
   if (s->welcomed) {
     dispatcher_.remove_session(s);
     counters_.sessions.fetch_sub(1);
+    shares_->remove_session(s->uid, s->reserved);
   } else {
     s->dead.store(true);
     --pending_;

@@ -30,6 +30,7 @@
 #include "daemon/ipc/server_support.h"
 #include "daemon/ipc/session.h"
 #include "daemon/ipc/slot_sizing.h"
+#include "daemon/ipc/uid_shares.h"
 #include "daemon/registry/model_set.h"
 #include "daemon/sched/stats.h"
 
@@ -93,6 +94,11 @@ class ControlPlane {
   const uint64_t instance_id_;
   ReloadQueue reloads_;
   LogLimiter limited_{log_};  // what clients can make it log, per uid and kind
+  std::shared_ptr<UidShares> shares_ = std::make_shared<UidShares>();  // sessions hold it too
+  // The control reserve: sessions beyond the limits for peers that may control the daemon.
+  static constexpr uint32_t kControlReserveSessions = 4;
+  static constexpr uint32_t kControlReservePerUid = 2;
+  static constexpr uint64_t kControlReserveSlotBytes = 1 << 20;
 
   int listen_fd_ = -1;
   int epfd_ = -1, wake_fd_ = -1;

@@ -8,6 +8,7 @@ namespace nnd::daemon::ipc {
 Session::~Session() {
   seg.reset();
   if (shm_total) shm_total->fetch_sub(shm_bytes);
+  if (shares) shares->release_bytes(uid, shm_bytes);
   if (sock >= 0) close(sock);
 }
 

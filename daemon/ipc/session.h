@@ -27,6 +27,7 @@
 
 #include "daemon/ipc/segment.h"
 #include "daemon/ipc/server_support.h"
+#include "daemon/ipc/uid_shares.h"
 #include "daemon/registry/model_set.h"
 #include "daemon/sched/scheduler.h"
 #include "daemon/sched/stats.h"
@@ -86,6 +87,8 @@ struct Session : std::enable_shared_from_this<Session> {
   // last reference (a request in flight may hold one) unmaps it.
   std::shared_ptr<std::atomic<uint64_t>> shm_total;
   uint64_t shm_bytes = 0;
+  std::shared_ptr<UidShares> shares;  // this uid's share (released with the segment)
+  bool reserved = false;              // admitted to the control reserve
 
   ~Session();
 

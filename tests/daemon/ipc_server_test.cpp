@@ -499,6 +499,7 @@ TEST(IpcServer, InflightLimitAnswersTooManyRequests) {
 TEST(IpcServer, MaxClientsAnswersTooManyClients) {
   ServerOptions o = server_options();
   o.max_clients = 2;
+  o.max_clients_per_uid = 2;  // every client here is this process's uid
   ServerFixture f("maxclients", {make_model("tiny")}, o);
   RawClient a, b, c;
   ASSERT_EQ(a.connect_and_hello(f.server->socket_path(), 2), NND_IPC_OK);

@@ -7,7 +7,7 @@ namespace nnd::daemon::ipc {
 namespace {
 
 constexpr uint64_t kBig = uint64_t{1} << 40;
-const RequestSizes kSizes{/*one_sample=*/4096, /*largest=*/4096 * 64};
+const RequestSizes kSizes{/*one_sample=*/4096, /*largest=*/4096 * 64, /*each_one_sample=*/{}};
 
 TEST(SlotSizing, DefaultsAreOneSampleAndTheConfiguredSlotCount) {
   const auto g = grant_slots(0, 0, 16, kSizes, kBig);

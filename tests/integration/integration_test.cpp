@@ -244,7 +244,7 @@ TEST(Integration, KilledClientIsReclaimed) {
       "nnd.yaml",
       ball_yaml() + "  - name: detector\n    path: " + model_path("detector.h5") +
           "\n    engine: reference\n    max_batch: 2\n",
-      "  workers: 2\n  max_clients: 4\n");
+      "  workers: 2\n  max_clients: 4\n  max_clients_per_uid: 4\n");  // every client is this uid
   ASSERT_TRUE(d.start(cfg)) << d.log();
 
   // A bystander checks ball results all along.

@@ -120,7 +120,10 @@ TEST(Limits, EachLimitHasItsOwnErrorAndOthersKeepBeingServed) {
   const auto cfg = d.write_config("nnd.yaml", ball_model(64, 300'000),
                                   "  max_clients: 2\n  max_inflight_per_client: 2\n"
                                   "  max_request_bytes: " + std::to_string(3 * 32 * 32 * 4) + "\n"
-                                  "  max_shared_memory_bytes: " + std::to_string(budget) + "\n");
+                                  "  max_shared_memory_bytes: " + std::to_string(budget) + "\n"
+                                  // every client is this uid: the daemon-wide limits are its own
+                                  "  max_clients_per_uid: 2\n"
+                                  "  max_shared_memory_bytes_per_uid: " + std::to_string(budget) + "\n");
   ASSERT_TRUE(d.start(cfg)) << d.log();
 
   nnclient_status st;

@@ -649,7 +649,13 @@ int main(int argc, char** argv) {
   }
 
   try {
-    nnclient::Client client(endpoint);
+    // One slot: nnctl sends one request at a time, and a one-slot hello from root, the
+    // daemon's user or daemon.control_group is a control connection, which the daemon admits
+    // even when clients hold every session or every byte of shared memory.
+    nnclient::OpenOptions open{};
+    open.slots = 1;
+    open.endpoint = endpoint.empty() ? nullptr : endpoint.c_str();
+    nnclient::Client client(open);
     if (*infer) return cmd_infer(client, model, input_specs, output_dir, timeout_ms, batch);
     if (*models) return cmd_models(client);
     if (*stats) return cmd_stats(client, stats_json);
