@@ -175,7 +175,19 @@ static nnclient_status grow_slots(nnclient_t* c, const nnclient_model_info_t* in
     }
   }
   c->err[0] = '\0';  /* an answered request's error is its own, reported by its wait */
+  const uint64_t had = s->slot_data_bytes;
   const nnclient_status st = nnc_reconnect_with_slot_bytes(c, need);
+  if (st == NNCLIENT_E_MEMORY_LIMIT) {
+    /* The daemon has no room for slots that large (its message names the limit): the handle
+     * goes on with slots of the size it had, for the requests that fit them. */
+    char why[NNC_ERR_BYTES];
+    memcpy(why, c->err, sizeof why);
+    if (nnc_reconnect_with_slot_bytes(c, had) == NNCLIENT_OK) {
+      return nnc_set_err(c, NNCLIENT_E_MEMORY_LIMIT,
+                         "model '%s' with batch %u needs request slots of %llu bytes: %s",
+                         info->name, batch, (unsigned long long)need, why);
+    }
+  }
   if (st != NNCLIENT_OK) return st;
   if (need > c->seg->slot_data_bytes) {
     return nnc_set_err(c, NNCLIENT_E_SHAPE,
