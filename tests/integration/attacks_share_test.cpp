@@ -106,6 +106,12 @@ TEST(Attack, HugeModelDoesNotLockOutDefaultClients) {
   const std::string why = nnclient_last_error(c);
   EXPECT_EQ(hs, NNCLIENT_E_MEMORY_LIMIT) << nnclient_status_name(hs) << ": " << why;
   EXPECT_NE(why.find("max_shared_memory_bytes"), std::string::npos) << why;
+  // The handle still serves the small model afterwards, with the slots it had.
+  EXPECT_EQ(nnclient_infer(c, &info, inp, 1, outp.data(), 10'000'000), NNCLIENT_OK) << nnclient_last_error(c);
+  uint32_t slots_after = 0;
+  uint64_t bytes_after = 0;
+  ASSERT_EQ(nnclient_slots(c, &slots_after, &bytes_after), NNCLIENT_OK);
+  EXPECT_EQ(bytes_after, slot_bytes);
   figure("huge model served: what a default client gets",
          std::to_string(slots) + " slots of " + std::to_string(slot_bytes) + " bytes; ball OK; huge: " +
              nnclient_status_name(hs) + " (" + why + ")");
