@@ -40,6 +40,10 @@ struct DaemonSettings : ServingSettings {
   // Where `isa: auto` keeps the ISA it measured fastest per CPU and network
   // (core/jit/isa_calibration_cache.h): "auto", "off" or an absolute file path.
   std::string isa_calibration_cache = "auto";
+  // The most memory one model may need once compiled (weights, activations at its max_batch,
+  // code: daemon/registry/model_memory.h), checked before anything is allocated, in the
+  // validator child as in the daemon.
+  uint64_t max_model_memory_bytes = uint64_t{4} << 30;
 };
 
 struct Config {

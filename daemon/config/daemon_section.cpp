@@ -28,7 +28,7 @@ void parse_daemon_section(ConfigReader& r, const YAML::Node& d, DaemonSettings& 
       "slots_per_client", "spin_us", "max_request_bytes", "max_shared_memory_bytes",
       "handshake_timeout_ms", "max_pending_connections", "on_model_error", "control_group",
       "run_as", "run_as_group", "validate_models", "isa_calibration_cache", "max_clients_per_uid",
-      "max_shared_memory_bytes_per_uid"};
+      "max_shared_memory_bytes_per_uid", "max_model_memory_bytes"};
   YAML::Node run_as_node, run_as_group_node;
   r.for_each_key(d, "daemon", known, [&](const std::string& k, const YAML::Node& v,
                                        const std::string& key) {
@@ -112,6 +112,8 @@ void parse_daemon_section(ConfigReader& r, const YAML::Node& d, DaemonSettings& 
       r.byte_size(v, key, 1, ConfigReader::kTiB, s.max_request_bytes);
     } else if (k == "max_shared_memory_bytes") {
       r.byte_size(v, key, ConfigReader::kMiB, ConfigReader::kTiB, s.max_shared_memory_bytes);
+    } else if (k == "max_model_memory_bytes") {
+      r.byte_size(v, key, ConfigReader::kMiB, ConfigReader::kTiB, s.max_model_memory_bytes);
     } else if (k == "max_clients_per_uid") {
       r.integer(v, key, 0, 4096, s.max_clients_per_uid);
     } else if (k == "max_shared_memory_bytes_per_uid") {

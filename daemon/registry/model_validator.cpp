@@ -24,6 +24,7 @@
 
 #include "core/io/model_file.h"
 #include "core/util/error.h"
+#include "daemon/registry/model_memory.h"
 
 extern char** environ;
 
@@ -265,6 +266,8 @@ ValidationVerdict validate_in_child(const SealedFile& file, const std::string& n
     ChildEnvironment env;
     const std::string cpu = std::to_string(options.cpu_seconds);
     const std::string as = std::to_string(address_space_limit(options, file.size()));
+    const std::string mem = std::to_string(options.max_model_memory_bytes);
+    const std::string batch = std::to_string(options.max_batch);
     std::vector<char*> argv = {const_cast<char*>(exe.c_str()),
                                const_cast<char*>(kValidateModelFlag),
                                const_cast<char*>(name.c_str()),
@@ -272,6 +275,10 @@ ValidationVerdict validate_in_child(const SealedFile& file, const std::string& n
                                const_cast<char*>(cpu.c_str()),
                                const_cast<char*>("--max-address-space"),
                                const_cast<char*>(as.c_str()),
+                               const_cast<char*>("--max-model-memory"),
+                               const_cast<char*>(mem.c_str()),
+                               const_cast<char*>("--max-batch"),
+                               const_cast<char*>(batch.c_str()),
                                nullptr};
     const int rc = (model.get() < 0 || report.get() < 0)
                        ? EMFILE
@@ -352,8 +359,9 @@ ValidationVerdict validate_in_child(const SealedFile& file, const std::string& n
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && co.reported && co.word == "valid") {
     v.outcome = ValidationVerdict::Outcome::kValid;
     v.summary = co.text;
-  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 1 && co.reported && co.word == "invalid") {
-    v.outcome = ValidationVerdict::Outcome::kInvalid;
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 1 && co.reported &&
+             (co.word == "invalid" || co.word == "too-large")) {
+    v.outcome = co.word == "invalid" ? ValidationVerdict::Outcome::kInvalid : ValidationVerdict::Outcome::kTooLarge;
     v.error = co.text;
   } else {
     v.outcome = ValidationVerdict::Outcome::kFailedToRun;
@@ -370,7 +378,8 @@ std::string validation_failure_message(const ValidationVerdict& v, const std::st
     case ValidationVerdict::Outcome::kValid:
       return path + ": valid";
     case ValidationVerdict::Outcome::kInvalid:
-      return v.error;  // the loader's own message, which names the file
+    case ValidationVerdict::Outcome::kTooLarge:
+      return v.error;  // the loader's or the limit's message, which names the file
     case ValidationVerdict::Outcome::kCrashed:
       if (v.signal == SIGXCPU) {
         return path + ": the model validator used up its CPU time limit (" +
@@ -394,10 +403,13 @@ std::string validation_failure_message(const ValidationVerdict& v, const std::st
 GraphLoader isolated_graph_loader(const ValidatorOptions& options, Logger log) {
   return [options, log = std::move(log)](const ModelSettings& s) {
     const SealedFile file = SealedFile::read(s.path, kMaxModelFileBytes);
-    const ValidationVerdict v = validate_in_child(file, s.path, options);
+    ValidatorOptions o = options;
+    o.max_batch = s.max_batch;
+    const ValidationVerdict v = validate_in_child(file, s.path, o);
     // The child's message names the failure, but its code does not cross the pipe: a file the
     // validator rejects, or that crashes or stalls it, is malformed as far as the daemon can tell.
     const ErrorCode code = v.outcome == ValidationVerdict::Outcome::kFailedToRun ? ErrorCode::kInternal
+                           : v.outcome == ValidationVerdict::Outcome::kTooLarge  ? ErrorCode::kLimit
                                                                                  : ErrorCode::kFormat;
     if (!v.valid()) throw Error(code, validation_failure_message(v, s.path, options));
     if (log) {
@@ -435,7 +447,7 @@ void limit(int resource, rlim_t soft, rlim_t hard) {
 
 int run_model_validator(int argc, char** argv) {
   std::string name;
-  uint64_t cpu_seconds = 0, max_address_space = 0;
+  uint64_t cpu_seconds = 0, max_address_space = 0, max_model_memory = 0, max_batch = 1;
   bool usage_ok = argc >= 3 && std::string_view(argv[1]) == kValidateModelFlag;
   if (usage_ok) name = argv[2];
   for (int i = 3; usage_ok && i < argc; i += 2) {
@@ -452,13 +464,18 @@ int run_model_validator(int argc, char** argv) {
       cpu_seconds = value;
     } else if (flag == "--max-address-space") {
       max_address_space = value;
+    } else if (flag == "--max-model-memory") {
+      max_model_memory = value;
+    } else if (flag == "--max-batch") {
+      max_batch = value;
     } else {
       usage_ok = false;
     }
   }
   if (!usage_ok) {
     std::fprintf(stderr,
-                 "usage: nnd %s NAME [--cpu-seconds N] [--max-address-space BYTES] < MODEL-FILE\n"
+                 "usage: nnd %s NAME [--cpu-seconds N] [--max-address-space BYTES] [--max-model-memory BYTES]\n"
+                 "       [--max-batch N] < MODEL-FILE\n"
                  "(internal: the daemon validates model files in a child process this way)\n",
                  kValidateModelFlag);
     return 2;
@@ -502,7 +519,16 @@ int run_model_validator(int argc, char** argv) {
   }
 
   try {
-    const Graph g = load_model_bytes(data, size, name);
+    Graph g = load_model_bytes(data, size, name);
+    if (max_model_memory > 0) {
+      const ModelMemoryNeed need = model_memory_need(g, static_cast<uint32_t>(std::min<uint64_t>(max_batch, UINT32_MAX)));
+      if (need.total() > max_model_memory) {
+        report("too-large", name + ": needs " + describe_memory_need(need) +
+                                ", over daemon.max_model_memory_bytes (" + byte_text(max_model_memory) +
+                                "; found by the model validator, before the daemon loaded it)");
+        return 1;
+      }
+    }
     report("valid", std::to_string(g.inputs.size()) + " input(s), " +
                         std::to_string(g.outputs.size()) + " output(s), " +
                         std::to_string(g.nodes.size()) + " node(s)");

@@ -56,19 +56,25 @@ struct ValidatorOptions {
   // ThreadSanitizer set none (their shadow memory reserves terabytes of address space).
   uint64_t address_space_base_bytes = uint64_t{256} << 20;
   uint32_t address_space_per_file_byte = 8;
+  // The child also holds the model's memory need (model_memory.h, at max_batch) to this limit
+  // (daemon.max_model_memory_bytes; 0: none): a file that parses into a model too large to
+  // compile is refused before the daemon loads it.
+  uint64_t max_model_memory_bytes = 0;
+  uint32_t max_batch = 1;
 };
 
 struct ValidationVerdict {
   enum class Outcome {
     kValid,        // parsed, exited 0
     kInvalid,      // the loader rejected the file (an ordinary nnd::Error), exited 1
+    kTooLarge,     // it parsed, but its memory need is over max_model_memory_bytes, exited 1
     kCrashed,      // ended by a signal (SIGSEGV, SIGABRT, SIGXCPU, ...)
     kTimedOut,     // still running at the timeout; killed
     kFailedToRun,  // could not be started, or exited without a verdict
   };
   Outcome outcome = Outcome::kFailedToRun;
   std::string summary;    // kValid: what the child found ("1 input(s), 1 output(s), 17 node(s)")
-  std::string error;      // kInvalid: the loader's message (it names the file); kFailedToRun: why
+  std::string error;      // kInvalid, kTooLarge: the message (it names the file); kFailedToRun: why
   int signal = 0;         // kCrashed: the signal
   std::string last_words; // the last line the child printed besides its report, e.g. glibc's
                           // "free(): invalid pointer" before a SIGABRT ("" when none)
@@ -102,10 +108,11 @@ std::string signal_name(int sig);
 // verdict is not valid.
 GraphLoader isolated_graph_loader(const ValidatorOptions& options, Logger log);
 
-// The child's side. `nnd --validate-model NAME [--cpu-seconds N] [--max-address-space BYTES]`:
-// sets its limits, reads the model file's bytes from stdin, loads them with load_model_bytes
-// (NAME starts messages) and reports on stdout: "nnd-validate: valid ..." and exit 0, or
-// "nnd-validate: invalid <message>" and exit 1; 2 on a usage error. main() calls this first,
+// The child's side. `nnd --validate-model NAME [--cpu-seconds N] [--max-address-space BYTES]
+// [--max-model-memory BYTES --max-batch N]`: sets its limits, reads the model file's bytes from
+// stdin, loads them with load_model_bytes (NAME starts messages), holds the model's memory need to
+// the limit and reports on stdout: "nnd-validate: valid ..." and exit 0, or "nnd-validate:
+// invalid <message>" / "nnd-validate: too-large <message>" and exit 1; 2 on a usage error. main() calls this first,
 // when argv[1] is the flag, before anything else runs.
 inline constexpr const char* kValidateModelFlag = "--validate-model";
 int run_model_validator(int argc, char** argv);

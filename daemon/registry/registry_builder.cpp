@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <system_error>
 #include <thread>
 
@@ -20,6 +21,7 @@
 #include "core/jit/jit_engine.h"
 #include "core/util/error.h"
 #include "daemon/registry/model_file_hash.h"
+#include "daemon/registry/model_memory.h"
 
 namespace nnd::daemon {
 
@@ -71,6 +73,11 @@ void warm_up_engine(Engine& e, const Graph& g, const std::vector<DType>& dtypes)
     ptrs[i] = out[i].data();
   }
   e.run(1, views, ptrs);
+}
+
+uint64_t file_size_or_zero(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
 }  // namespace
@@ -139,15 +146,19 @@ bool jit_unavailable(const Error& e) {
 
 std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool warm_up,
                                            const Logger& log, const GraphLoader& load_graph,
-                                           const EngineFactory& engine_factory) {
+                                           const EngineFactory& engine_factory, uint64_t max_memory_bytes) {
   const EngineFactory& new_engine = engine_factory ? engine_factory : EngineFactory(make_engine);
   const auto t0 = Clock::now();
   auto m = std::make_shared<ServedModel>();
   m->settings = settings;
+  const std::string model_text = "model '" + settings.name + "' (" + settings.path + ")";
   if (log) log(LogLevel::kDebug, "model '" + settings.name + "': loading " + settings.path);
   try {
     m->file_hash = model_file_hash(settings.path);  // before reading: a later change is seen
     m->graph = load_graph ? load_graph(settings) : load_model(settings.path);
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorCode::kLimit, model_text + ": out of memory while loading it (" +
+                                       std::to_string(file_size_or_zero(settings.path)) + " bytes of file)");
   } catch (const Error& e) {
     throw Error(e.code(), "model '" + settings.name + "': " + e.what());
   }
@@ -184,6 +195,13 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
   m->parameters = parameter_count(g);
   m->flops_per_sample = flops_per_sample(g);
 
+  // What it will need, before the engine allocates any of it.
+  const ModelMemoryNeed need = model_memory_need(g, settings.max_batch);
+  if (max_memory_bytes != 0 && need.total() > max_memory_bytes) {
+    throw Error(ErrorCode::kLimit, model_text + ": needs " + describe_memory_need(need) +
+                                       ", over daemon.max_model_memory_bytes (" + byte_text(max_memory_bytes) + ")");
+  }
+
   // One engine, shared by every worker. `engine: auto` asks for the JIT and falls back to the
   // reference engine only when the JIT is not available for this CPU or model (compile_model).
   EngineOptions opts = settings.engine;
@@ -204,6 +222,9 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
     }
     if (!m->engine) m->engine = new_engine(g, opts);
     if (warm_up) warm_up_engine(*m->engine, g, m->input_dtypes);
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorCode::kLimit, model_text + ": out of memory while compiling it (its need: " +
+                                       describe_memory_need(need) + ")");
   } catch (const Error& e) {
     throw Error(e.code(), "model '" + settings.name + "': engine " + engine_setting_name(settings) + ": " +
                               e.what());
@@ -293,7 +314,7 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
         ModelSettings settings = models[i];
         settings.engine.isa_cache = options.isa_cache;
         set->models[i] = compile_model(settings, options.warm_up, options.log, options.load_graph,
-                                       options.make_engine);
+                                       options.make_engine, options.max_model_memory_bytes);
       } catch (const std::exception& e) {
         errors[i] = e.what();
       }

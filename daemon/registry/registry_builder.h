@@ -48,6 +48,8 @@ struct BuildOptions {
   Logger log;                     // may be empty
   GraphLoader load_graph;        // called only for new or changed models; may be empty
   EngineFactory make_engine;     // may be empty
+  // The most memory one model may need (daemon.max_model_memory_bytes; 0: no limit).
+  uint64_t max_model_memory_bytes = 0;
   // The ISA calibration cache for models with `isa: auto` (EngineOptions::isa_cache; "" = none),
   // from daemon.isa_calibration_cache.
   std::string isa_cache;
@@ -88,9 +90,14 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
 // A JIT engine's ISA choice is logged at info level (with `isa: auto` on a CPU with several ISAs:
 // each candidate's measured time, or that the calibration cache answered), and a calibration
 // cache that cannot be read or written at warning level.
+//
+// Before the engine is made, the model's memory need (model_memory.h) is held to
+// `max_memory_bytes` (0: no limit): over it, nnd::Error kLimit naming the model, the file and the
+// need. An allocation that fails all the same is an nnd::Error kLimit naming them too.
 std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool warm_up,
                                            const Logger& log, const GraphLoader& load_graph = {},
-                                           const EngineFactory& make_engine = {});
+                                           const EngineFactory& make_engine = {},
+                                           uint64_t max_memory_bytes = 0);
 
 // FNV-1a hash of the input and output names, dtypes and per-sample shapes, and max_batch (a
 // lowered max_batch must tell clients to re-read the model, NND_IPC_E_MODEL_CHANGED).

@@ -31,6 +31,7 @@ int run_check(const std::string& path, const CliOverrides& o) {
   };
   // Like the daemon: a file that crashes a parser is reported, not a crash of `nnd --check`.
   bo.load_graph = model_loader(cfg.daemon, bo.log);
+  bo.max_model_memory_bytes = cfg.daemon.max_model_memory_bytes;
   bo.isa_cache = isa_calibration_cache_path(cfg.daemon.isa_calibration_cache);
   try {
     BuildStats st;

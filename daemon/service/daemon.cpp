@@ -79,6 +79,7 @@ class DaemonRun {
       bo.log = default_logger();
       bo.skip_failed = cfg_.daemon.skip_failed_models;
       bo.load_graph = model_loader(cfg_.daemon, bo.log);
+      bo.max_model_memory_bytes = cfg_.daemon.max_model_memory_bytes;
       bo.isa_cache = isa_calibration_cache_path(cfg_.daemon.isa_calibration_cache);
       if (bo.isa_cache.empty()) {
         log(LogLevel::kInfo, "isa auto: no calibration cache (daemon.isa_calibration_cache: " +
@@ -252,6 +253,7 @@ class DaemonRun {
       // The setting read now applies to the files this reload loads (a child inherits the
       // compile thread's nice 10).
       bo.load_graph = model_loader(next.daemon, bo.log);
+      bo.max_model_memory_bytes = next.daemon.max_model_memory_bytes;
       bo.isa_cache = isa_calibration_cache_path(next.daemon.isa_calibration_cache);
       BuildStats st;
       auto old = registry_.current();

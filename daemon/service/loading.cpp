@@ -13,7 +13,9 @@ Config load_with_overrides(const std::string& path, const CliOverrides& o) {
 
 GraphLoader model_loader(const DaemonSettings& d, const Logger& log) {
   if (!d.isolated_model_validation) return {};
-  return isolated_graph_loader(ValidatorOptions{}, log);
+  ValidatorOptions o;
+  o.max_model_memory_bytes = d.max_model_memory_bytes;
+  return isolated_graph_loader(o, log);
 }
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }

@@ -14,9 +14,12 @@
 
 #include "core/engine/engine_options.h"
 #include "core/engine_factory/engine_factory.h"
+#include "core/io/model_file.h"
+#include "core/ir/cost.h"
 #include "core/jit/cpu_features.h"
 #include "core/jit/isa.h"
 #include "core/util/error.h"
+#include "daemon/registry/model_memory.h"
 #include "daemon/registry/model_table.h"
 #include "daemon/registry/registry_builder.h"
 
@@ -507,4 +510,35 @@ TEST(RegistrySignature, DependsOnLayoutAndMaxBatch) {
   h = g;
   h.output_names = {"out2"};
   EXPECT_NE(a, model_signature(h, {nnd::DType::kFloat32}, 16));
+}
+
+// The memory need is computed from the graph before any engine exists: parameters as float32,
+// the peak of the tensors alive at once times max_batch, code per layer; it saturates.
+TEST(RegistryMemory, NeedIsBoundedAndSaturates) {
+  nnd::Graph g = nnd::load_model(std::string(NND_SOURCE_DIR) + "/examples/models/ball_patch.h5");
+  const ModelMemoryNeed one = model_memory_need(g, 1);
+  EXPECT_EQ(one.weights, static_cast<uint64_t>(nnd::parameter_count(g)) * 4);
+  EXPECT_GE(one.activations, 32u * 32u * 4u);  // the input at least
+  EXPECT_EQ(one.code, g.nodes.size() * kCodeBytesPerLayer);
+  const ModelMemoryNeed many = model_memory_need(g, 64);
+  EXPECT_EQ(many.activations, one.activations * 64);
+  EXPECT_EQ(many.weights, one.weights);
+  nnd::Graph bomb = nnd::load_model(std::string(NND_SOURCE_DIR) + "/tests/integration/fixtures/pad_bomb.onnx");
+  const ModelMemoryNeed b = model_memory_need(bomb, 1);
+  EXPECT_GE(b.activations, uint64_t{46341} * 46339 * 4);  // the 8 GiB tensor
+  EXPECT_EQ(model_memory_need(bomb, UINT32_MAX).total(), UINT64_MAX);
+  EXPECT_EQ(describe_memory_need(b).substr(0, 8), "16.0 GiB");
+}
+
+TEST_F(RegistryTest, AModelOverTheMemoryLimitIsRefusedByName) {
+  try {
+    compile_model(model("ball", "ball_patch.h5"), true, {}, {}, {}, 1 << 16);
+    FAIL();
+  } catch (const nnd::Error& e) {
+    EXPECT_EQ(e.code(), nnd::ErrorCode::kLimit);
+    EXPECT_NE(std::string(e.what()).find("model 'ball' ("), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ball_patch.h5): needs "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("daemon.max_model_memory_bytes (64.0 KiB)"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(compile_model(model("ball", "ball_patch.h5"), true, {}, {}, {}, uint64_t{1} << 30));
 }
