@@ -17,7 +17,8 @@ echo "== cpack"
 cpack --config "$build/CPackConfig.cmake" -B "$work" >"$work/cpack.log" 2>&1 ||
   { cat "$work/cpack.log"; exit 1; }
 declare -A deb
-for p in libnnclient1 libnnclient-dev nnd nnd-tools python3-nnclient; do
+packages="libnnclient1 libnnclient-dev nnd nnd-tools python3-nnclient libnnd1 libnnd-dev"
+for p in $packages; do
   a=$arch; [ $p = python3-nnclient ] && a=all
   deb[$p]=$work/${p}_${version}_${a}.deb
   [ -f "${deb[$p]}" ] || { cat "$work/cpack.log"; echo "FAIL: ${deb[$p]} not built" >&2; exit 1; }
@@ -55,7 +56,7 @@ field() { dpkg-deb -f "${deb[$1]}" "$2"; }
 
 echo "== contents"
 L=/usr/$libdir
-for p in libnnclient1 libnnclient-dev nnd nnd-tools python3-nnclient; do
+for p in $packages; do
   must_have $p "/usr/share/doc/$p/copyright" "/usr/share/doc/$p/changelog.Debian.gz"
 done
 must_have libnnclient1 "$L/libnnclient\.so\.1" "$L/libnnclient\.so\.1\.[0-9.]+"
@@ -81,9 +82,16 @@ only nnd-tools "/usr/bin/nn(run|info|bench)" "/usr/share/man/man1/nn(run|info|be
 must_have python3-nnclient /usr/lib/python3/dist-packages/nnclient/__init__\.py \
   /usr/lib/python3/dist-packages/nnclient/__main__\.py
 only python3-nnclient "/usr/lib/python3/dist-packages/nnclient/__(init|main)__\.py" "/usr/share/doc/python3-nnclient/.*"
+must_have libnnd1 "$L/libnnd\.so\.1" "$L/libnnd\.so\.1\.[0-9.]+"
+only libnnd1 "$L/libnnd\.so\.1(\.[0-9.]+)?" "/usr/share/doc/libnnd1/.*"
+must_have libnnd-dev /usr/include/nnd.h /usr/include/nnd.hpp "$L/libnnd\.so" "$L/pkgconfig/nnd\.pc" \
+  "$L/cmake/nnd/nndConfig\.cmake" "$L/cmake/nnd/nndConfigVersion\.cmake" "$L/cmake/nnd/nndTargets.*\.cmake" \
+  /usr/share/doc/libnnd-dev/libnnd\.md /usr/share/doc/libnnd-dev/examples/run_model\.c
+only libnnd-dev "/usr/include/nnd\.(h|hpp)" "$L/libnnd\.so" "$L/pkgconfig/nnd\.pc" "$L/cmake/nnd/.*\.cmake" \
+  "/usr/share/doc/libnnd-dev/.*"
 
 echo "== control fields"
-for p in libnnclient1 libnnclient-dev nnd nnd-tools python3-nnclient; do
+for p in $packages; do
   [ "$(field $p Version)" = "$version" ] || bad "$p: Version $(field $p Version), expected $version"
   desc=$(field $p Description)
   [ "$(wc -l <<<"$desc")" -ge 3 ] || bad "$p: no long description"
@@ -95,33 +103,40 @@ grep -q "libnnclient1 (= $version)" <<<"$(field libnnclient-dev Depends)" ||
 grep -q "libnnclient1 (= $version)" <<<"$(field nnd Depends)" ||
   bad "nnd must depend on libnnclient1 (= $version)"
 grep -q "libhdf5" <<<"$(field libnnclient1 Depends)" && bad "libnnclient1 depends on HDF5"
+grep -q "libnnd1 (= $version)" <<<"$(field libnnd-dev Depends)" || bad "libnnd-dev must depend on libnnd1 (= $version)"
+grep -q "libhdf5" <<<"$(field libnnd1 Depends)" || bad "libnnd1: no HDF5 dependency (it reads .h5): $(field libnnd1 Depends)"
 # Every package with programs says which C library and HDF5 it needs (dpkg-shlibdeps on the host,
 # the sysroot's shlibs in a cross build: packaging/cross_depends.cmake).
-for p in libnnclient1 nnd nnd-tools; do
+for p in libnnclient1 libnnd1 nnd nnd-tools; do
   grep -q "libc6 (>= " <<<"$(field $p Depends)" || bad "$p: no libc6 dependency: $(field $p Depends)"
   [ "$(field $p Architecture)" = "$arch" ] || bad "$p: Architecture $(field $p Architecture), expected $arch"
 done
 grep -q "libhdf5" <<<"$(field nnd-tools Depends)" || bad "nnd-tools: no HDF5 dependency (nnrun reads .h5)"
 
-# libnnclient1's control files: shlibs, symbols, the ldconfig trigger, and no maintainer scripts.
-ctl=$work/ctl-libnnclient1
-dpkg-deb -e "${deb[libnnclient1]}" "$ctl"
-grep -q "^libnnclient 1 libnnclient1 " "$ctl/shlibs" || bad "libnnclient1: shlibs: $(cat "$ctl/shlibs")"
-grep -qx "activate-noawait ldconfig" "$ctl/triggers" || bad "libnnclient1: no ldconfig trigger"
-for s in preinst postinst prerm postrm; do
-  [ ! -e "$ctl/$s" ] || bad "libnnclient1: has a $s"
-done
-# The symbols file lists exactly the library's exported symbols: a new function needs a line with
-# the version that introduces it (packaging/debian/libnnclient1/symbols), a removed one is an ABI
-# break (new SONAME).
-lib=$(dpkg-deb -c "${deb[libnnclient1]}" | awk '{print $6}' | grep -m1 'libnnclient\.so\.1\.')
-dpkg-deb -x "${deb[libnnclient1]}" "$work/x-libnnclient1"
-"$nm" -D --defined-only "$work/x-libnnclient1/$lib" | awk '{print $3}' | sort >"$work/exported"
-sed -n 's/^ \([a-z_0-9]*\)@Base .*/\1/p' "$ctl/symbols" | sort >"$work/listed"
-if ! diff -u "$work/listed" "$work/exported" >"$work/symbols.diff"; then
-  bad "libnnclient1: packaging/debian/libnnclient1/symbols does not match the exported symbols (- listed only, + exported only):"
-  cat "$work/symbols.diff" >&2
-fi
+# The shared libraries' control files: shlibs, symbols, the ldconfig trigger, and no maintainer
+# scripts. The symbols file lists exactly the library's exported symbols: a new function needs a
+# line with the version that introduces it (packaging/debian/<package>/symbols), a removed one is
+# an ABI break (new SONAME).
+check_library() {  # check_library PACKAGE LIBNAME (libnnclient1 libnnclient)
+  local p=$1 name=$2 ctl=$work/ctl-$1
+  dpkg-deb -e "${deb[$p]}" "$ctl"
+  grep -q "^$name 1 $p " "$ctl/shlibs" || bad "$p: shlibs: $(cat "$ctl/shlibs")"
+  grep -qx "activate-noawait ldconfig" "$ctl/triggers" || bad "$p: no ldconfig trigger"
+  for s in preinst postinst prerm postrm; do
+    [ ! -e "$ctl/$s" ] || bad "$p: has a $s"
+  done
+  local lib; lib=$(dpkg-deb -c "${deb[$p]}" | awk '{print $6}' | grep -m1 "$name\.so\.1\.")
+  dpkg-deb -x "${deb[$p]}" "$work/x-$p"
+  "$nm" -D --defined-only "$work/x-$p/$lib" | awk '{print $3}' | sort >"$work/exported-$p"
+  sed -n 's/^ \([a-z_0-9]*\)@Base .*/\1/p' "$ctl/symbols" | sort >"$work/listed-$p"
+  if ! diff -u "$work/listed-$p" "$work/exported-$p" >"$work/symbols-$p.diff"; then
+    bad "$p: packaging/debian/$p/symbols does not match the exported symbols (- listed only, + exported only):"
+    cat "$work/symbols-$p.diff" >&2
+  fi
+  echo "$p: $(wc -l <"$work/exported-$p") exported symbols, all in its symbols file"
+}
+check_library libnnclient1 libnnclient
+check_library libnnd1 libnnd
 
 # nnd's maintainer scripts go through Debian's systemd helpers.
 ctl=$work/ctl-nnd
@@ -143,7 +158,7 @@ for f in $(grep -Eo '^Exec[A-Za-z]*=[^ ]+' "$unit" | cut -d= -f2); do
 done
 grep -Eq "^ExecReload=.*nnctl.* reload$" "$unit" ||
   bad "nnd: ExecReload must be nnctl reload (kill -HUP does not wait for the reload): $(grep ^ExecReload "$unit")"
-for f in $(find "$work/x-nnd" "$work/x-libnnclient1" -type f); do
+for f in $(find "$work/x-nnd" "$work/x-libnnclient1" "$work/x-libnnd1" -type f); do
   if grep -q "ELF.*not stripped" <<<"$(file "$f")"; then bad "not stripped: ${f#"$work"/x-*/}"; fi
 done
 

@@ -29,7 +29,7 @@ function(nnd_shlibs_dependency soname out)
                       "(no \"${key}\" line in ${CPACK_NND_SHLIBS_INDEX})")
 endfunction()
 
-foreach(component NNCLIENT NND TOOLS)
+foreach(component NNCLIENT LIBNND NND TOOLS)
   set(deps "")
   foreach(binary IN LISTS NND_BINARIES_${component})
     execute_process(COMMAND ${CPACK_NND_READELF} --dynamic ${binary} OUTPUT_VARIABLE dynamic

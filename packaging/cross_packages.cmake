@@ -31,6 +31,7 @@ foreach(tool nnrun nninfo nnbench)
 endforeach()
 file(GENERATE OUTPUT ${CPACK_NND_BINARIES_FILE} CONTENT
 "set(NND_BINARIES_NNCLIENT \"$<TARGET_FILE:nnclient>\")
+set(NND_BINARIES_LIBNND \"$<TARGET_FILE:libnnd>\")
 set(NND_BINARIES_NND \"$<TARGET_FILE:nnd>;$<TARGET_FILE:nnctl>\")
 set(NND_BINARIES_TOOLS \"${_nnd_tools}\")
 ")

@@ -1,12 +1,12 @@
 # CPACK_POST_BUILD_SCRIPTS step (packaging/CMakeLists.txt): CPack 3.25 gives a package with a
 # shared library under /usr/lib a postinst and a postrm that run `ldconfig` (there is no option
 # to turn that off), which lintian reports as maintscript-calls-ldconfig: Debian updates the
-# loader cache through the ldconfig trigger, which libnnclient1 activates (its `triggers` file).
-# This rebuilds libnnclient1's .deb without the two generated scripts, after checking that they
-# are the generated ldconfig calls and nothing else.
+# loader cache through the ldconfig trigger, which libnnclient1 and libnnd1 activate (their
+# `triggers` files). This rebuilds their .debs without the two generated scripts, after checking
+# that they are the generated ldconfig calls and nothing else.
 foreach(deb IN LISTS CPACK_PACKAGE_FILES)
   get_filename_component(name "${deb}" NAME)
-  if(NOT name MATCHES "^libnnclient1_.*\\.deb$")
+  if(NOT name MATCHES "^(libnnclient1|libnnd1)_.*\\.deb$")
     continue()
   endif()
   set(tree "${deb}.tree")
