@@ -1,6 +1,7 @@
 // The `models:` section: one ModelSettings per entry (config/SCHEMA.md documents each key), model
 // names unique.
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "daemon/base/file_kind.h"
+#include "daemon/base/service_unit.h"
 #include "daemon/config/config_sections.h"
 
 namespace nnd::daemon {
@@ -20,6 +22,31 @@ namespace nnd::daemon {
 namespace {
 
 namespace fs = std::filesystem;
+
+// "model file not found: PATH", and why when the service's sandbox is the reason (the daemon runs
+// in nnd.service, whose ProtectHome=/PrivateTmp= hide /home and /tmp from it).
+std::string not_found(const std::string& path) {
+  std::string msg = "model file not found: " + path;
+  static const std::optional<ServiceUnit> unit = read_service_unit();
+  if (unit) {
+    if (const auto hidden = hidden_by_unit(*unit, path)) {
+      msg += " (" + *hidden + "; " + how_to_allow(fs::path(path).parent_path().string()) + ")";
+    }
+  }
+  return msg;
+}
+
+// "model file not readable by user 'nnd' (uid 104): PATH": whom the check ran as, which is the
+// daemon's own user when it validates a reload.
+std::string not_readable(const std::string& path) {
+  struct passwd pw {}, *res = nullptr;
+  char buf[4096];
+  const uid_t uid = ::geteuid();
+  const std::string who = ::getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res
+                              ? "user '" + std::string(res->pw_name) + "' (uid " + std::to_string(uid) + ")"
+                              : "uid " + std::to_string(uid);
+  return "model file not readable by " + who + ": " + path;
+}
 
 // A model's name as written, for the duplicate check.
 struct NamedEntry {
@@ -71,11 +98,11 @@ void parse_model(ConfigReader& r, const YAML::Node& m, size_t index, const std::
       ms.path = fp.string();
       struct stat st {};
       if (::stat(ms.path.c_str(), &st) != 0) {
-        r.issue(v, key, "model file not found: " + ms.path);
+        r.issue(v, key, not_found(ms.path));
       } else if (!S_ISREG(st.st_mode)) {
         r.issue(v, key, "not a regular file: " + ms.path);
       } else if (::access(ms.path.c_str(), R_OK) != 0) {
-        r.issue(v, key, "model file not readable: " + ms.path);
+        r.issue(v, key, not_readable(ms.path));
       } else if (const int fd = ::open(ms.path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC); fd >= 0) {
         if (const auto kind = irregular_file_kind(fd)) {
           r.issue(v, key, "not a regular file: " + ms.path + " is " + *kind);
