@@ -47,6 +47,12 @@
 
 #ifdef __cplusplus
 extern "C" {
+/* In C++ a function named like a struct tag (nnclient_model_info) "hides the constructor" of the
+ * struct for -Wshadow; the C names are the API, so the warning is off for this header only. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#endif
 #endif
 
 /* Version of this header: the nnd project version (CMake checks at configure time that these
@@ -83,8 +89,11 @@ typedef enum nnclient_status {
   NNCLIENT_E_TOO_MANY_REQUESTS = 17, /* this handle has max_inflight_per_client requests queued
                                         in the daemon; collect some results first */
   NNCLIENT_E_REQUEST_TOO_LARGE = 18, /* the request's input bytes exceed max_request_bytes */
-  NNCLIENT_E_MEMORY_LIMIT = 19       /* open: this client's shared memory would exceed the
+  NNCLIENT_E_MEMORY_LIMIT = 19,      /* open: this client's shared memory would exceed the
                                         daemon's max_shared_memory_bytes */
+  NNCLIENT_E_RELOAD_FAILED = 20      /* nnclient_reload: the daemon's config or one of its models
+                                        has errors (nnclient_last_error says which); the
+                                        previous models keep serving */
 } nnclient_status;
 
 typedef struct nnclient_handle nnclient_t;   /* opaque connection handle (the tag is not
@@ -314,6 +323,9 @@ const char* nnclient_last_error(const nnclient_t* c);
 const char* nnclient_version(void);
 
 #ifdef __cplusplus
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 }
 #endif
 

@@ -62,6 +62,7 @@ nnclient_status nnc_from_ipc(int32_t s) {
     case NND_IPC_E_TOO_MANY_REQUESTS: return NNCLIENT_E_TOO_MANY_REQUESTS;
     case NND_IPC_E_REQUEST_TOO_LARGE: return NNCLIENT_E_REQUEST_TOO_LARGE;
     case NND_IPC_E_MEMORY_LIMIT: return NNCLIENT_E_MEMORY_LIMIT;
+    case NND_IPC_E_RELOAD_FAILED: return NNCLIENT_E_RELOAD_FAILED;
     default: return NNCLIENT_E_PROTOCOL;
   }
 }
@@ -102,6 +103,7 @@ NNC_EXPORT const char* nnclient_strerror(nnclient_status s) {
     case NNCLIENT_E_TOO_MANY_REQUESTS: return "too many requests of this client in the daemon";
     case NNCLIENT_E_REQUEST_TOO_LARGE: return "request input larger than the daemon allows";
     case NNCLIENT_E_MEMORY_LIMIT: return "the daemon's shared-memory limit is reached";
+    case NNCLIENT_E_RELOAD_FAILED: return "reload failed: the config or a model has errors";
   }
   return "unknown status";
 }
@@ -128,6 +130,7 @@ NNC_EXPORT const char* nnclient_status_name(nnclient_status s) {
     case NNCLIENT_E_TOO_MANY_REQUESTS: return "NNCLIENT_E_TOO_MANY_REQUESTS";
     case NNCLIENT_E_REQUEST_TOO_LARGE: return "NNCLIENT_E_REQUEST_TOO_LARGE";
     case NNCLIENT_E_MEMORY_LIMIT: return "NNCLIENT_E_MEMORY_LIMIT";
+    case NNCLIENT_E_RELOAD_FAILED: return "NNCLIENT_E_RELOAD_FAILED";
   }
   return "NNCLIENT_E_UNKNOWN_STATUS";
 }

@@ -97,8 +97,10 @@ enum nnd_ipc_status {
   NND_IPC_E_TOO_MANY_CLIENTS = 16, /* max_clients sessions exist (hand-shake only) */
   NND_IPC_E_TOO_MANY_REQUESTS = 17,/* the client has max_inflight_per_client requests queued */
   NND_IPC_E_REQUEST_TOO_LARGE = 18,/* the request's input bytes exceed max_request_bytes */
-  NND_IPC_E_MEMORY_LIMIT = 19      /* this client's segment would take the daemon's shared
+  NND_IPC_E_MEMORY_LIMIT = 19,     /* this client's segment would take the daemon's shared
                                       memory over max_shared_memory_bytes (hand-shake only) */
+  NND_IPC_E_RELOAD_FAILED = 20     /* RELOAD: the config or a model has errors (the message says
+                                      which); the previous models keep serving */
 };
 
 /* ---- shared-memory segment ------------------------------------------------------------- */

@@ -57,15 +57,19 @@ void ReloadQueue::run() {
     ReloadCallback cb = cb_;
     lk.unlock();
     ReloadResult res;
+    // A failed reload is the config's or a model's fault (the message says which), not the
+    // daemon's: RELOAD_FAILED. An exception out of the callback is the daemon's: INTERNAL.
+    int32_t failure = NND_IPC_E_RELOAD_FAILED;
     try {
       res = cb();
     } catch (const std::exception& e) {
       res.ok = false;
       res.message = e.what();
+      failure = NND_IPC_E_INTERNAL;
     }
     for (const Asker& a : askers) {
       for (uint32_t k = 0; k < a.replies; ++k) {
-        send_reload_reply(*a.session, res.ok ? NND_IPC_OK : NND_IPC_E_INTERNAL, res.message);
+        send_reload_reply(*a.session, res.ok ? NND_IPC_OK : failure, res.message);
       }
     }
     lk.lock();

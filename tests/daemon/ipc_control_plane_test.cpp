@@ -276,5 +276,17 @@ TEST(IpcReloadQueue, FailingCallbackIsReportedToTheClient) {
   EXPECT_STREQ(r.message, "config is broken");
 }
 
+// A reload that fails on the config or a model is RELOAD_FAILED, not the daemon's INTERNAL.
+TEST(IpcReloadQueue, AFailedReloadIsReloadFailed) {
+  Log log{nullptr};
+  ReloadQueue q(log);
+  q.set_callback([] { return ReloadResult{false, "nnd.yaml:3:5: models[0].path: model file not found"}; });
+  ReloadPeer a;
+  q.ask(a.s);
+  const nnd_ipc_reply r = a.reply();
+  EXPECT_EQ(r.status, NND_IPC_E_RELOAD_FAILED);
+  EXPECT_STREQ(r.message, "nnd.yaml:3:5: models[0].path: model file not found");
+}
+
 }  // namespace
 }  // namespace nnd::daemon::ipc

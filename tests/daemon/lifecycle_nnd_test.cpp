@@ -469,10 +469,11 @@ TEST_F(LifecycleTest, ClientReloadTakesTheSamePath) {
   EXPECT_NE(wait_for("RELOADING=1", 20000), "");
   EXPECT_NE(wait_for("READY=1", 60000).find("generation 2"), std::string::npos);
 
-  // A failing reload is reported to the client as an error, and the daemon keeps serving.
+  // A failing reload is reported to the client as what it is (the config's or a model's fault,
+  // not the daemon's), and the daemon keeps serving.
   write_config("nnd.yaml", "  - name: junk\n    path: models/junk.h5\n");
   std::ofstream(dir_ / "models" / "junk.h5") << "junk";
-  EXPECT_NE(nnclient_reload(c), NNCLIENT_OK);
+  EXPECT_EQ(nnclient_reload(c), NNCLIENT_E_RELOAD_FAILED) << nnclient_last_error(c);
   EXPECT_NE(std::string(nnclient_last_error(c)).find("junk"), std::string::npos)
       << nnclient_last_error(c);
   EXPECT_NE(wait_for("READY=1", 60000).find("reload failed"), std::string::npos);
