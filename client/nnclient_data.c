@@ -188,6 +188,19 @@ static nnclient_status grow_slots(nnclient_t* c, const nnclient_model_info_t* in
                          info->name, batch, (unsigned long long)need, why);
     }
   }
+  if (st == NNCLIENT_E_TIMEOUT) {
+    /* The hand-shake ran under the caller's timeout, which may be far shorter than a hand-shake
+     * takes: say what happened instead of "no welcome within 1 ms". want_slot_bytes keeps the new
+     * size, so the next call's reconnect asks for it. */
+    return nnc_set_err(c, NNCLIENT_E_TIMEOUT,
+                       "model '%s' with batch %u needs %llu bytes of inputs and outputs, this "
+                       "handle's request slots held %llu: growing them takes a new hand-shake with "
+                       "the daemon, which did not finish within this call's %d ms; the next call "
+                       "completes it. To avoid it, say the largest batch at open "
+                       "(nnclient_open_with, max_batch)",
+                       info->name, batch, (unsigned long long)need, (unsigned long long)had,
+                       c->ctl_timeout_ms);
+  }
   if (st != NNCLIENT_OK) return st;
   if (need > c->seg->slot_data_bytes) {
     return nnc_set_err(c, NNCLIENT_E_SHAPE,

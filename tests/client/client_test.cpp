@@ -360,6 +360,28 @@ TEST_F(FakeDaemonTest, RequestTooLargeForSlotIsShapeError) {
   nnclient_close(c);
 }
 
+// A larger batch grows the handle's slots with a new hand-shake; a call whose timeout is shorter
+// than the hand-shake says so (not "no welcome within 2 ms"), and the next call completes it.
+TEST_F(FakeDaemonTest, GrowingSlotsUnderATightTimeoutSaysWhatHappened) {
+  FakeDaemonConfig cfg = cfg_;
+  cfg.slot_data_bytes = 256;
+  cfg.rehandshake_delay_ms = 50;
+  restart(cfg);
+  nnclient_t* c = open();
+  ASSERT_NE(c, nullptr);
+  nnclient_model_info_t info{};
+  ASSERT_EQ(nnclient_model_info(c, "double", &info), NNCLIENT_OK);
+  EXPECT_EQ(infer_double(c, info, 16, 2000), NNCLIENT_E_TIMEOUT);
+  const std::string err = nnclient_last_error(c);
+  EXPECT_NE(err.find("model 'double' with batch 16 needs 512 bytes"), std::string::npos) << err;
+  EXPECT_NE(err.find("growing them takes a new hand-shake with the daemon, which did not finish "
+                     "within this call's 2 ms"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("max_batch"), std::string::npos) << err;
+  nnclient_close(c);
+}
+
 TEST_F(FakeDaemonTest, ZeroCopyRequests) {
   nnclient_t* c = open();
   ASSERT_NE(c, nullptr);

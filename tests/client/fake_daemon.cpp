@@ -267,6 +267,7 @@ void serve_rings(Session* s, const FakeDaemonConfig& cfg, std::map<std::string, 
 [[noreturn]] void serve(int listen_fd, const FakeDaemonConfig& cfg) {
   std::vector<Session> sessions;
   std::map<std::string, uint64_t> counts;
+  int handshakes = 0;
   for (;;) {
     std::vector<pollfd> fds{{listen_fd, POLLIN, 0}};
     for (const Session& s : sessions) {
@@ -277,6 +278,7 @@ void serve_rings(Session* s, const FakeDaemonConfig& cfg, std::map<std::string, 
     if (fds[0].revents & POLLIN) {
       const int sock = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
       Session s;
+      if (sock >= 0 && handshakes++ > 0 && cfg.rehandshake_delay_ms > 0) usleep(cfg.rehandshake_delay_ms * 1000);
       if (sock >= 0 && hello_and_welcome(sock, cfg, &s)) {
         sessions.push_back(s);
       } else if (sock >= 0) {

@@ -24,6 +24,7 @@ struct FakeDaemonConfig {
   uint32_t max_batch = 64;
   int answer_delay_ms = 0;  // sleep before answering each request
   int reload_delay_ms = 0;  // sleep before answering a RELOAD control message
+  int rehandshake_delay_ms = 0;  // sleep before the welcome of every hand-shake but the first
   bool never_answer = false;
   // When >= 0 (the test runs as root): the serving child switches to this uid/gid and binds and
   // listens itself, so the socket's peer credentials are that user's (an impostor daemon).
