@@ -177,6 +177,22 @@ inline std::string dims_string(const TensorInfo& t) {
 }
 inline const char* dtype_name(nnclient_dtype t) { return t == NNCLIENT_UINT8 ? "uint8" : "float32"; }
 
+namespace detail {
+// The dtype a typed view of a tensor needs: float for float32, uint8_t (unsigned char) for uint8;
+// std::byte views any tensor as raw bytes. Any other T does not compile.
+template <typename T>
+constexpr bool is_bytes() {
+  return std::is_same_v<std::remove_cv_t<T>, std::byte>;
+}
+template <typename T>
+constexpr nnclient_dtype dtype_of() {
+  using U = std::remove_cv_t<T>;
+  static_assert(std::is_same_v<U, float> || std::is_same_v<U, uint8_t> || std::is_same_v<U, std::byte>,
+                "a tensor view is float (float32), uint8_t (uint8) or std::byte (raw bytes)");
+  return std::is_same_v<U, uint8_t> ? NNCLIENT_UINT8 : NNCLIENT_FLOAT32;
+}
+}  // namespace detail
+
 inline uint64_t to_us(std::chrono::microseconds t) {
   return t.count() <= 0 ? 0 : static_cast<uint64_t>(t.count());
 }
@@ -198,6 +214,8 @@ class Request {
       batch_ = o.batch_;
       in_ = o.in_;
       out_ = o.out_;
+      in_dtype_ = o.in_dtype_;
+      out_dtype_ = o.out_dtype_;
     }
     return *this;
   }
@@ -208,12 +226,15 @@ class Request {
   explicit operator bool() const { return r_ != nullptr; }
   uint32_t batch() const { return batch_; }
 
-  // Input k (batch samples) as a span of T, to be filled before submit().
+  // Input k (batch samples) as a span of T, to be filled before submit(). T must match the
+  // input's dtype (float for float32, uint8_t for uint8) or be std::byte: a mismatch throws
+  // Error(NNCLIENT_E_INVALID_ARGUMENT) rather than handing out memory of another type.
   template <typename T = std::byte>
   span<T> input(uint32_t k) {
     void* p = r_ ? nnclient_request_input(r_, k) : nullptr;
     if (!p) throw Error(NNCLIENT_E_INVALID_ARGUMENT, "no input " + std::to_string(k) +
                                                          " (bad index, or already submitted)");
+    check_dtype<T>("input", k, in_dtype_[k]);
     return {static_cast<T*>(p), in_.at(k) / sizeof(T)};
   }
 
@@ -230,12 +251,13 @@ class Request {
     return nnclient_wait(c_, r_, to_us(timeout));
   }
 
-  // Output k of a completed request, in place in shared memory.
+  // Output k of a completed request, in place in shared memory (float, or std::byte).
   template <typename T = float>
   span<const T> output(uint32_t k) const {
     const void* p = r_ ? nnclient_request_output(r_, k) : nullptr;
     if (!p) throw Error(NNCLIENT_E_INVALID_ARGUMENT, "no output " + std::to_string(k) +
                                                          " (bad index, or not completed)");
+    check_dtype<T>("output", k, out_dtype_[k]);
     return {static_cast<const T*>(p), out_.at(k) / sizeof(T)};
   }
 
@@ -248,19 +270,33 @@ class Request {
   friend class Client;
   Request(nnclient_t* c, nnclient_request_t* r, const ModelInfo& info, uint32_t batch)
       : c_(c), r_(r), batch_(batch) {
-    for (size_t k = 0; k < info.inputs().size(); ++k) in_[k] = info.input(k).sample_bytes * batch;
+    for (size_t k = 0; k < info.inputs().size(); ++k) {
+      in_[k] = info.input(k).sample_bytes * batch;
+      in_dtype_[k] = info.input(k).dtype;
+    }
     for (size_t k = 0; k < info.outputs().size(); ++k) {
       out_[k] = info.output(k).sample_bytes * batch;
+      out_dtype_[k] = info.output(k).dtype;
     }
   }
   void check(Status s) const {
     if (s != NNCLIENT_OK) throw Error(s, nnclient_last_error(c_));
+  }
+  template <typename T>
+  static void check_dtype(const char* side, uint32_t k, nnclient_dtype actual) {
+    if (detail::is_bytes<T>() || detail::dtype_of<T>() == actual) return;
+    throw Error(NNCLIENT_E_INVALID_ARGUMENT,
+                std::string(side) + " " + std::to_string(k) + " is " + dtype_name(actual) + ", not " +
+                    dtype_name(detail::dtype_of<T>()) + ": ask for " + side + "<" +
+                    (actual == NNCLIENT_UINT8 ? "uint8_t" : "float") + ">(" + std::to_string(k) +
+                    ") (or std::byte for raw bytes); nothing is converted");
   }
 
   nnclient_t* c_ = nullptr;
   nnclient_request_t* r_ = nullptr;
   uint32_t batch_ = 0;
   std::array<size_t, NNCLIENT_MAX_TENSORS> in_{}, out_{};
+  std::array<nnclient_dtype, NNCLIENT_MAX_TENSORS> in_dtype_{}, out_dtype_{};
 };
 
 class Client {

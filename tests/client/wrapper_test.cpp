@@ -65,6 +65,18 @@ TEST_F(WrapperTest, InferZeroCopyListStatsReload) {
   const nnclient::ModelInfo pair = moved.model_info("pair");
   {
     nnclient::Request r = moved.begin(pair, 2);
+    // A view of another element type than the input's is refused, not handed out.
+    try {
+      (void)r.input<float>(0);
+      FAIL() << "input<float> of a uint8 input";
+    } catch (const nnclient::Error& e) {
+      EXPECT_EQ(e.status(), NNCLIENT_E_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(e.what()).find("input 0 is uint8, not float32: ask for input<uint8_t>(0)"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_THROW((void)r.input<uint8_t>(1), nnclient::Error);
+    EXPECT_EQ(r.input<std::byte>(1).size(), 16u);  // raw bytes of any input
     std::span<uint8_t> a = r.input<uint8_t>(0);
     std::span<float> b = r.input<float>(1);
     ASSERT_EQ(a.size(), 6u);
@@ -78,6 +90,7 @@ TEST_F(WrapperTest, InferZeroCopyListStatsReload) {
     EXPECT_EQ(sum[0], 0 + 1 + 2 + 2.0f);
     EXPECT_EQ(sum[1], 3 + 4 + 5 + 2.0f);
     EXPECT_THROW(r.output(5), nnclient::Error);
+    EXPECT_THROW((void)r.output<uint8_t>(0), nnclient::Error);  // outputs are float32
   }  // released here
 
   EXPECT_THROW(moved.model_info("missing"), nnclient::Error);
