@@ -69,8 +69,10 @@ def test_batches_larger_than_max_batch_and_input_forms(daemon):
         firsts = [c.infer(ball, [x[i:i + 1]])[0] for i in range(10)]
         np.testing.assert_array_equal(whole, by_name)
         np.testing.assert_array_equal(whole, np.concatenate(firsts))
-        # float64 input is converted; the same numbers give the same answer.
-        np.testing.assert_array_equal(c.infer(ball, x.astype(np.float64))[0], whole)
+        # float64 input is refused, and converted when asked: the same numbers, the same answer.
+        with pytest.raises(ValueError, match="input 'patch' is float32, got a float64 array.*convert=True"):
+            c.infer(ball, x.astype(np.float64))
+        np.testing.assert_array_equal(c.infer(ball, x.astype(np.float64), convert=True)[0], whole)
 
 
 def test_uint8_input(daemon):
@@ -80,8 +82,41 @@ def test_uint8_input(daemon):
         assert img.dtype == np.uint8
         outs = c.infer(det, img)
         assert all(o.shape[0] == 2 and np.isfinite(o).all() for o in outs)
-        with pytest.raises(ValueError, match="uint8"):
+        with pytest.raises(ValueError, match="input 'input' is uint8, got a float32 array"):
             c.infer(det, img.astype(np.float32))
+        # convert=True takes integers 0..255, never floats or values out of range.
+        np.testing.assert_array_equal(c.infer(det, img.astype(np.int64), convert=True)[0], outs[0])
+        with pytest.raises(ValueError, match="integers 0..255"):
+            c.infer(det, img.astype(np.float32), convert=True)
+        with pytest.raises(ValueError, match="values 0..256"):
+            c.infer(det, img.astype(np.int64) + (img == 255), convert=True)
+
+
+def test_zero_copy_request(daemon):
+    with nnclient.Client(daemon.socket) as c:
+        ball = c.model_info("ball")
+        x = nnclient.deterministic_input(ball, 3)[0]
+        (want, *_) = c.infer(ball, x)
+        with c.request(ball, batch=3) as r:
+            assert r.inputs[0].shape == x.shape and r.inputs[0].dtype == np.float32
+            r.inputs[0][:] = x
+            (got, *_) = r.run()
+            np.testing.assert_array_equal(got, want)
+            assert not got.flags.writeable
+            got_copy = got.copy()
+        assert r.inputs == [] and r.outputs == []
+        np.testing.assert_array_equal(got_copy, want)
+        with pytest.raises(nnclient.Error, match="released"):
+            r.run()
+        # A uint8 model's request gives uint8 arrays.
+        det = c.model_info("detector")
+        with c.request(det) as r:
+            assert r.inputs[0].dtype == np.uint8
+
+
+def test_version():
+    assert nnclient.__version__.count(".") == 2
+    assert nnclient.__version__ == nnclient.version()
 
 
 def test_errors_carry_the_status_name(daemon):

@@ -7,6 +7,14 @@
         x = np.zeros((4,) + ball.inputs[0].shape, np.float32)   # batch first
         (y,) = c.infer("ball", x)                # list of float32 arrays, batch first
 
+        with c.request(ball, batch=4) as r:      # zero-copy: arrays in the shared memory
+            r.inputs[0][:] = x
+            r.run()
+            y = r.outputs[0].copy()              # views are valid inside the `with` only
+
+Arrays must have the input's dtype (float32, or uint8 where the daemon's config says so): nothing
+is converted unless asked with convert=True (float64 -> float32, say).
+
 Errors of the C API are raised as nnclient.Error, which carries the status code (`status`, an
 nnclient.Status), its name (`name`, e.g. "NNCLIENT_E_UNKNOWN_MODEL") and the library's detail
 message. Mistakes found before calling the library (wrong shape or dtype) raise ValueError.
@@ -28,7 +36,12 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-__all__ = ["Client", "Error", "ModelInfo", "TensorInfo", "Status", "library_path", "version"]
+__all__ = ["Client", "Error", "ModelInfo", "Request", "TensorInfo", "Status", "library_path",
+           "version", "__version__"]
+
+# The version of this package: the nnd project version (CMake checks it at configure time).
+# version() is the loaded libnnclient's, which may be newer.
+__version__ = "1.0.0"
 
 MAX_RANK = 6
 MAX_TENSORS = 8
@@ -60,6 +73,7 @@ class Status(enum.IntEnum):
     E_TOO_MANY_REQUESTS = 17
     E_REQUEST_TOO_LARGE = 18
     E_MEMORY_LIMIT = 19
+    E_RELOAD_FAILED = 20
 
 
 # ---- the C structs (nnclient.h) ----------------------------------------------------------------
@@ -155,6 +169,13 @@ _list_models = _sig("nnclient_list_models", ctypes.c_int, _vp, ctypes.c_uint32,
 _infer = _sig("nnclient_infer", ctypes.c_int, _vp, ctypes.POINTER(_ModelInfo),
               ctypes.POINTER(_vp), ctypes.c_uint32, ctypes.POINTER(_vp), ctypes.c_uint64)
 _reload = _sig("nnclient_reload", ctypes.c_int, _vp)
+_request_begin = _sig("nnclient_request_begin", ctypes.c_int, _vp, ctypes.POINTER(_ModelInfo),
+                      ctypes.c_uint32, ctypes.POINTER(_vp))
+_request_input = _sig("nnclient_request_input", _vp, _vp, ctypes.c_uint32)
+_request_output = _sig("nnclient_request_output", _vp, _vp, ctypes.c_uint32)
+_submit = _sig("nnclient_submit", ctypes.c_int, _vp, _vp, _vp)
+_wait = _sig("nnclient_wait", ctypes.c_int, _vp, _vp, ctypes.c_uint64)
+_request_release = _sig("nnclient_request_release", None, _vp, _vp)
 _stats = _sig("nnclient_stats", ctypes.c_int, _vp, ctypes.c_uint32, ctypes.POINTER(_ModelStats))
 _metrics = _sig("nnclient_model_metrics", ctypes.c_int, _vp, ctypes.c_uint32,
                 ctypes.POINTER(_ModelMetrics))
@@ -355,16 +376,18 @@ class Client:
 
     # -- inference --
     def infer(self, model: Union[str, ModelInfo], inputs: ArrayInputs,
-              timeout: Optional[float] = 10.0) -> List[np.ndarray]:
+              timeout: Optional[float] = 10.0, *, convert: bool = False) -> List[np.ndarray]:
         """Runs a batch and returns the outputs (float32, batch first), in the model's order.
 
         `inputs`: one array (a one-input model), a sequence in the model's input order, or a
         dict by input name. Each array is batch first: shape (N,) + the input's shape, the same N
-        for all. float32 inputs take float32 arrays (other numeric dtypes are converted); uint8
-        inputs take uint8 arrays. A batch larger than the model's max_batch is sent in several
-        requests. `timeout` in seconds per request (None or 0: wait forever)."""
+        for all, and of the input's dtype: float32 arrays for float32 inputs, uint8 arrays for
+        uint8 inputs. Another dtype raises ValueError, unless convert=True: then a float32 input
+        takes any real numbers (converted to float32), and a uint8 input integers 0..255. A
+        batch larger than the model's max_batch is sent in several requests. `timeout` in
+        seconds per request (None or 0: wait forever)."""
         info = self.model_info(model) if isinstance(model, str) else model
-        arrays = self._arrange(info, inputs)
+        arrays = self._arrange(info, inputs, convert)
         batch = arrays[0].shape[0] if arrays else 0
         if batch == 0:
             raise ValueError("the batch (first axis) is empty")
@@ -379,8 +402,14 @@ class Client:
             self._check(_infer(self._handle(), ctypes.byref(raw), ins, n, os_, timeout_us))
         return outs
 
+    def request(self, model: Union[str, ModelInfo], batch: int = 1) -> "Request":
+        """A zero-copy request (nnclient_request_begin): numpy arrays that live in the shared
+        memory the daemon reads and writes. Use as a context manager; see Request."""
+        info = self.model_info(model) if isinstance(model, str) else model
+        return Request(self, info, batch)
+
     @staticmethod
-    def _arrange(info: ModelInfo, inputs: ArrayInputs) -> List[np.ndarray]:
+    def _arrange(info: ModelInfo, inputs: ArrayInputs, convert: bool = False) -> List[np.ndarray]:
         if isinstance(inputs, np.ndarray):
             given = [inputs]
         elif isinstance(inputs, Mapping):
@@ -408,14 +437,98 @@ class Client:
             if batch is not None and a.shape[0] != batch:
                 raise ValueError(f"input '{t.name}': batch {a.shape[0]} differs from {batch}")
             batch = a.shape[0]
-            if t.dtype == "uint8":
-                if a.dtype != np.uint8:
-                    raise ValueError(f"input '{t.name}' is uint8 in the daemon's config; "
-                                     f"got {a.dtype}")
-            elif a.dtype != np.float32:
-                a = a.astype(np.float32)
+            a = _as_input_dtype(t, a, convert)
             out.append(np.ascontiguousarray(a))
         return out
+
+
+def _as_input_dtype(t: TensorInfo, a: np.ndarray, convert: bool) -> np.ndarray:
+    """`a` when it has input t's dtype; converted when asked (and possible without losing
+    values: integers 0..255 for uint8); else ValueError naming both dtypes."""
+    want = np.uint8 if t.dtype == "uint8" else np.float32
+    if a.dtype == want:
+        return a
+    if not convert:
+        hint = ("the daemon's config says uint8 for it (camera bytes)" if t.dtype == "uint8"
+                else "send float32")
+        raise ValueError(f"input '{t.name}' is {t.dtype}, got a {a.dtype} array: {hint}; "
+                         f"nothing is converted unasked (convert it, e.g. a.astype(np.{t.dtype}), "
+                         f"or pass convert=True)")
+    if want == np.float32:
+        if not (np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_) or np.iscomplexobj(a):
+            raise ValueError(f"input '{t.name}' is float32: cannot convert a {a.dtype} array")
+        return a.astype(np.float32)
+    if not np.issubdtype(a.dtype, np.integer) or (a.size and (a.min() < 0 or a.max() > 255)):
+        raise ValueError(f"input '{t.name}' is uint8: convert=True takes integers 0..255, got a "
+                         f"{a.dtype} array" + (f" with values {a.min()}..{a.max()}" if a.size else ""))
+    return a.astype(np.uint8)
+
+
+class Request:
+    """A zero-copy request: `inputs` and `outputs` are numpy arrays (batch first) in the shared
+    memory of the connection, as nnclient_request_input/output give them in C. Fill the inputs
+    in place, run(), read the outputs in place.
+
+        with client.request(ball, batch=8) as r:
+            r.inputs[0][:] = patches      # or write into r.inputs[0] directly, e.g. a camera copy
+            r.run(timeout=0.05)
+            best = r.outputs[0].argmax(axis=1)
+
+    The arrays are views of the request's slot: valid until the request is released (leaving the
+    `with`, or release()); do not keep them beyond it (copy what you need). Outputs are read-only.
+    The Request belongs to its Client and its thread, like the client itself."""
+
+    def __init__(self, client: Client, info: ModelInfo, batch: int):
+        if batch < 1:
+            raise ValueError("batch must be at least 1")
+        self._client = client
+        self._info = info
+        self._batch = batch
+        self._r = _vp()
+        raw = info._raw if info._raw is not None else client.model_info(info.name)._raw
+        client._check(_request_begin(client._handle(), ctypes.byref(raw), batch, ctypes.byref(self._r)))
+        self.inputs: List[np.ndarray] = [
+            self._view(_request_input(self._r, k), t, writable=True) for k, t in enumerate(info.inputs)]
+        self.outputs: List[np.ndarray] = []
+
+    def _view(self, ptr: Optional[int], t: TensorInfo, writable: bool) -> np.ndarray:
+        if not ptr:
+            raise Error(Status.E_INVALID_ARGUMENT, f"no buffer for '{t.name}'")
+        dtype = np.uint8 if t.dtype == "uint8" else np.float32
+        n = self._batch * int(np.prod(t.shape, dtype=np.int64))
+        buf = (ctypes.c_uint8 * (n * np.dtype(dtype).itemsize)).from_address(ptr)
+        a = np.frombuffer(buf, dtype=dtype, count=n).reshape((self._batch,) + t.shape)
+        a.flags.writeable = writable
+        return a
+
+    def run(self, timeout: Optional[float] = 10.0) -> List[np.ndarray]:
+        """Submits the request and waits for its answer; returns (and sets) `outputs`."""
+        if not self._r:
+            raise Error(Status.E_INVALID_ARGUMENT, "the request was released")
+        h = self._client._handle()
+        self._client._check(_submit(h, self._r, None))
+        self.inputs = []  # the daemon owns the input memory now
+        self._client._check(_wait(h, self._r, int(timeout * 1e6) if timeout else 0))
+        self.outputs = [self._view(_request_output(self._r, k), t, writable=False)
+                        for k, t in enumerate(self._info.outputs)]
+        return self.outputs
+
+    def release(self) -> None:
+        """Gives the slot back (idempotent); the arrays must not be used afterwards."""
+        if self._r and not self._client.closed:
+            _request_release(self._client._handle(), self._r)
+        self._r = _vp()
+        self.inputs, self.outputs = [], []
+
+    def __enter__(self) -> "Request":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def __del__(self):
+        if getattr(self, "_r", None) and getattr(self, "_client", None) is not None:
+            self.release()
 
 
 def deterministic_input(info: ModelInfo, batch: int = 1) -> List[np.ndarray]:
