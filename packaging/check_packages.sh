@@ -145,6 +145,13 @@ grep -q "deb-systemd-helper enable nnd.service" "$ctl/postinst" || bad "nnd: pos
 grep -q "deb-systemd-helper purge nnd.service" "$ctl/postrm" || bad "nnd: postrm does not purge the unit's links"
 grep -qx "/etc/nnd/nnd.yaml" "$ctl/conffiles" || bad "nnd: /etc/nnd/nnd.yaml is not a conffile"
 
+# python3-nnclient byte-compiles with Debian's py3compile and cleans with py3clean (else a purge
+# leaves __pycache__ behind).
+ctl=$work/ctl-python3-nnclient
+dpkg-deb -e "${deb[python3-nnclient]}" "$ctl"
+grep -q "py3compile -p python3-nnclient" "$ctl/postinst" 2>/dev/null || bad "python3-nnclient: postinst does not py3compile"
+grep -q "py3clean -p python3-nnclient" "$ctl/prerm" 2>/dev/null || bad "python3-nnclient: prerm does not py3clean"
+
 # The installed config and unit point at the installed files.
 dpkg-deb -x "${deb[nnd]}" "$work/x-nnd"
 cfg=$work/x-nnd/etc/nnd/nnd.yaml
