@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <type_traits>
 #include <set>
+#include <stdexcept>
 
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
@@ -271,17 +273,6 @@ std::vector<std::pair<int64_t, int64_t>> pad_pairs(const Cfg& c, const std::stri
     c.check_nonnegative(key, pr.second);
   }
   return out;
-}
-
-const std::set<std::string>& identity_classes() {
-  static const std::set<std::string> s = {
-      "Dropout",       "SpatialDropout1D", "SpatialDropout2D",      "SpatialDropout3D",
-      "GaussianNoise", "GaussianDropout",  "AlphaDropout",          "ActivityRegularization",
-      // Augmentation layers return their input unchanged at inference (training=False).
-      "RandomFlip",    "RandomRotation",   "RandomZoom",            "RandomTranslation",
-      "RandomContrast", "RandomBrightness",
-  };
-  return s;
 }
 
 // TFOpLambda functions (the `function` config value, as Keras 2.4+ writes it) that are an
@@ -843,6 +834,458 @@ MappedLayer map_bidirectional(const Cfg& c, const LayerCtx& ctx) {
   return m;
 }
 
+// Maps one family of layer classes (`cls` tells its members apart) onto `m`; throws like map_layer.
+using LayerMapper = void (*)(const std::string& cls, const Cfg& c, const json* call_kwargs, const LayerCtx& ctx,
+                             MappedLayer& m);
+
+ActivationKind layer_activation(const Cfg& c, const LayerCtx& ctx) {
+  const json* v = c.get("activation");
+  return v == nullptr ? ActivationKind::kLinear : map_activation(*v, ctx, "activation");
+}
+
+void map_dense(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+               const LayerCtx& ctx, MappedLayer& m) {
+  DenseParams p;
+  p.units = c.positive("units");
+  c.must_be_off("lora_rank", "LoRA adapters");
+  c.must_be_off("quantization_config", "quantized layers");
+  p.activation = layer_activation(c, ctx);
+  m.weights.push_back(ws("kernel", {-1, p.units}));
+  require_bias_flag(c, m, p.units);
+  m.params = std::move(p);
+}
+
+void map_conv(const std::string& cls, const Cfg& c, const json* /*call_kwargs*/,
+              const LayerCtx& ctx, MappedLayer& m) {
+  const int rank = cls == "Conv1D" ? 1 : 2;
+  c.channels_last();
+  c.must_be_off("lora_rank", "LoRA adapters");
+  ConvParams p;
+  p.rank = rank;
+  p.filters = c.positive("filters");
+  p.groups = c.positive("groups", 1);
+  if (p.filters % p.groups != 0) {
+    c.fail("groups", std::to_string(p.groups) + " does not divide filters " + std::to_string(p.filters));
+  }
+  p.window = conv_window(c, rank, rank == 1);
+  p.activation = layer_activation(c, ctx);
+  std::vector<int64_t> kdims;
+  if (rank == 2) kdims = {p.window.kernel_h, p.window.kernel_w, -1, p.filters};
+  else kdims = {p.window.kernel_w, -1, p.filters};
+  m.weights.push_back(ws("kernel", kdims, rank == 1));
+  require_bias_flag(c, m, p.filters);
+  m.params = std::move(p);
+}
+
+void map_depthwise_conv(const std::string& cls, const Cfg& c, const json* /*call_kwargs*/,
+                        const LayerCtx& ctx, MappedLayer& m) {
+  const int rank = cls == "DepthwiseConv1D" ? 1 : 2;
+  c.channels_last();
+  DepthwiseConvParams p;
+  p.rank = rank;
+  p.depth_multiplier = c.positive("depth_multiplier", 1);
+  p.window = conv_window(c, rank, false);
+  p.activation = layer_activation(c, ctx);
+  std::vector<int64_t> kdims;
+  if (rank == 2) kdims = {p.window.kernel_h, p.window.kernel_w, -1, p.depth_multiplier};
+  else kdims = {p.window.kernel_w, -1, p.depth_multiplier};
+  // Keras 2 names the variable depthwise_kernel, Keras 3 kernel.
+  m.weights.push_back(ws("depthwise_kernel", kdims, rank == 1, "kernel"));
+  require_bias_flag(c, m, -1);
+  m.params = std::move(p);
+}
+
+void map_separable_conv(const std::string& cls, const Cfg& c, const json* /*call_kwargs*/,
+                        const LayerCtx& ctx, MappedLayer& m) {
+  const int rank = cls == "SeparableConv1D" ? 1 : 2;
+  c.channels_last();
+  SeparableConvParams p;
+  p.rank = rank;
+  p.filters = c.positive("filters");
+  p.depth_multiplier = c.positive("depth_multiplier", 1);
+  if (c.integer("groups", 1) != 1) c.fail("groups", "must be 1 for a separable convolution");
+  p.window = conv_window(c, rank, rank == 1);
+  p.activation = layer_activation(c, ctx);
+  if (rank == 2) {
+    m.weights.push_back(ws("depthwise_kernel", {p.window.kernel_h, p.window.kernel_w, -1, p.depth_multiplier}));
+    m.weights.push_back(ws("pointwise_kernel", {1, 1, -1, p.filters}));
+  } else {
+    m.weights.push_back(ws("depthwise_kernel", {p.window.kernel_w, -1, p.depth_multiplier}, true));
+    m.weights.push_back(ws("pointwise_kernel", {1, -1, p.filters}, true));
+  }
+  require_bias_flag(c, m, p.filters);
+  m.params = std::move(p);
+}
+
+void map_conv_transpose(const std::string& cls, const Cfg& c, const json* /*call_kwargs*/,
+                        const LayerCtx& ctx, MappedLayer& m) {
+  const int rank = cls == "Conv1DTranspose" ? 1 : 2;
+  c.channels_last();
+  ConvTransposeParams p;
+  p.rank = rank;
+  p.filters = c.positive("filters");
+  if (c.integer("groups", 1) != 1) c.fail("groups", "must be 1 for a transposed convolution");
+  p.window = conv_window(c, rank, false);
+  if (c.has("output_padding")) {
+    std::vector<int64_t> op = c.tuple("output_padding", static_cast<size_t>(rank));
+    std::vector<int64_t> st = rank == 2 ? std::vector<int64_t>{p.window.stride_h, p.window.stride_w}
+                                        : std::vector<int64_t>{p.window.stride_w};
+    for (size_t i = 0; i < op.size(); ++i) {
+      c.check_nonnegative("output_padding", op[i]);
+      if (op[i] >= st[i]) {
+        c.fail("output_padding", "must be smaller than the stride (" + std::to_string(op[i]) +
+                                     " >= " + std::to_string(st[i]) + ")");
+      }
+    }
+    if (rank == 2) p.output_padding_h = op[0], p.output_padding_w = op[1];
+    else p.output_padding_w = op[0];
+  }
+  p.activation = layer_activation(c, ctx);
+  std::vector<int64_t> kdims;
+  if (rank == 2) kdims = {p.window.kernel_h, p.window.kernel_w, p.filters, -1};
+  else kdims = {p.window.kernel_w, p.filters, -1};
+  m.weights.push_back(ws("kernel", kdims, rank == 1));
+  require_bias_flag(c, m, p.filters);
+  m.params = std::move(p);
+}
+
+void map_batch_norm(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+                    const LayerCtx& /*ctx*/, MappedLayer& m) {
+  BatchNormParams p;
+  p.keras_axis = single_axis(c, "axis", -1);
+  p.epsilon = c.number("epsilon", 1e-3);
+  if (p.epsilon < 0) c.fail("epsilon", "must be >= 0");
+  c.must_be_off("virtual_batch_size", "virtual batches");
+  m.bn_center = c.boolean("center", true);
+  m.bn_scale = c.boolean("scale", true);
+  if (m.bn_scale) m.weights.push_back(ws("gamma", {-1}));
+  if (m.bn_center) m.weights.push_back(ws("beta", {-1}));
+  m.weights.push_back(ws("moving_mean", {-1}));
+  m.weights.push_back(ws("moving_variance", {-1}));
+  m.params = std::move(p);
+}
+
+void map_layer_norm(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+                    const LayerCtx& /*ctx*/, MappedLayer& m) {
+  LayerNormParams p;
+  const json* ax = c.get("axis");
+  if (ax == nullptr) {
+    p.keras_axes = {-1};
+  } else if (ax->is_array()) {
+    if (ax->empty()) c.fail("axis", "empty axis list");
+    for (const json& e : *ax) p.keras_axes.push_back(static_cast<int>(std::clamp<int64_t>(c.as_int(e, "axis"), -64, 64)));
+  } else {
+    p.keras_axes = {single_axis(c, "axis", -1)};
+  }
+  p.epsilon = c.number("epsilon", 1e-3);
+  if (p.epsilon < 0) c.fail("epsilon", "must be >= 0");
+  c.must_be_off("rms_scaling", "RMS scaling");
+  bool center = c.boolean("center", true), scale = c.boolean("scale", true);
+  if (scale) m.weights.push_back(ws("gamma", {}));
+  if (center) m.weights.push_back(ws("beta", {}));
+  m.params = std::move(p);
+}
+
+void map_activation_layer(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+                          const LayerCtx& ctx, MappedLayer& m) {
+  const json* v = c.get("activation");
+  if (v == nullptr) c.fail("activation", "missing");
+  m.params = ActivationParams{map_activation(*v, ctx, "activation")};
+}
+
+void map_relu(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+              const LayerCtx& ctx, MappedLayer& m) {
+  ReluParams p;
+  const json* mv = c.get("max_value");
+  if (mv != nullptr) {
+    p.max_value = c.number("max_value", 0);
+    if (p.max_value < 0) c.fail("max_value", "must be >= 0");
+  }
+  p.negative_slope = c.number("negative_slope", 0.0);
+  if (p.negative_slope < 0) c.fail("negative_slope", "must be >= 0");
+  p.threshold = c.number("threshold", 0.0);
+  if (p.threshold < 0 && ctx.version == Version::kKeras2) c.fail("threshold", "must be >= 0");
+  m.params = p;
+}
+
+void map_leaky_relu(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+                    const LayerCtx& /*ctx*/, MappedLayer& m) {
+  ReluParams p;
+  // Keras 2 writes `alpha`, Keras 3 `negative_slope`; both default to 0.3.
+  p.negative_slope = c.has("negative_slope") ? c.number("negative_slope", 0.3) : c.number("alpha", 0.3);
+  m.params = p;
+}
+
+void map_prelu(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+               const LayerCtx& /*ctx*/, MappedLayer& m) {
+  const json* sa = c.get("shared_axes");
+  if (sa != nullptr) {
+    std::vector<int64_t> axes;
+    if (sa->is_array()) {
+      for (const json& e : *sa) axes.push_back(c.as_int(e, "shared_axes"));
+    } else {
+      axes.push_back(c.as_int(*sa, "shared_axes"));
+    }
+    for (int64_t a : axes) {
+      if (a < 1 || a > 64) c.fail(ErrorCode::kUnsupported, "shared_axes", "axis " + std::to_string(a) + " is not supported");
+      m.prelu_shared_axes.push_back(static_cast<int>(a));
+    }
+  }
+  m.weights.push_back(ws("alpha", {}));
+  m.params = PReluParams{};
+}
+
+void map_elu(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+             const LayerCtx& /*ctx*/, MappedLayer& m) {
+  m.params = EluParams{c.number("alpha", 1.0)};
+}
+
+void map_thresholded_relu(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+                          const LayerCtx& /*ctx*/, MappedLayer& m) {
+  m.params = ThresholdedReluParams{c.number("theta", 1.0)};
+}
+
+void map_softmax(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+                 const LayerCtx& /*ctx*/, MappedLayer& m) {
+  SoftmaxParams p;
+  p.keras_axis = single_axis(c, "axis", -1);
+  m.params = p;
+}
+
+void map_pool(const std::string& cls, const Cfg& c, const json* /*call_kwargs*/,
+              const LayerCtx& /*ctx*/, MappedLayer& m) {
+  c.channels_last();
+  PoolParams p;
+  p.kind = (cls.find("Max") != std::string::npos) ? PoolKind::kMax : PoolKind::kAverage;
+  p.rank = cls.back() == '1' || cls.find("1D") != std::string::npos ? 1 : 2;
+  p.window = pool_window(c, p.rank);
+  m.params = p;
+}
+
+void map_global_pool(const std::string& cls, const Cfg& c, const json* /*call_kwargs*/,
+                     const LayerCtx& /*ctx*/, MappedLayer& m) {
+  c.channels_last();
+  GlobalPoolParams p;
+  p.kind = (cls.find("Max") != std::string::npos) ? PoolKind::kMax : PoolKind::kAverage;
+  p.rank = cls.find("1D") != std::string::npos ? 1 : 2;
+  p.keepdims = c.boolean("keepdims", false);
+  m.params = p;
+}
+
+void map_flatten(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+                 const LayerCtx& /*ctx*/, MappedLayer& m) {
+  c.channels_last();
+  m.params = FlattenParams{};
+}
+
+void map_reshape(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+                 const LayerCtx& /*ctx*/, MappedLayer& m) {
+  const json* t = c.get("target_shape");
+  if (t == nullptr || !t->is_array()) c.fail("target_shape", "expected a list of integers");
+  ReshapeParams p;
+  int minus = 0;
+  for (const json& e : *t) {
+    int64_t d = e.is_null() ? -1 : c.as_int(e, "target_shape");
+    if (d == -1) {
+      if (++minus > 1) c.fail("target_shape", "more than one -1");
+    } else {
+      c.check_positive("target_shape", d);
+    }
+    p.target.push_back(d);
+  }
+  m.params = std::move(p);
+}
+
+void map_permute(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+                 const LayerCtx& /*ctx*/, MappedLayer& m) {
+  const json* d = c.get("dims");
+  if (d == nullptr || !d->is_array()) c.fail("dims", "expected a list of integers");
+  PermuteParams p;
+  std::vector<bool> seen(d->size() + 1, false);
+  for (const json& e : *d) {
+    int64_t a = c.as_int(e, "dims");
+    if (a < 1 || a > static_cast<int64_t>(d->size()) || seen[static_cast<size_t>(a)]) {
+      c.fail("dims", dump_short(*d) + " is not a permutation of 1.." + std::to_string(d->size()));
+    }
+    seen[static_cast<size_t>(a)] = true;
+    p.dims.push_back(static_cast<int>(a));
+  }
+  m.params = std::move(p);
+}
+
+void map_repeat_vector(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+                       const LayerCtx& /*ctx*/, MappedLayer& m) {
+  m.params = RepeatVectorParams{c.positive("n")};
+}
+
+void map_preprocessing_layer(const std::string& cls, const Cfg& c, const json* /*call_kwargs*/,
+                             const LayerCtx& ctx, MappedLayer& m) {
+  map_preprocessing(cls, c, ctx, m);  // Rescaling, Normalization, CenterCrop, Resizing: completed from the input shapes
+}
+
+void map_identity(const std::string& /*cls*/, const Cfg& /*c*/, const json* /*call_kwargs*/,
+                  const LayerCtx& /*ctx*/, MappedLayer& m) {
+  m.params = IdentityParams{};
+}
+
+void map_zero_padding(const std::string& cls, const Cfg& c, const json* /*call_kwargs*/,
+                      const LayerCtx& /*ctx*/, MappedLayer& m) {
+  const int rank = cls == "ZeroPadding1D" ? 1 : 2;
+  if (rank == 2) c.channels_last();
+  ZeroPaddingParams p;
+  p.rank = rank;
+  auto pr = pad_pairs(c, "padding", rank, 1);
+  if (rank == 2) p.top = pr[0].first, p.bottom = pr[0].second, p.left = pr[1].first, p.right = pr[1].second;
+  else p.left = pr[0].first, p.right = pr[0].second;
+  m.params = p;
+}
+
+void map_cropping(const std::string& cls, const Cfg& c, const json* /*call_kwargs*/,
+                  const LayerCtx& /*ctx*/, MappedLayer& m) {
+  const int rank = cls == "Cropping1D" ? 1 : 2;
+  if (rank == 2) c.channels_last();
+  CroppingParams p;
+  p.rank = rank;
+  auto pr = pad_pairs(c, "cropping", rank, rank == 1 ? 1 : 0);
+  if (rank == 2) p.top = pr[0].first, p.bottom = pr[0].second, p.left = pr[1].first, p.right = pr[1].second;
+  else p.left = pr[0].first, p.right = pr[0].second;
+  m.params = p;
+}
+
+void map_upsampling1d(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+                      const LayerCtx& /*ctx*/, MappedLayer& m) {
+  UpSamplingParams p;
+  p.rank = 1;
+  p.size_w = c.tuple("size", 1, std::vector<int64_t>{2})[0];
+  c.check_positive("size", p.size_w);
+  m.params = p;
+}
+
+void map_upsampling2d(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+                      const LayerCtx& /*ctx*/, MappedLayer& m) {
+  c.channels_last();
+  UpSamplingParams p;
+  p.rank = 2;
+  auto s = c.tuple("size", 2, std::vector<int64_t>{2, 2});
+  c.check_positive("size", s[0]);
+  c.check_positive("size", s[1]);
+  p.size_h = s[0], p.size_w = s[1];
+  std::string interp = c.str("interpolation", "nearest");
+  if (interp == "nearest") p.interpolation = Interpolation::kNearest;
+  else if (interp == "bilinear") p.interpolation = Interpolation::kBilinear;
+  else c.fail(ErrorCode::kUnsupported, "interpolation", "'" + interp + "' is not supported (nearest, bilinear)");
+  m.params = p;
+}
+
+void map_merge(const std::string& cls, const Cfg& /*c*/, const json* /*call_kwargs*/,
+               const LayerCtx& /*ctx*/, MappedLayer& m) {
+  MergeParams p;
+  p.op = cls == "Add"        ? MergeOp::kAdd
+         : cls == "Subtract" ? MergeOp::kSubtract
+         : cls == "Multiply" ? MergeOp::kMultiply
+         : cls == "Average"  ? MergeOp::kAverage
+         : cls == "Maximum"  ? MergeOp::kMaximum
+                             : MergeOp::kMinimum;
+  m.min_inputs = cls == "Subtract" ? 2 : 1;
+  m.max_inputs = cls == "Subtract" ? 2 : 1 << 20;
+  m.params = p;
+}
+
+void map_concatenate(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+                     const LayerCtx& /*ctx*/, MappedLayer& m) {
+  ConcatParams p;
+  p.keras_axis = single_axis(c, "axis", -1);
+  m.min_inputs = 1;
+  m.max_inputs = 1 << 20;
+  m.params = p;
+}
+
+void map_recurrent_layer(const std::string& cls, const Cfg& c, const json* /*call_kwargs*/,
+                         const LayerCtx& ctx, MappedLayer& m) {
+  m = map_recurrent(cls, c, ctx);
+}
+
+void map_bidirectional_layer(const std::string& /*cls*/, const Cfg& c, const json* /*call_kwargs*/,
+                             const LayerCtx& ctx, MappedLayer& m) {
+  m = map_bidirectional(c, ctx);
+}
+
+void map_tf_op_lambda_layer(const std::string& /*cls*/, const Cfg& c, const json* call_kwargs,
+                            const LayerCtx& ctx, MappedLayer& m) {
+  m = map_tf_op_lambda(c, call_kwargs, ctx);
+}
+
+void refuse_nested_model(const std::string& cls, const Cfg& c, const json* /*call_kwargs*/,
+                         const LayerCtx& ctx, MappedLayer& /*m*/) {
+  // The model builder inlines nested models before layers are mapped; one arriving here was not.
+  ctx.fail("class_name", "nested model '" + c.str("name", "?") + "' (" + cls + ") was not inlined");
+}
+
+void refuse_masking(const std::string& /*cls*/, const Cfg& /*c*/, const json* /*call_kwargs*/,
+                    const LayerCtx& ctx, MappedLayer& /*m*/) {
+  ctx.fail(ErrorCode::kUnsupported, "class_name", "Masking is not supported (nnd does not propagate masks)");
+}
+
+void refuse_lambda(const std::string& /*cls*/, const Cfg& /*c*/, const json* /*call_kwargs*/,
+                   const LayerCtx& ctx, MappedLayer& /*m*/) {
+  ctx.fail(ErrorCode::kUnsupported, "class_name", "Lambda layers hold Python code and are not supported");
+}
+
+// Keras class name -> its mapper: every class nnd reads, and the known ones it refuses by name.
+const std::map<std::string, LayerMapper>& layer_mappers() {
+  static const std::map<std::string, LayerMapper> table = [] {
+    std::map<std::string, LayerMapper> t;
+    auto add = [&t](LayerMapper f, std::initializer_list<std::string> classes) {
+      for (const std::string& cls : classes) {
+        if (!t.emplace(cls, f).second) throw std::logic_error("Keras class '" + cls + "' has two mappers");
+      }
+    };
+    add(map_dense, {"Dense"});
+    add(map_conv, {"Conv1D", "Conv2D"});
+    add(map_depthwise_conv, {"DepthwiseConv1D", "DepthwiseConv2D"});
+    add(map_separable_conv, {"SeparableConv1D", "SeparableConv2D"});
+    add(map_conv_transpose, {"Conv1DTranspose", "Conv2DTranspose", "Convolution2DTranspose", "Deconvolution2D"});
+    add(map_batch_norm, {"BatchNormalization", "BatchNormalizationV1", "BatchNormalizationV2",
+                         "SyncBatchNormalization"});
+    add(map_layer_norm, {"LayerNormalization"});
+    add(map_activation_layer, {"Activation"});
+    add(map_relu, {"ReLU"});
+    add(map_leaky_relu, {"LeakyReLU"});
+    add(map_prelu, {"PReLU"});
+    add(map_elu, {"ELU"});
+    add(map_thresholded_relu, {"ThresholdedReLU"});
+    add(map_softmax, {"Softmax"});
+    add(map_pool, {"MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D", "MaxPool1D", "MaxPool2D",
+                   "AvgPool1D", "AvgPool2D"});
+    add(map_global_pool, {"GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalAveragePooling1D",
+                          "GlobalAveragePooling2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalAvgPool1D",
+                          "GlobalAvgPool2D"});
+    add(map_flatten, {"Flatten"});
+    add(map_reshape, {"Reshape"});
+    add(map_permute, {"Permute"});
+    add(map_repeat_vector, {"RepeatVector"});
+    add(map_preprocessing_layer, {"Rescaling", "Normalization", "CenterCrop", "Resizing"});
+    // Identities at inference (augmentation layers return their input unchanged with training=False).
+    add(map_identity, {"InputLayer", "Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D",
+                       "GaussianNoise", "GaussianDropout", "AlphaDropout", "ActivityRegularization", "RandomFlip",
+                       "RandomRotation", "RandomZoom", "RandomTranslation", "RandomContrast", "RandomBrightness"});
+    add(map_zero_padding, {"ZeroPadding1D", "ZeroPadding2D"});
+    add(map_cropping, {"Cropping1D", "Cropping2D"});
+    add(map_upsampling1d, {"UpSampling1D"});
+    add(map_upsampling2d, {"UpSampling2D"});
+    add(map_merge, {"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum"});
+    add(map_concatenate, {"Concatenate"});
+    add(map_recurrent_layer, {"LSTM", "GRU", "SimpleRNN"});
+    add(map_bidirectional_layer, {"Bidirectional"});
+    add(map_tf_op_lambda_layer, {"TFOpLambda"});
+    add(refuse_nested_model, {"Functional", "Model", "Sequential"});
+    add(refuse_masking, {"Masking"});
+    add(refuse_lambda, {"Lambda"});
+    return t;
+  }();
+  return table;
+}
+
 }  // namespace
 
 MappedLayer map_layer(const std::string& cls, const json& config, const json* call_kwargs,
@@ -850,309 +1293,11 @@ MappedLayer map_layer(const std::string& cls, const json& config, const json* ca
   Cfg c(config, ctx);
   c.float32_dtype();
   MappedLayer m;
-
-  auto activation = [&]() {
-    const json* v = c.get("activation");
-    return v == nullptr ? ActivationKind::kLinear : map_activation(*v, ctx, "activation");
-  };
-
-  if (cls == "Dense") {
-    DenseParams p;
-    p.units = c.positive("units");
-    c.must_be_off("lora_rank", "LoRA adapters");
-    c.must_be_off("quantization_config", "quantized layers");
-    p.activation = activation();
-    m.weights.push_back(ws("kernel", {-1, p.units}));
-    require_bias_flag(c, m, p.units);
-    m.params = std::move(p);
-  } else if (cls == "Conv1D" || cls == "Conv2D") {
-    const int rank = cls == "Conv1D" ? 1 : 2;
-    c.channels_last();
-    c.must_be_off("lora_rank", "LoRA adapters");
-    ConvParams p;
-    p.rank = rank;
-    p.filters = c.positive("filters");
-    p.groups = c.positive("groups", 1);
-    if (p.filters % p.groups != 0) {
-      c.fail("groups", std::to_string(p.groups) + " does not divide filters " + std::to_string(p.filters));
-    }
-    p.window = conv_window(c, rank, rank == 1);
-    p.activation = activation();
-    std::vector<int64_t> kdims;
-    if (rank == 2) kdims = {p.window.kernel_h, p.window.kernel_w, -1, p.filters};
-    else kdims = {p.window.kernel_w, -1, p.filters};
-    m.weights.push_back(ws("kernel", kdims, rank == 1));
-    require_bias_flag(c, m, p.filters);
-    m.params = std::move(p);
-  } else if (cls == "DepthwiseConv1D" || cls == "DepthwiseConv2D") {
-    const int rank = cls == "DepthwiseConv1D" ? 1 : 2;
-    c.channels_last();
-    DepthwiseConvParams p;
-    p.rank = rank;
-    p.depth_multiplier = c.positive("depth_multiplier", 1);
-    p.window = conv_window(c, rank, false);
-    p.activation = activation();
-    std::vector<int64_t> kdims;
-    if (rank == 2) kdims = {p.window.kernel_h, p.window.kernel_w, -1, p.depth_multiplier};
-    else kdims = {p.window.kernel_w, -1, p.depth_multiplier};
-    // Keras 2 names the variable depthwise_kernel, Keras 3 kernel.
-    m.weights.push_back(ws("depthwise_kernel", kdims, rank == 1, "kernel"));
-    require_bias_flag(c, m, -1);
-    m.params = std::move(p);
-  } else if (cls == "SeparableConv1D" || cls == "SeparableConv2D") {
-    const int rank = cls == "SeparableConv1D" ? 1 : 2;
-    c.channels_last();
-    SeparableConvParams p;
-    p.rank = rank;
-    p.filters = c.positive("filters");
-    p.depth_multiplier = c.positive("depth_multiplier", 1);
-    if (c.integer("groups", 1) != 1) c.fail("groups", "must be 1 for a separable convolution");
-    p.window = conv_window(c, rank, rank == 1);
-    p.activation = activation();
-    if (rank == 2) {
-      m.weights.push_back(ws("depthwise_kernel", {p.window.kernel_h, p.window.kernel_w, -1, p.depth_multiplier}));
-      m.weights.push_back(ws("pointwise_kernel", {1, 1, -1, p.filters}));
-    } else {
-      m.weights.push_back(ws("depthwise_kernel", {p.window.kernel_w, -1, p.depth_multiplier}, true));
-      m.weights.push_back(ws("pointwise_kernel", {1, -1, p.filters}, true));
-    }
-    require_bias_flag(c, m, p.filters);
-    m.params = std::move(p);
-  } else if (cls == "Conv1DTranspose" || cls == "Conv2DTranspose" ||
-             cls == "Convolution2DTranspose" || cls == "Deconvolution2D") {
-    const int rank = cls == "Conv1DTranspose" ? 1 : 2;
-    c.channels_last();
-    ConvTransposeParams p;
-    p.rank = rank;
-    p.filters = c.positive("filters");
-    if (c.integer("groups", 1) != 1) c.fail("groups", "must be 1 for a transposed convolution");
-    p.window = conv_window(c, rank, false);
-    if (c.has("output_padding")) {
-      std::vector<int64_t> op = c.tuple("output_padding", static_cast<size_t>(rank));
-      std::vector<int64_t> st = rank == 2 ? std::vector<int64_t>{p.window.stride_h, p.window.stride_w}
-                                          : std::vector<int64_t>{p.window.stride_w};
-      for (size_t i = 0; i < op.size(); ++i) {
-        c.check_nonnegative("output_padding", op[i]);
-        if (op[i] >= st[i]) {
-          c.fail("output_padding", "must be smaller than the stride (" + std::to_string(op[i]) +
-                                       " >= " + std::to_string(st[i]) + ")");
-        }
-      }
-      if (rank == 2) p.output_padding_h = op[0], p.output_padding_w = op[1];
-      else p.output_padding_w = op[0];
-    }
-    p.activation = activation();
-    std::vector<int64_t> kdims;
-    if (rank == 2) kdims = {p.window.kernel_h, p.window.kernel_w, p.filters, -1};
-    else kdims = {p.window.kernel_w, p.filters, -1};
-    m.weights.push_back(ws("kernel", kdims, rank == 1));
-    require_bias_flag(c, m, p.filters);
-    m.params = std::move(p);
-  } else if (cls == "BatchNormalization" || cls == "BatchNormalizationV1" ||
-             cls == "BatchNormalizationV2" || cls == "SyncBatchNormalization") {
-    BatchNormParams p;
-    p.keras_axis = single_axis(c, "axis", -1);
-    p.epsilon = c.number("epsilon", 1e-3);
-    if (p.epsilon < 0) c.fail("epsilon", "must be >= 0");
-    c.must_be_off("virtual_batch_size", "virtual batches");
-    m.bn_center = c.boolean("center", true);
-    m.bn_scale = c.boolean("scale", true);
-    if (m.bn_scale) m.weights.push_back(ws("gamma", {-1}));
-    if (m.bn_center) m.weights.push_back(ws("beta", {-1}));
-    m.weights.push_back(ws("moving_mean", {-1}));
-    m.weights.push_back(ws("moving_variance", {-1}));
-    m.params = std::move(p);
-  } else if (cls == "LayerNormalization") {
-    LayerNormParams p;
-    const json* ax = c.get("axis");
-    if (ax == nullptr) {
-      p.keras_axes = {-1};
-    } else if (ax->is_array()) {
-      if (ax->empty()) c.fail("axis", "empty axis list");
-      for (const json& e : *ax) p.keras_axes.push_back(static_cast<int>(std::clamp<int64_t>(c.as_int(e, "axis"), -64, 64)));
-    } else {
-      p.keras_axes = {single_axis(c, "axis", -1)};
-    }
-    p.epsilon = c.number("epsilon", 1e-3);
-    if (p.epsilon < 0) c.fail("epsilon", "must be >= 0");
-    c.must_be_off("rms_scaling", "RMS scaling");
-    bool center = c.boolean("center", true), scale = c.boolean("scale", true);
-    if (scale) m.weights.push_back(ws("gamma", {}));
-    if (center) m.weights.push_back(ws("beta", {}));
-    m.params = std::move(p);
-  } else if (cls == "Activation") {
-    const json* v = c.get("activation");
-    if (v == nullptr) c.fail("activation", "missing");
-    m.params = ActivationParams{map_activation(*v, ctx, "activation")};
-  } else if (cls == "ReLU") {
-    ReluParams p;
-    const json* mv = c.get("max_value");
-    if (mv != nullptr) {
-      p.max_value = c.number("max_value", 0);
-      if (p.max_value < 0) c.fail("max_value", "must be >= 0");
-    }
-    p.negative_slope = c.number("negative_slope", 0.0);
-    if (p.negative_slope < 0) c.fail("negative_slope", "must be >= 0");
-    p.threshold = c.number("threshold", 0.0);
-    if (p.threshold < 0 && ctx.version == Version::kKeras2) c.fail("threshold", "must be >= 0");
-    m.params = p;
-  } else if (cls == "LeakyReLU") {
-    ReluParams p;
-    // Keras 2 writes `alpha`, Keras 3 `negative_slope`; both default to 0.3.
-    p.negative_slope = c.has("negative_slope") ? c.number("negative_slope", 0.3) : c.number("alpha", 0.3);
-    m.params = p;
-  } else if (cls == "PReLU") {
-    const json* sa = c.get("shared_axes");
-    if (sa != nullptr) {
-      std::vector<int64_t> axes;
-      if (sa->is_array()) {
-        for (const json& e : *sa) axes.push_back(c.as_int(e, "shared_axes"));
-      } else {
-        axes.push_back(c.as_int(*sa, "shared_axes"));
-      }
-      for (int64_t a : axes) {
-        if (a < 1 || a > 64) c.fail(ErrorCode::kUnsupported, "shared_axes", "axis " + std::to_string(a) + " is not supported");
-        m.prelu_shared_axes.push_back(static_cast<int>(a));
-      }
-    }
-    m.weights.push_back(ws("alpha", {}));
-    m.params = PReluParams{};
-  } else if (cls == "ELU") {
-    m.params = EluParams{c.number("alpha", 1.0)};
-  } else if (cls == "ThresholdedReLU") {
-    m.params = ThresholdedReluParams{c.number("theta", 1.0)};
-  } else if (cls == "Softmax") {
-    SoftmaxParams p;
-    p.keras_axis = single_axis(c, "axis", -1);
-    m.params = p;
-  } else if (cls == "MaxPooling1D" || cls == "MaxPooling2D" || cls == "AveragePooling1D" ||
-             cls == "AveragePooling2D" || cls == "MaxPool1D" || cls == "MaxPool2D" ||
-             cls == "AvgPool1D" || cls == "AvgPool2D") {
-    c.channels_last();
-    PoolParams p;
-    p.kind = (cls.find("Max") != std::string::npos) ? PoolKind::kMax : PoolKind::kAverage;
-    p.rank = cls.back() == '1' || cls.find("1D") != std::string::npos ? 1 : 2;
-    p.window = pool_window(c, p.rank);
-    m.params = p;
-  } else if (cls == "GlobalMaxPooling1D" || cls == "GlobalMaxPooling2D" ||
-             cls == "GlobalAveragePooling1D" || cls == "GlobalAveragePooling2D" ||
-             cls == "GlobalMaxPool1D" || cls == "GlobalMaxPool2D" || cls == "GlobalAvgPool1D" ||
-             cls == "GlobalAvgPool2D") {
-    c.channels_last();
-    GlobalPoolParams p;
-    p.kind = (cls.find("Max") != std::string::npos) ? PoolKind::kMax : PoolKind::kAverage;
-    p.rank = cls.find("1D") != std::string::npos ? 1 : 2;
-    p.keepdims = c.boolean("keepdims", false);
-    m.params = p;
-  } else if (cls == "Flatten") {
-    c.channels_last();
-    m.params = FlattenParams{};
-  } else if (cls == "Reshape") {
-    const json* t = c.get("target_shape");
-    if (t == nullptr || !t->is_array()) c.fail("target_shape", "expected a list of integers");
-    ReshapeParams p;
-    int minus = 0;
-    for (const json& e : *t) {
-      int64_t d = e.is_null() ? -1 : c.as_int(e, "target_shape");
-      if (d == -1) {
-        if (++minus > 1) c.fail("target_shape", "more than one -1");
-      } else {
-        c.check_positive("target_shape", d);
-      }
-      p.target.push_back(d);
-    }
-    m.params = std::move(p);
-  } else if (cls == "Permute") {
-    const json* d = c.get("dims");
-    if (d == nullptr || !d->is_array()) c.fail("dims", "expected a list of integers");
-    PermuteParams p;
-    std::vector<bool> seen(d->size() + 1, false);
-    for (const json& e : *d) {
-      int64_t a = c.as_int(e, "dims");
-      if (a < 1 || a > static_cast<int64_t>(d->size()) || seen[static_cast<size_t>(a)]) {
-        c.fail("dims", dump_short(*d) + " is not a permutation of 1.." + std::to_string(d->size()));
-      }
-      seen[static_cast<size_t>(a)] = true;
-      p.dims.push_back(static_cast<int>(a));
-    }
-    m.params = std::move(p);
-  } else if (cls == "RepeatVector") {
-    m.params = RepeatVectorParams{c.positive("n")};
-  } else if (map_preprocessing(cls, c, ctx, m)) {
-    // Rescaling, Normalization, CenterCrop, Resizing: completed from the input shapes.
-  } else if (identity_classes().count(cls) || cls == "InputLayer") {
-    m.params = IdentityParams{};
-  } else if (cls == "ZeroPadding1D" || cls == "ZeroPadding2D") {
-    const int rank = cls == "ZeroPadding1D" ? 1 : 2;
-    if (rank == 2) c.channels_last();
-    ZeroPaddingParams p;
-    p.rank = rank;
-    auto pr = pad_pairs(c, "padding", rank, 1);
-    if (rank == 2) p.top = pr[0].first, p.bottom = pr[0].second, p.left = pr[1].first, p.right = pr[1].second;
-    else p.left = pr[0].first, p.right = pr[0].second;
-    m.params = p;
-  } else if (cls == "Cropping1D" || cls == "Cropping2D") {
-    const int rank = cls == "Cropping1D" ? 1 : 2;
-    if (rank == 2) c.channels_last();
-    CroppingParams p;
-    p.rank = rank;
-    auto pr = pad_pairs(c, "cropping", rank, rank == 1 ? 1 : 0);
-    if (rank == 2) p.top = pr[0].first, p.bottom = pr[0].second, p.left = pr[1].first, p.right = pr[1].second;
-    else p.left = pr[0].first, p.right = pr[0].second;
-    m.params = p;
-  } else if (cls == "UpSampling1D") {
-    UpSamplingParams p;
-    p.rank = 1;
-    p.size_w = c.tuple("size", 1, std::vector<int64_t>{2})[0];
-    c.check_positive("size", p.size_w);
-    m.params = p;
-  } else if (cls == "UpSampling2D") {
-    c.channels_last();
-    UpSamplingParams p;
-    p.rank = 2;
-    auto s = c.tuple("size", 2, std::vector<int64_t>{2, 2});
-    c.check_positive("size", s[0]);
-    c.check_positive("size", s[1]);
-    p.size_h = s[0], p.size_w = s[1];
-    std::string interp = c.str("interpolation", "nearest");
-    if (interp == "nearest") p.interpolation = Interpolation::kNearest;
-    else if (interp == "bilinear") p.interpolation = Interpolation::kBilinear;
-    else c.fail(ErrorCode::kUnsupported, "interpolation", "'" + interp + "' is not supported (nearest, bilinear)");
-    m.params = p;
-  } else if (cls == "Add" || cls == "Subtract" || cls == "Multiply" || cls == "Average" ||
-             cls == "Maximum" || cls == "Minimum") {
-    MergeParams p;
-    p.op = cls == "Add"        ? MergeOp::kAdd
-           : cls == "Subtract" ? MergeOp::kSubtract
-           : cls == "Multiply" ? MergeOp::kMultiply
-           : cls == "Average"  ? MergeOp::kAverage
-           : cls == "Maximum"  ? MergeOp::kMaximum
-                               : MergeOp::kMinimum;
-    m.min_inputs = cls == "Subtract" ? 2 : 1;
-    m.max_inputs = cls == "Subtract" ? 2 : 1 << 20;
-    m.params = p;
-  } else if (cls == "Concatenate") {
-    ConcatParams p;
-    p.keras_axis = single_axis(c, "axis", -1);
-    m.min_inputs = 1;
-    m.max_inputs = 1 << 20;
-    m.params = p;
-  } else if (is_recurrent_class(cls)) {
-    return map_recurrent(cls, c, ctx);
-  } else if (cls == "Bidirectional") {
-    return map_bidirectional(c, ctx);
-  } else if (cls == "TFOpLambda") {
-    return map_tf_op_lambda(c, call_kwargs, ctx);
-  } else if (cls == "Functional" || cls == "Model" || cls == "Sequential") {
-    // The model builder inlines nested models before layers are mapped; one arriving here was not.
-    ctx.fail("class_name", "nested model '" + c.str("name", "?") + "' (" + cls + ") was not inlined");
-  } else if (cls == "Masking") {
-    ctx.fail(ErrorCode::kUnsupported, "class_name", "Masking is not supported (nnd does not propagate masks)");
-  } else if (cls == "Lambda") {
-    ctx.fail(ErrorCode::kUnsupported, "class_name", "Lambda layers hold Python code and are not supported");
-  } else {
+  const auto mapper = layer_mappers().find(cls);
+  if (mapper == layer_mappers().end()) {
     ctx.fail(ErrorCode::kUnsupported, "class_name", "unknown or unsupported layer class '" + cls + "'");
   }
+  mapper->second(cls, c, call_kwargs, ctx, m);
   return m;
 }
 
