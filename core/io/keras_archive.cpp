@@ -192,9 +192,7 @@ Graph load_archive(const ZipArchive& zip) {
     }
     return out;
   };
-  Graph g = keras::build_graph(*config, keras_version, src, reader);
-  if (g.keras_version.empty()) g.keras_version = keras_version;
-  return g;
+  return keras::build_graph(*config, keras_version, src, reader);
 }
 
 }  // namespace

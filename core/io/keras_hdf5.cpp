@@ -140,7 +140,9 @@ Graph load_keras_file(const h5::File& file, const std::string& path) {
     }
     return out;
   };
-  return keras::build_graph(config, keras_version, path, reader);
+  Graph g = keras::build_graph(config, keras_version, path, reader);
+  g.producer = backend;
+  return g;
 }
 
 }  // namespace

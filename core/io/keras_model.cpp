@@ -693,7 +693,8 @@ class GraphBuilder {
 
   Graph build(const std::string& keras_version) {
     g_.source = src_;
-    g_.keras_version = keras_version;
+    g_.format = ModelFormat::kKeras;
+    g_.format_version = keras_version;
     index_layers();
     make_instances();
     std::vector<int> order = topo_order();
@@ -873,7 +874,7 @@ class GraphBuilder {
     }
     Node node;
     node.name = l.name;
-    node.keras_class = l.cls;
+    node.source_op = l.cls;
     for (int j : inst.inputs) node.inputs.push_back(insts_[j].value);
     if (!m.weights.empty()) {
       if (reader_) {

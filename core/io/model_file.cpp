@@ -27,11 +27,11 @@ bool looks_like_onnx(const unsigned char* p, size_t n) {
 }
 
 // The formats no loader takes: the message says what the file is instead.
-[[noreturn]] void reject(ModelFormat format, const std::string& name) {
+[[noreturn]] void reject(FileKind format, const std::string& name) {
   switch (format) {
-    case ModelFormat::kEmpty:
+    case FileKind::kEmpty:
       throw Error(ErrorCode::kFormat, name + ": the file is empty");
-    case ModelFormat::kGitLfsPointer:
+    case FileKind::kGitLfsPointer:
       throw Error(ErrorCode::kFormat, name + ": this is a Git LFS pointer, not the model: fetch the file with `git lfs pull`");
     default:
       throw Error(ErrorCode::kFormat, name + ": not a model file nnd reads (Keras .h5 or ONNX .onnx, recognised by content)");
@@ -40,26 +40,14 @@ bool looks_like_onnx(const unsigned char* p, size_t n) {
 
 }  // namespace
 
-ModelFormat sniff_model_format(const void* head, size_t size) {
+FileKind sniff_file_kind(const void* head, size_t size) {
   const auto* p = static_cast<const unsigned char*>(head);
-  if (size == 0) return ModelFormat::kEmpty;
-  if (starts_with(p, size, "\x89HDF\r\n\x1a\n", 8)) return ModelFormat::kKerasH5;
-  if (starts_with(p, size, "PK\x03\x04", 4)) return ModelFormat::kZip;
-  if (starts_with(p, size, "version https://git-lfs.github.com/spec", 39)) return ModelFormat::kGitLfsPointer;
-  if (looks_like_onnx(p, size)) return ModelFormat::kOnnx;
-  return ModelFormat::kUnknown;
-}
-
-const char* model_format_name(ModelFormat f) {
-  switch (f) {
-    case ModelFormat::kKerasH5: return "Keras HDF5";
-    case ModelFormat::kOnnx: return "ONNX";
-    case ModelFormat::kZip: return "zip archive";
-    case ModelFormat::kGitLfsPointer: return "Git LFS pointer";
-    case ModelFormat::kEmpty: return "empty file";
-    case ModelFormat::kUnknown: return "unknown";
-  }
-  return "?";
+  if (size == 0) return FileKind::kEmpty;
+  if (starts_with(p, size, "\x89HDF\r\n\x1a\n", 8)) return FileKind::kKerasH5;
+  if (starts_with(p, size, "PK\x03\x04", 4)) return FileKind::kZip;
+  if (starts_with(p, size, "version https://git-lfs.github.com/spec", 39)) return FileKind::kGitLfsPointer;
+  if (looks_like_onnx(p, size)) return FileKind::kOnnx;
+  return FileKind::kUnknown;
 }
 
 Graph load_model(const std::string& path) {
@@ -73,13 +61,13 @@ Graph load_model(const std::string& path) {
     ::close(fd);
     if (n < 0) throw Error(ErrorCode::kIo, path + ": cannot read: " + std::strerror(err));
   }
-  const ModelFormat format = sniff_model_format(head, static_cast<size_t>(n));
+  const FileKind format = sniff_file_kind(head, static_cast<size_t>(n));
   switch (format) {
-    case ModelFormat::kKerasH5:
+    case FileKind::kKerasH5:
       return load_keras_h5(path);
-    case ModelFormat::kOnnx:
+    case FileKind::kOnnx:
       return load_onnx(path);
-    case ModelFormat::kZip:
+    case FileKind::kZip:
       return load_keras_archive(path);  // says so when the zip is no Keras archive
     default:
       reject(format, path);
@@ -87,13 +75,13 @@ Graph load_model(const std::string& path) {
 }
 
 Graph load_model_bytes(const void* data, size_t size, const std::string& name) {
-  const ModelFormat format = sniff_model_format(data, size);
+  const FileKind format = sniff_file_kind(data, size);
   switch (format) {
-    case ModelFormat::kKerasH5:
+    case FileKind::kKerasH5:
       return load_keras_h5_image(data, size, name);
-    case ModelFormat::kOnnx:
+    case FileKind::kOnnx:
       return load_onnx_bytes(data, size, name);
-    case ModelFormat::kZip:
+    case FileKind::kZip:
       return load_keras_archive_bytes(data, size, name);
     default:
       reject(format, name);

@@ -9,7 +9,8 @@
 
 namespace nnd {
 
-enum class ModelFormat {
+// What a file's first bytes say it holds.
+enum class FileKind {
   kKerasH5,       // HDF5 file (Keras .h5)
   kOnnx,          // protobuf ModelProto (.onnx)
   kZip,           // zip archive (a Keras 3 .keras file, or another archive)
@@ -19,8 +20,7 @@ enum class ModelFormat {
 };
 
 // Guesses the format from a file's first bytes (64 are enough).
-ModelFormat sniff_model_format(const void* head, size_t size);
-const char* model_format_name(ModelFormat f);  // "Keras HDF5", "ONNX", ...
+FileKind sniff_file_kind(const void* head, size_t size);
 
 // Loads `path` with the loader its content calls for; throws nnd::Error naming the file and what
 // it is when nnd cannot read it (an empty file, a Git LFS pointer, a zip that is no Keras

@@ -31,7 +31,6 @@ struct Constant {
   bool batch_broadcast = false;
 
   int64_t size() const;  // number of elements (product of dims)
-  bool is_scalar_like() const { return size() == 1; }
   double real_at(int64_t i) const;  // element i as double (refuses the batch marker)
   int64_t int_at(int64_t i) const;  // element i as an integer (integers only)
   std::vector<int64_t> as_ints(const std::string& what) const;  // 1-D or scalar integer list

@@ -135,9 +135,10 @@ Importer::Importer(const onnx::ModelProto& model, std::string source)
     if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = static_cast<int>(o.version());
   }
   if (model_.opset_import_size() == 0) opset_ = 1;  // IR version 2 files: implicitly opset 1
-  g_.keras_version = "onnx opset " + std::to_string(opset_) +
-                     (model_.producer_name().empty() ? "" : ", " + model_.producer_name() + " " +
-                                                              model_.producer_version());
+  g_.format = ModelFormat::kOnnx;
+  g_.format_version = std::to_string(opset_);
+  g_.producer = model_.producer_name();
+  if (!model_.producer_version().empty()) g_.producer += (g_.producer.empty() ? "" : " ") + model_.producer_version();
 }
 
 void Importer::fail(const std::string& message) const { fail(ErrorCode::kFormat, message); }
@@ -367,7 +368,7 @@ ValueId Importer::emit_internal(const std::string& name, LayerParams params, std
   g_.values.push_back(std::move(v));
   Node n;
   n.name = unique_node_name(name);
-  n.keras_class = current_op_;
+  n.source_op = current_op_;
   n.params = std::move(params);
   n.inputs = std::move(inputs);
   n.output = id;
@@ -523,6 +524,5 @@ Graph load_onnx_bytes(const void* data, size_t size, const std::string& name) {
   return parse_and_import(data, size, name);
 }
 
-std::vector<std::string> onnx_supported_operators() { return onnx_import::supported_operators(); }
 
 }  // namespace nnd

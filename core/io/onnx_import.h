@@ -165,7 +165,5 @@ class Importer {
 
 // The lowering for `op_type` in the default domain, or nullptr for an unknown operator.
 Lowering find_lowering(const std::string& op_type);
-// Every operator with a lowering, sorted (for error messages and `nninfo`).
-std::vector<std::string> supported_operators();
 
 }  // namespace nnd::onnx_import

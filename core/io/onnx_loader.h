@@ -23,7 +23,4 @@ Graph load_onnx(const std::string& path);
 // Same for a model already in memory; `name` starts messages.
 Graph load_onnx_bytes(const void* data, size_t size, const std::string& name);
 
-// Operators the loader lowers (the default ONNX domain), sorted.
-std::vector<std::string> onnx_supported_operators();
-
 }  // namespace nnd

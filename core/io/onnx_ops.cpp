@@ -17,12 +17,6 @@ Lowering LoweringTable::find(const std::string& op) const {
   return it == table_.end() ? nullptr : it->second;
 }
 
-std::vector<std::string> LoweringTable::operators() const {
-  std::vector<std::string> ops;
-  for (const auto& [name, lowering] : table_) ops.push_back(name);
-  return ops;
-}
-
 namespace {
 
 // One entry per onnx_ops_<family>.cpp.
@@ -44,7 +38,5 @@ const LoweringTable& lowerings() {
 }  // namespace
 
 Lowering find_lowering(const std::string& op_type) { return lowerings().find(op_type); }
-
-std::vector<std::string> supported_operators() { return lowerings().operators(); }
 
 }  // namespace nnd::onnx_import

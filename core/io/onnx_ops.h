@@ -39,7 +39,6 @@ class LoweringTable {
   // Registers `op`; a second registration of one operator is a programming error (throws).
   void add(const std::string& op, Lowering lowering);
   Lowering find(const std::string& op) const;
-  std::vector<std::string> operators() const;  // sorted
 
  private:
   std::map<std::string, Lowering> table_;

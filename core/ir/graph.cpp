@@ -6,8 +6,25 @@
 
 namespace nnd {
 
+const char* model_format_name(ModelFormat f) {
+  switch (f) {
+    case ModelFormat::kKeras: return "Keras";
+    case ModelFormat::kOnnx: return "ONNX";
+    case ModelFormat::kUnknown: break;
+  }
+  return "unknown format";
+}
+
 std::string Graph::node_context(const Node& n) const {
-  return source + ": layer '" + n.name + "' (" + n.keras_class + ")";
+  return source + (format == ModelFormat::kOnnx ? ": node '" : ": layer '") + n.name + "' (" + n.source_op + ")";
+}
+
+std::string Graph::format_description() const {
+  std::string s = model_format_name(format);
+  if (!format_version.empty()) s += (format == ModelFormat::kOnnx ? " opset " : " ") + format_version;
+  else if (format == ModelFormat::kKeras) s += " (version not recorded)";
+  if (!producer.empty()) s += ", " + producer;
+  return s;
 }
 
 void verify_structure(const Graph& g) {

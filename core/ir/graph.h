@@ -25,10 +25,15 @@ struct Value {
   NodeId producer = kNoNode;  // kNoNode for graph inputs
 };
 
+// The model format a graph was loaded from.
+enum class ModelFormat : uint8_t { kUnknown, kKeras, kOnnx };
+const char* model_format_name(ModelFormat f);  // "Keras", "ONNX"
+
 // One layer call. A Keras layer called twice becomes two nodes with copies of its weights.
 struct Node {
-  std::string name;         // Keras layer name (for messages and dumps)
-  std::string keras_class;  // e.g. "SeparableConv2D", "TFOpLambda" (for messages only)
+  std::string name;       // Keras layer or ONNX node name (for messages and dumps)
+  std::string source_op;  // the Keras class or ONNX operator it comes from: "SeparableConv2D",
+                          // "TFOpLambda", "Conv" (for messages only)
   LayerParams params;
   std::vector<ValueId> inputs;
   ValueId output = -1;
@@ -36,7 +41,11 @@ struct Node {
 
 struct Graph {
   std::string source;  // file the graph was loaded from (for messages)
-  std::string keras_version;
+  ModelFormat format = ModelFormat::kUnknown;
+  std::string format_version;  // Keras: the file's keras_version ("2.6.0"; empty when it records
+                               // none); ONNX: the default domain's opset ("15")
+  std::string producer;        // what wrote the file, when it says: ONNX producer_name and version
+                               // ("pytorch 1.13.0"), a Keras .h5's backend ("tensorflow")
   std::vector<Value> values;
   std::vector<Node> nodes;  // topological order: every input is a graph input or produced earlier
   std::vector<ValueId> inputs;   // in Keras `input_layers` order
@@ -44,8 +53,11 @@ struct Graph {
   std::vector<std::string> input_names;   // Keras input layer names
   std::vector<std::string> output_names;  // Keras output layer names (unique; see loader)
 
-  // "file.h5: layer 'name' (Class)" — the prefix every node-level error message starts with.
+  // "file.h5: layer 'name' (Class)", "file.onnx: node 'name' (Op)" — the prefix every node-level
+  // error message starts with.
   std::string node_context(const Node& n) const;
+  // "Keras 2.6.0", "ONNX opset 15, pytorch 1.13.0" (for tools and logs).
+  std::string format_description() const;
 };
 
 // Checks the structural invariants: ids in range, topological order, every value produced once,

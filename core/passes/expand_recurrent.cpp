@@ -207,7 +207,7 @@ class Expansion {
     }
     Node node;
     node.name = n_.name + "/" + suffix;
-    node.keras_class = n_.keras_class;
+    node.source_op = n_.source_op;
     node.params = std::move(params);
     node.inputs = std::move(inputs);
     node.output = output;

@@ -112,7 +112,9 @@ uint64_t model_signature(const Graph& g, const std::vector<DType>& input_dtypes,
 Graph interface_graph(const Graph& g) {
   Graph out;
   out.source = g.source;
-  out.keras_version = g.keras_version;
+  out.format = g.format;
+  out.format_version = g.format_version;
+  out.producer = g.producer;
   out.input_names = g.input_names;
   out.output_names = g.output_names;
   auto take = [&](ValueId id) {

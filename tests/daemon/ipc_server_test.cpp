@@ -48,7 +48,7 @@ Graph tiny_dense() {
   g.input_names.push_back("x");
   Node n;
   n.name = "dense";
-  n.keras_class = "Dense";
+  n.source_op = "Dense";
   DenseParams p;
   p.units = 2;
   p.kernel = Weights{{3, 2}, {1, 2, 3, 4, 5, 6}};

@@ -90,7 +90,7 @@ const Node& node_named(const Graph& g, const std::string& name, size_t nth = 0) 
 
 TEST(KerasEdgeCaseFiles, FixedLengthStringsAndChunkedWeightNames) {
   Graph g = load_keras_h5((kDir / "valid" / "k2_seq_list_fixed.h5").string());
-  EXPECT_EQ(g.keras_version, "2.2.4");
+  EXPECT_EQ(g.format_version, "2.2.4");
   const auto& d = std::get<DenseParams>(node_named(g, "dense_1").params);
   EXPECT_EQ(d.kernel.shape, (Dims{4, 3}));
   EXPECT_EQ(d.bias.shape, (Dims{3}));

@@ -36,7 +36,7 @@ TEST(KerasRealModels, Bop) {
   const std::string path = shared_model("bop.h5");
   SKIP_IF_MISSING(path);
   Graph g = load_keras_h5(path);
-  EXPECT_EQ(g.keras_version, "2.6.0");
+  EXPECT_EQ(g.format_version, "2.6.0");
   ASSERT_EQ(g.input_names, std::vector<std::string>{"input"});
   ASSERT_EQ(g.output_names, std::vector<std::string>{"conv2d_3"});
   EXPECT_EQ(value_shape(g, g.inputs[0]), (Dims{240, 320, 2}));
@@ -57,7 +57,7 @@ TEST(KerasRealModels, BallPenaltyMultihead) {
   const std::string path = shared_model("ball-penalty-multihead.h5");
   SKIP_IF_MISSING(path);
   Graph g = load_keras_h5(path);
-  EXPECT_EQ(g.keras_version, "3.4.1");
+  EXPECT_EQ(g.format_version, "3.4.1");
   ASSERT_EQ(g.input_names, std::vector<std::string>{"Input_Layer"});
   ASSERT_EQ(g.output_names, std::vector<std::string>{"concatenate"});
   EXPECT_EQ(value_shape(g, g.inputs[0]), (Dims{32, 32, 1}));
@@ -77,7 +77,7 @@ TEST(KerasRealModels, FieldBoundary) {
   const std::string path = shared_model("field-boundary.h5");
   SKIP_IF_MISSING(path);
   Graph g = load_keras_h5(path);  // Keras 2.4: fixed-length string attributes
-  EXPECT_EQ(g.keras_version, "2.4.0");
+  EXPECT_EQ(g.format_version, "2.4.0");
   ASSERT_EQ(g.input_names, std::vector<std::string>{"input"});
   ASSERT_EQ(g.output_names, std::vector<std::string>{"reshape"});
   EXPECT_EQ(value_shape(g, g.inputs[0]), (Dims{30, 40, 3}));
@@ -88,7 +88,7 @@ TEST(KerasRealModels, RefereeGesture) {
   const std::string path = shared_model("referee-gesture.h5");
   SKIP_IF_MISSING(path);
   Graph g = load_keras_h5(path);
-  EXPECT_EQ(g.keras_version, "3.8.0");
+  EXPECT_EQ(g.format_version, "3.8.0");
   ASSERT_EQ(g.input_names, (std::vector<std::string>{"input_layer", "distance_input"}));
   ASSERT_EQ(g.output_names, std::vector<std::string>{"Output_Layer"});
   EXPECT_EQ(value_shape(g, g.inputs[0]), (Dims{256, 256, 3}));

@@ -49,7 +49,7 @@ TEST(OnnxPatterns, TorchGeluIsOneActivationNamedAfterItsScope) {
   const Graph g = torch_gelu().load();
   expect_single_activation(g, ActivationKind::kGeluErf);
   EXPECT_EQ(g.nodes[0].name, "/mlp/act/Gelu");
-  EXPECT_EQ(g.nodes[0].keras_class, "Gelu");
+  EXPECT_EQ(g.nodes[0].source_op, "Gelu");
   expect_outputs(g, 2, [](size_t, const std::vector<float>& x) { return map(x, gelu); });
 }
 

@@ -89,8 +89,8 @@ class Rng {
 };
 
 inline Graph one_node(LayerParams params, const std::vector<Dims>& input_shapes, DType dtype = DType::kFloat32,
-                      const std::string& keras_class = "Test") {
-  Graph g = nnd::test::one_node_graph(std::move(params), input_shapes, dtype, {"jit-test", "layer", keras_class});
+                      const std::string& source_op = "Test") {
+  Graph g = nnd::test::one_node_graph(std::move(params), input_shapes, dtype, {"jit-test", "layer", source_op});
   infer_shapes(g);
   return g;
 }
@@ -109,7 +109,7 @@ class GraphBuilder {
   ValueId node(const std::string& name, LayerParams p, std::vector<ValueId> in) {
     Node n;
     n.name = name;
-    n.keras_class = layer_kind_name(p);
+    n.source_op = layer_kind_name(p);
     n.params = std::move(p);
     n.inputs = std::move(in);
     n.output = value(name);

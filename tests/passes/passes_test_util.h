@@ -56,7 +56,7 @@ class Builder {
   ValueId add(LayerParams p, std::vector<ValueId> inputs, const std::string& name = "") {
     Node n;
     n.name = name.empty() ? "n" + std::to_string(g.nodes.size()) : name;
-    n.keras_class = layer_kind_name(p);
+    n.source_op = layer_kind_name(p);
     n.params = std::move(p);
     n.inputs = std::move(inputs);
     Value v;

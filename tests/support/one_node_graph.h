@@ -13,7 +13,7 @@ namespace nnd::test {
 struct OneNodeNames {
   std::string source = "test";       // Graph::source, as error messages show it
   std::string node = "layer";        // the node's and its output's name
-  std::string keras_class = "Test";  // Node::keras_class
+  std::string source_op = "Test";  // Node::source_op
 };
 
 // Shapes are not inferred: tests of shape inference take the graph as built.
@@ -23,7 +23,7 @@ inline Graph one_node_graph(LayerParams params, const std::vector<Dims>& input_s
   g.source = names.source;
   Node n;
   n.name = names.node;
-  n.keras_class = names.keras_class;
+  n.source_op = names.source_op;
   n.params = std::move(params);
   for (size_t i = 0; i < input_shapes.size(); ++i) {
     Value v;

@@ -181,7 +181,7 @@ TEST(Engine, MultiNodeGraphAndMisuse) {
   g.values.push_back(sum);
   Node add;
   add.name = "add";
-  add.keras_class = "Add";
+  add.source_op = "Add";
   add.params = MergeParams{};
   add.inputs = {g.nodes[0].output, g.inputs[0]};
   add.output = 2;

@@ -29,8 +29,8 @@ int main(int argc, char** argv) {
 
   try {
     const nnd::Graph g = nnd::load_model(model_path);
-    const bool onnx = g.keras_version.rfind("onnx", 0) == 0;
-    std::printf("model %s (%s%s)\n", model_path.c_str(), onnx ? "" : "Keras ", g.keras_version.c_str());
+    const bool onnx = g.format == nnd::ModelFormat::kOnnx;
+    std::printf("model %s (%s)\n", model_path.c_str(), g.format_description().c_str());
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       const nnd::Value& v = g.values[g.inputs[i]];
       std::printf("input  %-28s %-16s %s\n", g.input_names[i].c_str(),
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const nnd::Node& n = g.nodes[i];
       std::printf("%-4zu %-32s %-20s %-14s %-20s %12lld %14lld %4s\n", i, n.name.c_str(),
-                  n.keras_class.c_str(), nnd::layer_kind_name(n.params),
+                  n.source_op.c_str(), nnd::layer_kind_name(n.params),
                   nnd::dims_to_string(g.values[n.output].shape).c_str(),
                   static_cast<long long>(nnd::parameter_count(n)),
                   static_cast<long long>(nnd::flops_per_sample(g, n)), jit_compiles[i] ? "yes" : "NO");

@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     const std::vector<nnd::InputView> views = in.views();
     const std::vector<float*> ptrs = out.pointers();
 
-    std::printf("model %s (Keras %s), engine %s\n", model_path.c_str(), g.keras_version.c_str(),
+    std::printf("model %s (%s), engine %s\n", model_path.c_str(), g.format_description().c_str(),
                 engine->name().c_str());
     if (const auto* jit = dynamic_cast<const nnd::jit::JitEngine*>(engine.get())) {
       const nnd::jit::IsaSelection& sel = jit->isa_selection();
