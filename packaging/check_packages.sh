@@ -64,6 +64,7 @@ only libnnclient1 "$L/libnnclient\.so\.1(\.[0-9.]+)?" "/usr/share/doc/libnnclien
 must_have libnnclient-dev /usr/include/nnclient.h /usr/include/nnclient.hpp "$L/libnnclient\.so" \
   "$L/libnnclient\.a" "$L/pkgconfig/nnclient\.pc" "$L/cmake/nnclient/nnclientConfig\.cmake" \
   "$L/cmake/nnclient/nnclientConfigVersion\.cmake" "$L/cmake/nnclient/nnclientTargets.*\.cmake"
+must_have libnnclient-dev /usr/share/doc/libnnclient-dev/README\.md /usr/share/doc/libnnclient-dev/ABI\.md
 only libnnclient-dev "/usr/include/nnclient\.(h|hpp)" "$L/libnnclient\.(so|a)" "$L/pkgconfig/nnclient\.pc" \
   "$L/cmake/nnclient/.*\.cmake" "/usr/share/doc/libnnclient-dev/.*"
 must_have nnd /usr/sbin/nnd /usr/bin/nnctl /etc/nnd/nnd.yaml /usr/lib/systemd/system/nnd.service \
