@@ -21,8 +21,9 @@
 //           LLVM's model of CPU (llvm-mca), per network and with --kernels per kernel; --measure also times
 //           the same code here and converts at this core's measured clock (validation); --batch N
 //           plans the loops for calls of N samples and reports per sample
-// `auto` is the row of the ISA the JIT's isa auto chooses on this machine (its compile time
-// includes measuring the candidates, without a calibration cache), with the times it measured;
+// `auto` is the row of the ISA the JIT's isa auto chooses on this machine, with the times it
+// measured: by default read from the calibration cache nnrun, nninfo and nnd share
+// (default_isa_cache_path(); --isa-cache off measures anew, its compile time then includes it);
 // "all" (the default) is every ISA of the CPU and auto.
 // Without models: the four real networks in ../shared/models (skipped with a message if absent).
 #include <asmjit/x86.h>
@@ -198,6 +199,9 @@ Inputs make_io(const nnd::Graph& g, int64_t batch) {
 // 10 ms) is nearly always preempted, so even its wall-time minimum counts the other process's
 // slice, while short calls find an undisturbed run; CPU time leaves the slices out.
 bool g_cpu_time = false;
+// The auto row's calibration cache (--isa-cache): by default the file nnrun, nninfo and nnd share,
+// so that the row times the ISA they serve.
+std::string g_isa_cache;
 
 double thread_cpu_us() {
   timespec ts{};
@@ -447,6 +451,7 @@ int report_threads(const std::vector<std::string>& models, const std::vector<nnd
 int main(int argc, char** argv) {
   std::vector<std::string> models;
   std::string isa_arg = "all";
+  g_isa_cache = nnd::default_isa_cache_path();
   int repeat = 200;
   bool load_time = false;
   int runs = 10;
@@ -498,6 +503,10 @@ int main(int argc, char** argv) {
       }
     }
     else if (a == "--cpu-time") g_cpu_time = true;
+    else if (a == "--isa-cache" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      g_isa_cache = v == "auto" ? nnd::default_isa_cache_path() : v == "off" ? "" : v;
+    }
     else if (a == "--load-time") load_time = true;
     else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
@@ -517,7 +526,7 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "-h" || a == "--help") {
       std::printf("usage: nnbench [MODEL...] [--isa %s] [--repeat N] [--chunk-kib N] [--batch N]\n"
-                  "               [--cpu-time] [--threads N[,M...]] [--math exact|fast]\n"
+                  "               [--cpu-time] [--threads N[,M...]] [--math exact|fast] [--isa-cache auto|off|PATH]\n"
                   "       nnbench [MODEL...] --load-time [--isa ISA] [--runs N]   (load + compile only, cold and warm)\n"
                   "       nnbench [MODEL...] --cpu-model CPU [--isa ...] [--math exact|fast] [--clock GHz]\n"
                   "               [--kernels|-v] [--measure] [--batch N]   (estimated cycles on LLVM's model of CPU:\n"
@@ -601,7 +610,8 @@ int main(int argc, char** argv) {
                   "min us", "med us", "p99 us", bmin.c_str(), bmed.c_str(), "GFLOP/s", "% peak");
       std::vector<double> jit_min;
       std::vector<std::string> jit_label;
-      // The fixed ISAs, then auto (its compile time includes measuring the candidates: no cache).
+      // The fixed ISAs, then auto (its compile time includes measuring the candidates unless the
+      // calibration cache has the choice).
       const size_t rows = isas.size() + (with_auto ? 1 : 0);
       std::string auto_summary;
       for (size_t k = 0; k < rows; ++k) {
@@ -610,6 +620,7 @@ int main(int argc, char** argv) {
         o.engine = nnd::EngineKind::kJit;
         o.isa = is_auto ? nnd::IsaChoice::kAuto : nnd::IsaChoice(isas[k]);
         o.math = math;
+        o.isa_cache = g_isa_cache;
         t0 = Clock::now();
         auto jit = nnd::jit::make_jit_engine(g, o, jit_cfg);
         const double compile_ms = us_since(t0) / 1e3;

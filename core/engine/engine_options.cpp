@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 namespace nnd {
@@ -23,6 +24,25 @@ std::optional<MathMode> parse_math_mode(const std::string& s) {
   if (s == "exact") return MathMode::kExact;
   if (s == "fast") return MathMode::kFast;
   return std::nullopt;
+}
+
+std::string default_isa_cache_path() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+  };
+  if (const char* set = std::getenv("NND_ISA_CACHE")) {
+    const std::string v = set;
+    return v == "off" ? "" : v;
+  }
+  std::string dir = env("CACHE_DIRECTORY");
+  if (!dir.empty()) {
+    // systemd passes several folders colon-separated when the unit names several; nnd's names one.
+    return dir.substr(0, dir.find(':')) + "/isa-calibration";
+  }
+  dir = env("XDG_CACHE_HOME");
+  if (dir.empty() && !env("HOME").empty()) dir = env("HOME") + "/.cache";
+  return dir.empty() ? "" : dir + "/nnd/isa-calibration";
 }
 
 int auto_threads(int64_t flops_per_sample, int cores) {

@@ -53,6 +53,15 @@ struct EngineOptions {
 inline constexpr int kAutoThreads = 0;
 inline constexpr int kMaxThreads = 64;
 
+// The ISA calibration cache file the nnd programs share by default (nnrun, nnbench, nninfo and
+// the daemon's `isa_calibration_cache: auto`), so that each of them, and every start and reload,
+// serves a network on the ISA measured for it the first time on this machine:
+//   $NND_ISA_CACHE                      a file path, or "off" (no file: "" is returned);
+//   $CACHE_DIRECTORY/isa-calibration    systemd's CacheDirectory= (the service: /var/cache/nnd);
+//   $XDG_CACHE_HOME/nnd/isa-calibration, else $HOME/.cache/nnd/isa-calibration;
+//   "" when none of these is set. (EngineOptions::isa_cache stays "" unless a program sets it.)
+std::string default_isa_cache_path();
+
 // Threads for `threads: auto`: one per kMflopPerThread MFLOP per sample (a smaller share of a
 // call cannot pay the barriers and the wake-up), at least 1, never more than `cores`.
 inline constexpr int64_t kMflopPerThread = 20;

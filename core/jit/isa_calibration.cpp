@@ -15,19 +15,32 @@ std::vector<IsaTiming> measure_isas(std::span<const Isa> candidates, const TimeR
   double spent_us = 0;  // in the rounds: the warm-up's cost is the same for any budget
   // Warm-up: the first run of an engine pays for its arena's first-touch page faults (bop: 5-10
   // times a warm run), which says nothing about the code.
+  std::vector<double> warmup(n, 0);
   for (size_t k = 0; k < n; ++k) {
     const double t = std::max(time_runs(k, 1), 1e-3);
+    warmup[k] = t;
     const double want = std::ceil(policy.min_sample_us / t);
     runs_per_sample[k] = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(std::max(1, policy.max_runs_per_sample))));
   }
   std::vector<std::vector<double>> per_run(n);
   std::vector<double> best(n, 0);
   std::vector<bool> contender(n, true);
+  if (n > 0) {
+    const double fastest = *std::min_element(warmup.begin(), warmup.end());
+    for (size_t k = 0; k < n; ++k) contender[k] = warmup[k] <= fastest * policy.warmup_ratio;
+  }
   for (int round = 0; round < policy.max_rounds; ++round) {
+    if (round > 0 && spent_us >= policy.max_spent_us) break;
     if (round >= policy.min_rounds) {
       if (spent_us >= policy.budget_us) break;
-      const double fastest = *std::min_element(best.begin(), best.end());
-      for (size_t k = 0; k < n; ++k) contender[k] = best[k] <= fastest * policy.contender_ratio;
+      double fastest = 0;
+      bool any = false;
+      for (size_t k = 0; k < n; ++k) {
+        if (per_run[k].empty()) continue;
+        fastest = any ? std::min(fastest, best[k]) : best[k];
+        any = true;
+      }
+      for (size_t k = 0; k < n; ++k) contender[k] = !per_run[k].empty() && best[k] <= fastest * policy.contender_ratio;
       if (std::count(contender.begin(), contender.end(), true) <= 1) break;
     }
     for (size_t i = 0; i < n; ++i) {
@@ -50,6 +63,8 @@ std::vector<IsaTiming> measure_isas(std::span<const Isa> candidates, const TimeR
       std::sort(v.begin(), v.end());
       t.min_us = v.front();
       t.median_us = v[v.size() / 2];
+    } else {  // out after its warm-up
+      t.min_us = t.median_us = warmup[k];
     }
     out.push_back(t);
   }
@@ -72,6 +87,7 @@ const char* isa_selection_source_name(IsaSelection::Source s) {
     case IsaSelection::Source::kOnlyCandidate: return "only";
     case IsaSelection::Source::kMeasured: return "measured";
     case IsaSelection::Source::kCache: return "cache";
+    case IsaSelection::Source::kRemembered: return "remembered";
   }
   return "?";
 }
@@ -81,13 +97,17 @@ std::string IsaSelection::summary() const {
   switch (source) {
     case Source::kRequested: return s + " (requested)";
     case Source::kOnlyCandidate: return s + " (auto, the only ISA this CPU has)";
-    case Source::kMeasured: s += " (auto, measured:"; break;
-    case Source::kCache: s += " (auto, from the calibration cache " + cache_path + ", measured then:"; break;
+    case Source::kMeasured: s += " (auto, measured"; break;
+    case Source::kCache: s += " (auto, from the calibration cache " + cache_path + ", measured then"; break;
+    case Source::kRemembered: s += " (auto, as chosen earlier in this process, measured then"; break;
   }
+  s += standin ? " on the large-network stand-in:" : ":";
   char buf[96];
   for (size_t i = 0; i < timings.size(); ++i) {
     const IsaTiming& t = timings[i];
-    if (source == Source::kMeasured) {
+    if (source == Source::kMeasured && t.samples == 0) {
+      std::snprintf(buf, sizeof buf, "%s %s %.1f us (warm-up only)", i ? "," : "", isa_id(t.isa), t.min_us);
+    } else if (source == Source::kMeasured) {
       std::snprintf(buf, sizeof buf, "%s %s %.1f us (%d)", i ? "," : "", isa_id(t.isa), t.min_us, t.samples);
     } else {
       std::snprintf(buf, sizeof buf, "%s %s %.1f us", i ? "," : "", isa_id(t.isa), t.min_us);

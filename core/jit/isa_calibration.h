@@ -35,6 +35,16 @@ struct IsaCalibrationPolicy {
   // out of the running and no longer timed: it cannot come within the tie margin by luck, and
   // timing it would spend the budget on a loser (bop's SSE4.1 run costs 2.5 AVX2 runs).
   double contender_ratio = 1.25;
+  // A candidate whose warm-up run took more than this factor of the fastest warm-up is not timed
+  // at all. The warm-up also pays the arena's first-touch page faults, about the same for every
+  // ISA, which only brings the ratio closer to 1: a ratio above 1.5 there means a larger one in
+  // the code itself. On a large network this is where calibration spent most of its time (SSE4.1
+  // at about 2.5x AVX2, timed three times besides its warm-up).
+  double warmup_ratio = 1.5;
+  // No new round once the rounds took this long, even before min_rounds (each remaining
+  // candidate has then been timed at least once): on a large network one sample is a run of tens
+  // of milliseconds, already an average over many kernels.
+  double max_spent_us = 100000;
   // A sample is as many consecutive runs as take this long (from the warm-up run's time), at most
   // max_runs_per_sample: a 10 us network is timed over 10 runs per sample, not by one call
   // dominated by timer overhead.
@@ -54,12 +64,14 @@ struct IsaTiming {
 // microseconds (make_jit_engine: of the calling thread's CPU time).
 using TimeRuns = std::function<double(size_t candidate, int runs)>;
 
-// Measures the candidates (distinct ISAs, in table order): one untimed-for-the-result warm-up
-// run each (it also sizes the samples), then rounds that time one sample of every candidate, in
-// an order rotated each round so that no candidate always runs right after the same neighbour.
-// After min_rounds, only contenders (within contender_ratio of the fastest) are timed; stops
-// after max_rounds, once budget_us was spent, or when one contender is left. Empty candidates:
-// nothing measured.
+// Measures the candidates (distinct ISAs, in table order): one warm-up run each (it sizes the
+// samples, and a candidate more than warmup_ratio slower than the fastest there is not timed
+// further: its IsaTiming has samples 0 and the warm-up as min and median), then rounds that time
+// one sample of every candidate, in an order rotated each round so that no candidate always runs
+// right after the same neighbour. After min_rounds, only contenders (within contender_ratio of
+// the fastest) are timed; stops after max_rounds, once budget_us was spent (after min_rounds) or
+// max_spent_us (any time after the first round), or when one contender is left. Empty
+// candidates: nothing measured.
 std::vector<IsaTiming> measure_isas(std::span<const Isa> candidates, const TimeRuns& time_runs,
                                     const IsaCalibrationPolicy& policy = {});
 
@@ -77,12 +89,14 @@ struct IsaSelection {
     kOnlyCandidate,  // auto, but the CPU offers one ISA: nothing to measure
     kMeasured,       // auto: measured now (timings), stored in the cache if one is configured
     kCache,          // auto: read from the calibration cache (timings as measured then)
+    kRemembered,     // auto: chosen earlier in this process, the file having no entry for it
   };
   Source source = Source::kRequested;
   Isa isa = Isa::kSse41;
   std::vector<IsaTiming> timings;
   double tie_margin = 0;
   double calibration_ms = 0;           // compiling every candidate and measuring (kMeasured)
+  bool standin = false;                // timed on the large-network stand-in, not the network
   std::string cache_path;              // "" when no cache is configured
   std::vector<std::string> warnings;   // a corrupt or unwritable cache: the choice still stands
 

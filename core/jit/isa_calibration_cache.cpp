@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 namespace nnd::jit {
@@ -120,7 +121,38 @@ class FileLock {
   int fd_;
 };
 
+struct Remembered {
+  std::string cache_path;
+  IsaCalibrationEntry entry;
+};
+
+std::mutex& remembered_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::vector<Remembered>& remembered() {  // oldest first
+  static std::vector<Remembered> v;
+  return v;
+}
+
 }  // namespace
+
+std::optional<IsaCalibrationEntry> remembered_isa_choice(const std::string& cache_path, const IsaCalibrationKey& key) {
+  const std::lock_guard<std::mutex> lock(remembered_mutex());
+  for (const Remembered& r : remembered()) {
+    if (r.cache_path == cache_path && same_key(r.entry.key, key)) return r.entry;
+  }
+  return std::nullopt;
+}
+
+void remember_isa_choice(const std::string& cache_path, const IsaCalibrationEntry& e) {
+  const std::lock_guard<std::mutex> lock(remembered_mutex());
+  std::vector<Remembered>& v = remembered();
+  std::erase_if(v, [&](const Remembered& r) { return r.cache_path == cache_path && same_key(r.entry.key, e.key); });
+  v.push_back({cache_path, e});
+  if (v.size() > kMaxRemembered) v.erase(v.begin());
+}
 
 std::vector<IsaCalibrationEntry> IsaCalibrationCache::read_all(std::vector<std::string>* warnings) const {
   std::vector<IsaCalibrationEntry> out;

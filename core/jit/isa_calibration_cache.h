@@ -39,6 +39,14 @@ struct IsaCalibrationEntry {
   std::vector<IsaTiming> timings;  // min_us per candidate (samples and median are not kept)
 };
 
+// Choices made in this process, by cache path ("" included) and key: make_jit_engine consults
+// them when the file has no entry (no file configured, an unwritable or corrupt one, one another
+// process rewrote), so that a reload in the same process serves the ISA it served before even
+// when nothing could be kept on disk. At most kMaxRemembered, the most recent.
+inline constexpr size_t kMaxRemembered = 1024;
+std::optional<IsaCalibrationEntry> remembered_isa_choice(const std::string& cache_path, const IsaCalibrationKey& key);
+void remember_isa_choice(const std::string& cache_path, const IsaCalibrationEntry& e);
+
 class IsaCalibrationCache {
  public:
   static constexpr size_t kMaxEntries = 256;

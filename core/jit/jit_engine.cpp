@@ -25,6 +25,7 @@
 #include "core/ir/cost.h"
 #include "core/ir/shape_inference.h"
 #include "core/jit/isa_calibration_cache.h"
+#include "core/jit/isa_calibration_standin.h"
 #include "core/jit/kernel_helpers.h"
 #include "core/jit/kernel_module.h"
 #include "core/jit/kernel_parts.h"
@@ -590,23 +591,35 @@ std::unique_ptr<JitEngine> make_auto_isa_engine(const Graph& g, const EngineOpti
     return e;
   }
   const int64_t batch = std::max<int64_t>(1, options.isa_calibration_batch);
-  const IsaCalibrationKey key{features.identity(), graph_content_hash(g), batch, options.math};
+  // A large network is timed by its stand-in (isa_calibration_standin.h), keyed by the stand-in.
+  sel.standin = calibrates_on_standin(g);
+  const Graph& timed = sel.standin ? isa_standin_graph() : g;
+  const IsaCalibrationKey key{features.identity(), graph_content_hash(timed), batch, options.math};
   std::optional<IsaCalibrationCache> cache;
   if (!options.isa_cache.empty()) cache.emplace(options.isa_cache);
-  if (cache) {
-    std::optional<IsaCalibrationEntry> hit = cache->lookup(key, &sel.warnings);
-    if (hit && features.has(hit->isa)) {
-      std::unique_ptr<JitEngineImpl> e = make_for_isa(g, options, config, hit->isa);
-      sel.source = Source::kCache;
-      sel.isa = hit->isa;
-      sel.timings = std::move(hit->timings);
-      e->set_isa_selection(std::move(sel));
-      return e;
-    }
+  // The file first (what every process on this machine shares), then this process's earlier
+  // choice (a reload when the file could not keep it), else measure.
+  std::optional<IsaCalibrationEntry> hit;
+  if (cache) hit = cache->lookup(key, &sel.warnings);
+  sel.source = Source::kCache;
+  if (!hit || !features.has(hit->isa)) {
+    hit = remembered_isa_choice(options.isa_cache, key);
+    sel.source = Source::kRemembered;
+    if (hit && features.has(hit->isa) && cache) cache->store(*hit, &sel.warnings);  // put it back
+  }
+  if (hit && features.has(hit->isa)) {
+    std::unique_ptr<JitEngineImpl> e = make_for_isa(g, options, config, hit->isa);
+    remember_isa_choice(options.isa_cache, *hit);
+    sel.isa = hit->isa;
+    sel.timings = std::move(hit->timings);
+    e->set_isa_selection(std::move(sel));
+    return e;
   }
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<JitEngineImpl>> engines;
-  for (Isa isa : candidates) engines.push_back(make_for_isa(g, options, config, isa));
+  EngineOptions timed_options = options;
+  if (sel.standin) timed_options.threads = 1;  // the stand-in measures the kernels, not a pool
+  for (Isa isa : candidates) engines.push_back(make_for_isa(timed, timed_options, config, isa));
   SyntheticIo io(engines.front()->graph(), batch);
   TimeRuns time_runs = [&](size_t k, int runs) {
     if (config.isa_time_runs) return config.isa_time_runs(candidates[k], runs);
@@ -622,9 +635,16 @@ std::unique_ptr<JitEngine> make_auto_isa_engine(const Graph& g, const EngineOpti
   sel.timings = measure_isas(candidates, time_runs, config.isa_calibration);
   sel.isa = choose_isa(sel.timings, config.isa_calibration.tie_margin);
   sel.calibration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  remember_isa_choice(options.isa_cache, {key, sel.isa, sel.timings});
   if (cache) cache->store({key, sel.isa, sel.timings}, &sel.warnings);
   const auto chosen = static_cast<size_t>(std::find(candidates.begin(), candidates.end(), sel.isa) - candidates.begin());
-  std::unique_ptr<JitEngineImpl> e = std::move(engines[chosen]);
+  std::unique_ptr<JitEngineImpl> e;
+  if (sel.standin) {
+    engines.clear();
+    e = make_for_isa(g, options, config, sel.isa);
+  } else {
+    e = std::move(engines[chosen]);
+  }
   e->set_isa_selection(std::move(sel));
   return e;
 }

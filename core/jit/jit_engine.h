@@ -76,11 +76,13 @@ class JitEngine : public Engine {
 // compiled by the JIT yet: <why>"), or when the requested ISA is unavailable.
 //
 // options.isa auto: when the CPU offers one ISA, that one. Otherwise the choice stored for this
-// CPU, network, batch and math mode in options.isa_cache if there is one; else the network is
-// compiled for every ISA the CPU has, each runs interleaved rounds on a synthetic input
-// (config.isa_calibration: 3 to 10 rounds, about 20 ms of running), and the narrowest ISA within
-// the tie margin of the fastest is kept (and stored in the cache). isa_selection() says which
-// happened; a cache that cannot be read or written is a warning there, never an error.
+// CPU, network, batch and math mode in options.isa_cache if there is one, else the one made
+// earlier in this process for the same file and key; else the network (a large one: its
+// stand-in, isa_calibration_standin.h) is compiled for every ISA the CPU has, each runs
+// interleaved rounds on a synthetic input (config.isa_calibration: about 20 ms of running), and
+// the narrowest ISA within the tie margin of the fastest is kept (and stored in the cache and
+// remembered). isa_selection() says which happened; a cache that cannot be read or written is a
+// warning there, never an error.
 std::unique_ptr<JitEngine> make_jit_engine(const Graph& g, const EngineOptions& options,
                                            const JitConfig& config = {});
 

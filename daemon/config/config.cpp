@@ -88,12 +88,7 @@ std::string endpoint_socket_path(const std::string& endpoint) {
 std::string isa_calibration_cache_path(const std::string& setting) {
   if (setting == "off") return "";
   if (setting != "auto") return setting;
-  const char* dir = std::getenv("CACHE_DIRECTORY");
-  if (!dir || !*dir) return "";
-  // systemd passes several folders colon-separated when the unit names several; nnd's names one.
-  std::string first(dir);
-  first = first.substr(0, first.find(':'));
-  return first + "/isa-calibration";
+  return default_isa_cache_path();  // the file nnrun, nnbench and nninfo use too (core/engine)
 }
 
 namespace {

@@ -99,8 +99,9 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 std::string endpoint_socket_path(const std::string& endpoint);
 
 // The calibration cache file of the setting daemon.isa_calibration_cache: a path is itself, "off"
-// is "" (no cache), "auto" is $CACHE_DIRECTORY/isa-calibration when that is set (systemd's
-// CacheDirectory=nnd: /var/cache/nnd) and "" otherwise.
+// is "" (no cache), "auto" is the file every nnd program shares (default_isa_cache_path(), core/engine:
+// $NND_ISA_CACHE, else $CACHE_DIRECTORY/isa-calibration under systemd's CacheDirectory=nnd, else
+// the user's ~/.cache/nnd/isa-calibration; "" when none is set).
 std::string isa_calibration_cache_path(const std::string& setting);
 
 }  // namespace nnd::daemon

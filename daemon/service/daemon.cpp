@@ -83,7 +83,8 @@ class DaemonRun {
       bo.isa_cache = isa_calibration_cache_path(cfg_.daemon.isa_calibration_cache);
       if (bo.isa_cache.empty()) {
         log(LogLevel::kInfo, "isa auto: no calibration cache (daemon.isa_calibration_cache: " +
-                                 cfg_.daemon.isa_calibration_cache + "); the choice is measured at every start");
+                                 cfg_.daemon.isa_calibration_cache +
+                                 "); the choice is measured at every start, and kept across reloads");
       } else {
         log(LogLevel::kInfo, "isa auto: calibration cache " + bo.isa_cache);
       }

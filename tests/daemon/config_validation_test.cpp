@@ -1,5 +1,6 @@
 // Config parsing and validation: every error kind is reported with its key and line number.
 #include <gtest/gtest.h>
+
 #include <pwd.h>
 
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "core/engine/engine_options.h"
@@ -425,13 +427,29 @@ TEST_F(ConfigTest, IsaCalibrationCache) {
   }
   EXPECT_EQ(isa_calibration_cache_path("off"), "");
   EXPECT_EQ(isa_calibration_cache_path("/x/y"), "/x/y");
-  const char* old = std::getenv("CACHE_DIRECTORY");
-  const std::string saved = old ? old : "";
+  // auto: the file nnrun and nnbench share (default_isa_cache_path(), core/engine).
+  const std::vector<const char*> vars = {"NND_ISA_CACHE", "CACHE_DIRECTORY", "XDG_CACHE_HOME", "HOME"};
+  std::vector<std::optional<std::string>> saved;
+  for (const char* v : vars) {
+    const char* old = std::getenv(v);
+    saved.push_back(old ? std::optional<std::string>(old) : std::nullopt);
+    ::unsetenv(v);
+  }
+  EXPECT_EQ(isa_calibration_cache_path("auto"), "");  // nowhere to keep it
+  ::setenv("HOME", "/home/robot", 1);
+  EXPECT_EQ(isa_calibration_cache_path("auto"), "/home/robot/.cache/nnd/isa-calibration");
+  ::setenv("XDG_CACHE_HOME", "/xdg", 1);
+  EXPECT_EQ(isa_calibration_cache_path("auto"), "/xdg/nnd/isa-calibration");
   ::setenv("CACHE_DIRECTORY", "/var/cache/nnd", 1);
   EXPECT_EQ(isa_calibration_cache_path("auto"), "/var/cache/nnd/isa-calibration");
-  ::unsetenv("CACHE_DIRECTORY");
-  EXPECT_EQ(isa_calibration_cache_path("auto"), "");  // no systemd cache folder: none
-  if (old) ::setenv("CACHE_DIRECTORY", saved.c_str(), 1);
+  ::setenv("NND_ISA_CACHE", "/tmp/mine", 1);
+  EXPECT_EQ(isa_calibration_cache_path("auto"), "/tmp/mine");
+  ::setenv("NND_ISA_CACHE", "off", 1);
+  EXPECT_EQ(isa_calibration_cache_path("auto"), "");
+  for (size_t i = 0; i < vars.size(); ++i) {
+    if (saved[i]) ::setenv(vars[i], saved[i]->c_str(), 1);
+    else ::unsetenv(vars[i]);
+  }
 }
 
 TEST_F(ConfigTest, ControlGroup) {

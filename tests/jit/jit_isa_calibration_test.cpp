@@ -6,13 +6,17 @@
 // exist on the machine running the test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "core/io/keras_hdf5.h"
 #include "core/ir/content_hash.h"
 #include "core/jit/isa_calibration_cache.h"
+#include "core/jit/isa_calibration_standin.h"
 #include "tests/jit_common/jit_test_util.h"
 #include "tests/support/test_temp_dir.h"
 
@@ -65,6 +69,7 @@ TEST(JitIsaAuto, MeasuresInterleavedRoundsWithinTheBudget) {
   p.min_rounds = 3;
   p.max_rounds = 10;
   p.budget_us = 10000;
+  p.warmup_ratio = 1e9;  // SSE4.1 stays in past its warm-up (WarmUpFarBehindIsNotTimed)
   const std::vector<IsaTiming> t =
       measure_isas(kThree, [&](size_t k, int runs) { return fake(kThree[k], runs); }, p);
   ASSERT_EQ(t.size(), 3u);
@@ -93,10 +98,44 @@ TEST(JitIsaAuto, MeasuresInterleavedRoundsWithinTheBudget) {
   EXPECT_EQ(t2[2].samples, 10);
 }
 
+// A candidate more than warmup_ratio behind the fastest in its warm-up run is not timed again:
+// on a large network that was most of the calibration (SSE4.1 timed three more times).
+TEST(JitIsaAuto, WarmUpFarBehindIsNotTimed) {
+  FakeTimer fake{{{Isa::kSse41, 2300}, {Isa::kAvx2, 900}, {Isa::kAvx512, 1300}}, {}};
+  IsaCalibrationPolicy p;  // warmup_ratio 1.5: 2300 and 1300 against 900
+  const std::vector<IsaTiming> t =
+      measure_isas(kThree, [&](size_t k, int runs) { return fake(kThree[k], runs); }, p);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].samples, 0);
+  EXPECT_DOUBLE_EQ(t[0].min_us, 2300);  // the warm-up, reported as measured
+  EXPECT_GE(t[1].samples, 1);
+  EXPECT_GE(t[2].samples, 3);  // 1.44x: within the warm-up ratio, timed; out after min_rounds
+  EXPECT_EQ(std::count_if(fake.calls.begin(), fake.calls.end(), [](auto& c) { return c.first == Isa::kSse41; }), 1);
+  EXPECT_EQ(choose_isa(t, p.tie_margin), Isa::kAvx2);
+  IsaSelection sel;
+  sel.source = IsaSelection::Source::kMeasured;
+  sel.isa = Isa::kAvx2;
+  sel.timings = t;
+  EXPECT_NE(sel.summary().find("sse4.1 2300.0 us (warm-up only)"), std::string::npos) << sel.summary();
+}
+
+// Long runs (a large network): no new round once max_spent_us went by, even before min_rounds.
+TEST(JitIsaAuto, LongRunsStopAtTheSpendingCap) {
+  FakeTimer fake{{{Isa::kAvx2, 60000}, {Isa::kAvx512, 40000}}, {}};
+  IsaCalibrationPolicy p;  // max_spent_us 100 ms, min_rounds 3
+  const std::vector<Isa> two = {Isa::kAvx2, Isa::kAvx512};
+  const std::vector<IsaTiming> t = measure_isas(two, [&](size_t k, int runs) { return fake(two[k], runs); }, p);
+  EXPECT_EQ(t[0].samples, 1);  // round 0: 100 ms spent
+  EXPECT_EQ(t[1].samples, 1);
+  EXPECT_EQ(fake.calls.size(), 4u);  // two warm-ups, one round
+  EXPECT_EQ(choose_isa(t, p.tie_margin), Isa::kAvx512);
+}
+
 TEST(JitIsaAuto, ShortRunsAreTimedInGroups) {
   FakeTimer fake{{{Isa::kSse41, 20}, {Isa::kAvx2, 9}}, {}};
   IsaCalibrationPolicy p;
   p.min_sample_us = 100;
+  p.warmup_ratio = 1e9;
   const std::vector<Isa> two = {Isa::kSse41, Isa::kAvx2};
   const std::vector<IsaTiming> t = measure_isas(two, [&](size_t k, int runs) { return fake(two[k], runs); }, p);
   EXPECT_DOUBLE_EQ(t[0].min_us, 20);  // per run, not per sample
@@ -312,6 +351,149 @@ TEST_F(JitIsaCache, EngineWithUnwritableCacheWarnsAndServes) {
   EXPECT_EQ(e->isa(), Isa::kAvx2);
   ASSERT_EQ(e->isa_selection().warnings.size(), 1u);
   EXPECT_NE(e->isa_selection().warnings[0].find("cannot be written"), std::string::npos);
+}
+
+// A reload in the same process serves the ISA it served before even when no file keeps the
+// choice (unwritable here; "off" is the same path): the machine now claims AVX-512 is twice as
+// fast, but nothing is measured again.
+TEST_F(JitIsaCache, ReloadWithoutAFileRemembersTheChoice) {
+  const Graph g = small_dense();
+  const CpuFeatures f = forced({Isa::kSse41, Isa::kAvx2, Isa::kAvx512});
+  FakeTimer fake{{{Isa::kSse41, 300}, {Isa::kAvx2, 100}, {Isa::kAvx512, 99}}, {}};
+  const auto first = auto_engine(g, f, &fake, unwritable_path());
+  EXPECT_EQ(first->isa(), Isa::kAvx2);
+  EXPECT_EQ(first->isa_selection().source, IsaSelection::Source::kMeasured);
+  for (int reload = 0; reload < 10; ++reload) {
+    fake = FakeTimer{{{Isa::kSse41, 300}, {Isa::kAvx2, 100}, {Isa::kAvx512, reload % 2 ? 50 : 99}}, {}};
+    const auto again = auto_engine(g, f, &fake, unwritable_path());
+    EXPECT_EQ(again->isa(), Isa::kAvx2) << "reload " << reload;
+    EXPECT_EQ(again->isa_selection().source, IsaSelection::Source::kRemembered);
+    EXPECT_TRUE(fake.calls.empty()) << "reload " << reload << " measured again";
+    EXPECT_NE(again->isa_selection().summary().find("chosen earlier in this process"), std::string::npos)
+        << again->isa_selection().summary();
+  }
+  // Another file, another process's view of the machine: its own measurement.
+  const auto elsewhere = auto_engine(g, f, &fake, path());
+  EXPECT_EQ(elsewhere->isa_selection().source, IsaSelection::Source::kMeasured);
+  EXPECT_EQ(elsewhere->isa(), Isa::kAvx512);
+}
+
+// The file is what processes share, so it wins over this process's memory; a deleted file gets
+// the remembered choice back.
+TEST_F(JitIsaCache, DeletedFileGetsTheRememberedChoiceBack) {
+  const Graph g = small_dense();
+  const CpuFeatures f = forced({Isa::kSse41, Isa::kAvx2});
+  FakeTimer fake{{{Isa::kSse41, 300}, {Isa::kAvx2, 100}}, {}};
+  EXPECT_EQ(auto_engine(g, f, &fake, path())->isa(), Isa::kAvx2);
+  fs::remove(path());
+  fake = FakeTimer{{{Isa::kSse41, 50}, {Isa::kAvx2, 100}}, {}};
+  const auto again = auto_engine(g, f, &fake, path());
+  EXPECT_EQ(again->isa(), Isa::kAvx2);
+  EXPECT_EQ(again->isa_selection().source, IsaSelection::Source::kRemembered);
+  EXPECT_TRUE(fake.calls.empty());
+  std::vector<std::string> warnings;
+  const std::optional<IsaCalibrationEntry> back =
+      IsaCalibrationCache(path()).lookup({f.identity(), graph_content_hash(g), 1, MathMode::kExact}, &warnings);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->isa, Isa::kAvx2);
+}
+
+// Issue 35's "ten reloads" with real timing on a real network: bop (two runs of nnrun once chose
+// avx512, then avx2) compiled ten times in one process with no cache file serves one ISA, and its
+// outputs are bit-identical. (tests/perf/isa_choice_repeatable.sh does ten nnrun processes.)
+TEST(JitIsaAuto, TenReloadsOfBopServeOneIsaBitForBit) {
+  const fs::path bop = fs::path(NND_SHARED_MODELS_DIR) / "bop.h5";
+  if (!fs::exists(bop)) GTEST_SKIP() << bop << " not found";
+  const Graph g = load_keras_h5(bop.string());
+  EngineOptions o;
+  o.engine = EngineKind::kJit;
+  Rng rng(35);
+  std::vector<std::vector<float>> in;
+  std::vector<InputView> views;
+  for (ValueId v : g.inputs) {
+    in.push_back(rng.vec(count_of(g.values[v].shape), 0.0f, 1.0f));
+    views.push_back({DType::kFloat32, in.back().data()});
+  }
+  std::optional<Isa> isa;
+  std::vector<std::vector<float>> first;
+  for (int reload = 0; reload < 10; ++reload) {
+    const auto e = make_jit_engine(g, o);
+    std::vector<std::vector<float>> out;
+    std::vector<float*> ptrs;
+    for (ValueId v : g.outputs) out.emplace_back(static_cast<size_t>(count_of(g.values[v].shape)), -1.0f);
+    for (auto& b : out) ptrs.push_back(b.data());
+    e->run(1, views, ptrs);
+    if (!isa) {
+      isa = e->isa();
+      first = out;
+      continue;
+    }
+    EXPECT_EQ(e->isa(), *isa) << "reload " << reload << ": " << e->isa_selection().summary();
+    const bool several = std::count_if(all_isas().begin(), all_isas().end(), [](Isa i) { return host().has(i); }) > 1;
+    if (several) {
+      EXPECT_EQ(e->isa_selection().source, IsaSelection::Source::kRemembered);
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      ASSERT_EQ(out[i].size(), first[i].size());
+      EXPECT_EQ(std::memcmp(out[i].data(), first[i].data(), out[i].size() * sizeof(float)), 0)
+          << "reload " << reload << " output " << i << " differs";
+    }
+  }
+}
+
+// ---- large networks: the stand-in ----
+
+Graph wide_dense(float bias0) {  // 1.05 M weights: past kStandinMinParameters
+  DenseParams d;
+  d.units = 1024;
+  d.kernel = Weights{{1024, 1024}, std::vector<float>(1024 * 1024, 0.001f)};
+  d.bias = Weights::filled(1024, bias0);
+  return one_node(d, {{1024}});
+}
+
+TEST(JitIsaAuto, LargeNetworksAreTimedOnTheStandin) {
+  EXPECT_FALSE(calibrates_on_standin(small_dense()));
+  EXPECT_TRUE(calibrates_on_standin(wide_dense(0)));  // by its weights
+  ConvParams c;  // 3x3, 64 -> 64 at 112x112: 925 MFLOP from 37k weights, by its FLOPs
+  c.filters = 64;
+  c.window.kernel_h = c.window.kernel_w = 3;
+  c.window.padding = Padding::kSame;
+  c.kernel = Weights{{3, 3, 64, 64}, std::vector<float>(3 * 3 * 64 * 64, 0.01f)};
+  EXPECT_TRUE(calibrates_on_standin(one_node(c, {{112, 112, 64}})));
+  const Graph& s = isa_standin_graph();
+  EXPECT_FALSE(calibrates_on_standin(s));
+  EXPECT_EQ(graph_content_hash(s), graph_content_hash(isa_standin_graph()));
+  const fs::path dir = fs::path(NND_SHARED_MODELS_DIR);
+  for (const char* net : {"bop.h5", "ball-penalty-multihead.h5", "field-boundary.h5", "referee-gesture.h5"}) {
+    if (fs::exists(dir / net)) {
+      EXPECT_FALSE(calibrates_on_standin(load_keras_h5((dir / net).string()))) << net;
+    }
+  }
+}
+
+// The stand-in is what is timed (its own engines: the fake timer sees them), the network is
+// compiled once, for the chosen ISA; a second large network on the machine reads the same entry.
+TEST_F(JitIsaCache, LargeNetworksShareTheStandinsChoice) {
+  const CpuFeatures f = forced({Isa::kSse41, Isa::kAvx2, Isa::kAvx512});
+  FakeTimer fake{{{Isa::kSse41, 3000}, {Isa::kAvx2, 1000}, {Isa::kAvx512, 600}}, {}};
+  const auto first = auto_engine(wide_dense(0), f, &fake, path());
+  EXPECT_EQ(first->isa(), Isa::kAvx512);
+  EXPECT_TRUE(first->isa_selection().standin);
+  EXPECT_EQ(first->isa_selection().source, IsaSelection::Source::kMeasured);
+  EXPECT_NE(first->isa_selection().summary().find("measured on the large-network stand-in: sse4.1"), std::string::npos)
+      << first->isa_selection().summary();
+  ASSERT_EQ(first->graph().outputs.size(), 1u);  // the network, not the stand-in, is served
+  EXPECT_EQ(first->graph().values[static_cast<size_t>(first->graph().outputs[0])].shape, (Dims{1024}));
+  std::vector<std::string> warnings;
+  const auto entry = IsaCalibrationCache(path()).lookup(
+      {f.identity(), graph_content_hash(isa_standin_graph()), 1, MathMode::kExact}, &warnings);
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->isa, Isa::kAvx512);
+  fake.calls.clear();
+  const auto other = auto_engine(wide_dense(1), f, &fake, path());  // other weights, same machine
+  EXPECT_EQ(other->isa(), Isa::kAvx512);
+  EXPECT_EQ(other->isa_selection().source, IsaSelection::Source::kCache);
+  EXPECT_TRUE(fake.calls.empty());
 }
 
 TEST(JitIsaAuto, ContentHashIgnoresThePathButNotTheWeights) {

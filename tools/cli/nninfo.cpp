@@ -64,7 +64,9 @@ int main(int argc, char** argv) {
       for (const nnd::jit::UnsupportedLayer& u : missing) std::printf("  %s\n", u.message.c_str());
     }
     if (list_kernels && missing.empty()) {
-      const std::unique_ptr<nnd::jit::JitEngine> jit = nnd::jit::make_jit_engine(g, nnd::EngineOptions{});
+      nnd::EngineOptions o;
+      o.isa_cache = nnd::default_isa_cache_path();  // the ISA nnrun and nnd serve it on
+      const std::unique_ptr<nnd::jit::JitEngine> jit = nnd::jit::make_jit_engine(g, o);
       const nnd::Graph& compiled = jit->graph();
       std::printf("isa %s\n", jit->isa_selection().summary().c_str());
       std::printf("kernels (%s, %zu layers after the graph passes):\n", jit->name().c_str(), compiled.nodes.size());

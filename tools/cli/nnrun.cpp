@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
       "Writes each output to DIR/<Keras output layer name>.npy (float32, batch first) when\n"
       "--output-dir is given, and prints input/output names, shapes and timings."};
   std::string model_path, engine_name = "jit", isa_name = "auto", math_name = "exact", threads_name = "1";
+  std::string isa_cache = "auto";
   std::vector<std::string> input_specs;
   std::string output_dir;
   int64_t batch = 0;
@@ -71,6 +72,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"reference", "jit"}));
   app.add_option("--isa", isa_name, "JIT instruction set: " + nnd::isa_choice_list())
       ->check(CLI::IsMember(nnd::isa_choice_ids()));
+  app.add_option("--isa-cache", isa_cache,
+                 "isa auto: the calibration cache file shared with nnbench, nninfo and nnd (default auto: "
+                 "$NND_ISA_CACHE, else $CACHE_DIRECTORY/isa-calibration, else ~/.cache/nnd/isa-calibration), "
+                 "a path, or off (measure every run)");
   app.add_option("--math", math_name, "JIT math mode: exact or fast")
       ->check(CLI::IsMember({"exact", "fast"}));
   app.add_option("--threads", threads_name,
@@ -108,6 +113,7 @@ int main(int argc, char** argv) {
   options.isa = *nnd::parse_isa(isa_name);
   options.math = *nnd::parse_math_mode(math_name);
   options.threads = *nnd::parse_threads(threads_name);
+  options.isa_cache = isa_cache == "auto" ? nnd::default_isa_cache_path() : isa_cache == "off" ? "" : isa_cache;
 
   try {
     auto t0 = Clock::now();
