@@ -27,7 +27,9 @@ std::vector<IsaTiming> measure_isas(std::span<const Isa> candidates, const TimeR
   std::vector<bool> contender(n, true);
   if (n > 0) {
     const double fastest = *std::min_element(warmup.begin(), warmup.end());
-    for (size_t k = 0; k < n; ++k) contender[k] = warmup[k] <= fastest * policy.warmup_ratio;
+    if (fastest >= policy.warmup_min_us) {
+      for (size_t k = 0; k < n; ++k) contender[k] = warmup[k] <= fastest * policy.warmup_ratio;
+    }
   }
   for (int round = 0; round < policy.max_rounds; ++round) {
     if (round > 0 && spent_us >= policy.max_spent_us) break;

@@ -41,6 +41,11 @@ struct IsaCalibrationPolicy {
   // the code itself. On a large network this is where calibration spent most of its time (SSE4.1
   // at about 2.5x AVX2, timed three times besides its warm-up).
   double warmup_ratio = 1.5;
+  // ... only when the fastest warm-up took at least this long: a short first run is mostly
+  // one-time costs that differ between ISAs (ball_patch on Sapphire Rapids: AVX-512's first run
+  // 82 us against AVX2's 9.6, while warm AVX-512 runs are the faster; the 512-bit units power up),
+  // and timing a short network costs little anyway.
+  double warmup_min_us = 1000;
   // No new round once the rounds took this long, even before min_rounds (each remaining
   // candidate has then been timed at least once): on a large network one sample is a run of tens
   // of milliseconds, already an average over many kernels.

@@ -326,7 +326,8 @@ TEST_F(RegistryTest, EngineAutoFallsBackAndSaysSo) {
 }
 
 // isa auto's choice is logged per model at info level; with a calibration cache a second build
-// (a restart) reads the choice back instead of measuring; a corrupt cache is a warning.
+// (a restart) reads the choice back instead of measuring; a corrupt cache is a warning, and the
+// process's earlier choice serves.
 TEST_F(RegistryTest, IsaChoiceIsLoggedAndCached) {
   if (nnd::jit::all_isas().empty()) GTEST_SKIP() << "no JIT ISA for this build's architecture: nothing to calibrate";
   std::vector<std::pair<LogLevel, std::string>> logs;
@@ -371,7 +372,9 @@ TEST_F(RegistryTest, IsaChoiceIsLoggedAndCached) {
   auto third = build_model_set(ball, nullptr, o);
   ASSERT_EQ(third->models.size(), 1u);
   EXPECT_TRUE(said("model 'ball': ISA calibration cache " + cache.string() + ": not a calibration cache", LogLevel::kWarning));
-  EXPECT_TRUE(said("(auto, measured: ", LogLevel::kInfo));
+  // The process still knows its choice: a reload serves the same ISA instead of measuring anew.
+  EXPECT_TRUE(said("(auto, as chosen earlier in this process", LogLevel::kInfo));
+  EXPECT_FALSE(said("(auto, measured: ", LogLevel::kInfo));
 }
 
 // The real engines of this build: `engine: jit` compiles where the ISA table has rows for the
