@@ -6,17 +6,18 @@
 Runs `nnrun MODEL --repeat N` under `perf record -e cpu-clock -F 1000` with NND_PERF_MAP=1 (each
 kernel is named "nnd:<step>-<layer>: <kernel>" in the profile), pinned to one core, and combines
   - each kernel's share of the samples (perf report),
-  - nnrun's median time per call (so a layer's us = share x median),
+  - nnrun's median time per call in the thread's CPU time (nnrun --cpu-time: perf's cpu-clock
+    samples count CPU time too), so a layer's us = share x median,
   - each layer's FLOPs per sample from `nninfo` (direct-convolution FLOPs; a batch-norm or
     activation the passes fused into a convolution is charged to that convolution's kernels
     only through their time, not their FLOPs),
-into one row per layer, costliest first. --peak is the machine's FMA peak for the ISA in GFLOP/s
+into one row per layer, costliest first: a layer's share is of the samples in JIT code (the
+process also loads and compiles the model), its us that share of the median call. --peak is the machine's FMA peak for the ISA in GFLOP/s
 (nnbench prints it: its "% peak" column divides by the peak it measured in the same run); without
-it the %-of-peak column is left out. Samples outside JIT code (the run loop, the kernel helpers,
-the kernel) are summed in one row.
+it the %-of-peak column is left out.
 
-Needs Linux perf (Debian `linux-perf`). A profile's shares hold on a loaded machine; its absolute
-times do not: compare them only with figures of the same run.
+Needs Linux perf (Debian `linux-perf`). Shares and CPU times hold better than wall times on a loaded
+machine, but caches shared with other processes still slow it: compare only figures of one run.
 """
 
 import argparse
@@ -61,7 +62,7 @@ def main():
         data = os.path.join(tmp, "p.perf")
         env = dict(os.environ, NND_PERF_MAP="1")
         run = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "1000", "-o", data, "taskset", "-c",
-                              args.cpu, nnrun, args.model, "--isa", args.isa, "--repeat", str(args.repeat)],
+                              args.cpu, nnrun, args.model, "--isa", args.isa, "--repeat", str(args.repeat), "--cpu-time"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         m = re.search(r"median ([0-9.]+) ms", run.stdout)
         isa = re.search(r"^isa (\S+)", run.stdout, re.M)
@@ -89,13 +90,16 @@ def main():
           (args.model, isa.group(1) if isa else "?", median_us, args.repeat, total_flops / 1e6,
            total_flops / median_us / 1e3, ", peak %.0f" % args.peak if args.peak else ""))
     print("  %6s %9s %8s %7s  %s" % ("share", "us", "GFLOP/s", "% peak" if args.peak else "", "layer: kernels"))
+    jit_total = sum(v[0] for v in layers.values()) or 1.0
     for name, (share, kernels) in sorted(layers.items(), key=lambda kv: -kv[1][0])[:args.top]:
+        share = 100 * share / jit_total  # of the JIT code's samples: loading and compiling are not
         us = share / 100 * median_us
         f = flops.get(name, 0)
         gf = f / us / 1e3 if us > 0 and f else 0
         peak = "%6.0f%%" % (100 * gf / args.peak) if args.peak and gf else ""
         print("  %5.1f%% %9.1f %8.1f %7s  %s: %s" % (share, us, gf, peak, name, ", ".join(sorted(set(kernels)))))
-    print("  %5.1f%% %9.1f %8s %7s  (outside JIT code: run loop, helpers, kernel)" % (other, other / 100 * median_us, "", ""))
+    print("  (shares of the samples in JIT code, %.1f%% of all; the rest is loading, compiling, the run loop and "
+          "helpers: a layer's us is its share of the median)" % jit_total)
 
 
 if __name__ == "__main__":
