@@ -150,13 +150,9 @@ class NodeInference {
         w.padding != Padding::kExplicit) {
       fail("padding", "unknown padding mode");
     }
-    if (w.dilation_h > 1 && w.stride_h > 1) {
-      // TensorFlow rejects this combination too; keep the engines to what Keras can run.
-      fail(ErrorCode::kUnsupported, "dilation_rate", "dilation > 1 together with strides > 1 is not supported (TensorFlow rejects it)");
-    }
-    if (w.dilation_w > 1 && w.stride_w > 1) {
-      fail(ErrorCode::kUnsupported, "dilation_rate", "dilation > 1 together with strides > 1 is not supported (TensorFlow rejects it)");
-    }
+    // Strides and dilations combine freely (ONNX and PyTorch allow it; the Keras loader refuses
+    // the combination itself because Keras does): every engine indexes tap k of output o at
+    // o * stride + k * dilation - pad_before.
     // Effective kernel size must stay in range.
     checked_add(checked_mul(w.kernel_h - 1, w.dilation_h, what("dilated kernel_size")), 1,
                 what("dilated kernel_size"));

@@ -117,6 +117,71 @@ TEST_P(JitLayers, Conv1DCausalAndPointwise) {
   }
 }
 
+// Strides and dilations above 1 on the same axis (ONNX/PyTorch allow it): every convolution kind
+// the JIT lowers (direct, grouped, planar on SSE4.1 with few channels, depthwise, 1-D, transposed).
+TEST_P(JitLayers, StridedDilatedConvolutions) {
+  Rng r(35);
+  for (int i = 0; i < 24; ++i) {
+    Window w;
+    const int rank = i % 6 == 5 ? 1 : 2;
+    w.kernel_w = r.range(2, 4);
+    w.stride_w = r.range(2, 3);
+    w.dilation_w = r.range(2, 3);
+    if (rank == 2) {
+      w.kernel_h = r.range(1, 3);
+      w.stride_h = r.range(1, 3);
+      w.dilation_h = r.range(2, 3);
+    }
+    w.padding = pick_pad(r);
+    const int64_t h = rank == 2 ? r.range((w.kernel_h - 1) * w.dilation_h + 1, 13) : 1;
+    const int64_t wd = r.range((w.kernel_w - 1) * w.dilation_w + 1, 17);
+    const Dims in_hw = rank == 2 ? Dims{h, wd} : Dims{wd};
+    auto with_c = [&](int64_t c) {
+      Dims d = in_hw;
+      d.push_back(c);
+      return d;
+    };
+    const int kind = i % 4;
+    const std::string geo = " k=" + std::to_string(w.kernel_h) + "x" + std::to_string(w.kernel_w) + " s=" +
+                            std::to_string(w.stride_h) + "," + std::to_string(w.stride_w) + " d=" +
+                            std::to_string(w.dilation_h) + "," + std::to_string(w.dilation_w) + " in " +
+                            std::to_string(h) + "x" + std::to_string(wd);
+    if (kind == 2) {
+      DepthwiseConvParams p;
+      p.rank = rank;
+      p.window = w;
+      p.depth_multiplier = r.range(1, 2);
+      const int64_t c = r.range(1, 40);
+      p.kernel = r.weights({w.kernel_h, w.kernel_w, c, p.depth_multiplier});
+      if (r.coin()) p.bias = r.weights({c * p.depth_multiplier});
+      p.activation = pick_act(r);
+      check(one_node(p, {with_c(c)}), r.range(1, 4), 3500 + i, "DepthwiseConv c=" + std::to_string(c) + geo);
+    } else if (kind == 3 && rank == 2) {
+      ConvTransposeParams p;
+      p.window = w;
+      p.window.padding = Padding::kValid;
+      const int64_t cin = r.range(1, 20);
+      p.filters = r.range(1, 20);
+      p.kernel = r.weights({w.kernel_h, w.kernel_w, p.filters, cin}, 0.3f);
+      if (r.coin()) p.bias = r.weights({p.filters});
+      const Dims in{r.range(1, 6), r.range(1, 7), cin};
+      check(one_node(p, {in}), r.range(1, 4), 3500 + i, "Conv2DTranspose cin=" + std::to_string(cin) + geo);
+    } else {
+      ConvParams p;
+      p.rank = rank;
+      p.window = w;
+      p.groups = kind == 1 ? r.range(2, 3) : 1;
+      // Few input channels and filters in fours take the planar kernels on SSE4.1.
+      const int64_t cin = p.groups * (i % 8 == 0 ? r.range(1, 4) : r.range(1, 24));
+      p.filters = i % 8 == 0 ? 4 * r.range(1, 4) : p.groups * r.range(1, 24);
+      p.kernel = r.weights({w.kernel_h, w.kernel_w, cin / p.groups, p.filters}, 0.3f);
+      if (r.coin()) p.bias = r.weights({p.filters});
+      p.activation = pick_act(r);
+      check(one_node(p, {with_c(cin)}), r.range(1, 4), 3500 + i, conv_label(p, h, wd, cin));
+    }
+  }
+}
+
 TEST_P(JitLayers, DepthwiseConv2D) {
   Rng r(4);
   for (int i = 0; i < 16; ++i) {

@@ -278,6 +278,32 @@ def conv_stride2():
 
 
 @case
+def conv_stride_dilation():
+    rng = Rng("conv_stride_dilation")
+    m = nn.Sequential(
+        nn.Conv2d(3, 8, 3, stride=2, dilation=2, padding=2), nn.ReLU(),          # few channels (planar on SSE4.1)
+        nn.Conv2d(8, 20, (3, 2), stride=(2, 3), dilation=(3, 2), padding=(1, 2)),  # direct, rectangular
+        nn.Conv2d(20, 20, 3, stride=2, dilation=2, padding=1, groups=20),        # depthwise
+        nn.Conv2d(20, 12, 2, stride=(1, 2), dilation=(2, 3), groups=2),          # grouped, no padding
+        nn.ConvTranspose2d(12, 6, 3, stride=2, dilation=2, padding=1, output_padding=1))
+    return torch_case(m, [rng.randn(2, 3, 49, 79)], 13, True,
+                      desc="strides and dilations above 1 together (PyTorch allows it, Keras does not): Conv2d "
+                           "s2 d2 p2 on 3 channels, s(2,3) d(3,2) k(3,2), depthwise s2 d2, grouped s(1,2) d(2,3), "
+                           "ConvTranspose2d s2 d2 output_padding 1")
+
+
+@case
+def conv1d_stride_dilation():
+    rng = Rng("conv1d_stride_dilation")
+    m = nn.Sequential(nn.Conv1d(5, 16, 3, stride=2, dilation=3, padding=3), nn.ReLU(),
+                      nn.Conv1d(16, 16, 4, stride=3, dilation=2, groups=16),
+                      nn.Conv1d(16, 7, 2, stride=2, dilation=4, padding=1))
+    return torch_case(m, [rng.randn(1, 5, 97)], 17, False, layout="NCW",
+                      desc="Conv1d with strides and dilations above 1 together: s2 d3 p3, depthwise k4 s3 d2, "
+                           "k2 s2 d4 p1")
+
+
+@case
 def conv_pad0_rect():
     rng = Rng("conv_pad0_rect")
     m = nn.Sequential(nn.Conv2d(3, 5, (3, 5), padding=0), nn.ReLU(),
