@@ -295,10 +295,32 @@ Symbol& Importer::tensor(const std::string& name) {
   if (it == symbols_.end()) fail("input '" + name + "' is not produced by any earlier node, initializer or graph input");
   const Symbol& s = it->second;
   if (!s.is_const() && s.perm[0] != 0 && !batch_anywhere_ok(current_op_)) {
-    fail("input '" + name + "' has its batch axis at position " + std::to_string(s.perm[0]) +
-         " (a recurrent layer's time-major layout); this operator needs the batch first");
+    if (auto moved = with_batch_on(s, 0)) {
+      return batch_first_.try_emplace(name, std::move(*moved)).first->second;
+    }
+    fail("input '" + name + "' has its batch axis at position " + std::to_string(s.perm[0]) + " (" +
+         (declared_batch_ == 1 ? "the file's batch of 1 moved there, and axis 0 has length " + std::to_string(s.dims[0])
+                               : std::string("a recurrent layer's time-major layout")) +
+         "); this operator needs the batch first");
   }
   return it->second;
+}
+
+std::optional<Symbol> Importer::with_batch_on(const Symbol& s, int64_t axis) const {
+  if (s.is_const() || axis < 0 || axis >= static_cast<int64_t>(s.rank())) return std::nullopt;
+  if (s.perm[0] == axis) return s;
+  if (declared_batch_ != 1 || s.dims[static_cast<size_t>(axis)] != 1) return std::nullopt;
+  // Swap the roles of the two length-1 axes: the IR position that held `axis` now holds the old
+  // batch axis (length 1 in the file), so the memory of every sample stays as it is.
+  Perm perm = s.perm;
+  const int old_batch = perm[0];
+  for (int& p : perm) {
+    if (p == axis) p = old_batch;
+  }
+  perm[0] = static_cast<int>(axis);
+  Symbol moved = dynamic_symbol(s.value, std::move(perm), s.dtype);
+  moved.origin = s.origin;
+  return moved;
 }
 
 const Constant& Importer::const_input(const onnx::NodeProto& node, int n, const std::string& role) {

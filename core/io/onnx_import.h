@@ -14,7 +14,10 @@
 // everywhere except around recurrent operators, whose time-major tensors ([steps, N, features],
 // states [directions, N, units]) carry it at axis 1 or 2: only the operators that relabel axes or
 // read that layout accept such a tensor (Importer::batch_anywhere_ok). A batch fixed to 1 in the
-// file is treated as free: the graph runs any batch where it is per-sample.
+// file is treated as free: the graph runs any batch where it is per-sample. Such a graph may move
+// its single sample across axis 0 (tf2onnx writes Reshape [1, T, F] -> [T, 1, F] for a transpose
+// whose moved axes have length 1): the batch then moves to another axis of length 1
+// (Importer::with_batch_on), and batch N is served as N samples of the file's batch of one.
 #pragma once
 
 #include <functional>
@@ -102,6 +105,12 @@ class Importer {
   [[noreturn]] void fail(const std::string& message) const;
   [[noreturn]] void fail(ErrorCode code, const std::string& message) const;
 
+  // A batch the file fixes to 1 may sit on any ONNX axis of length 1 (every sample then sees
+  // exactly the numbers of the file's single one): `s` with its batch moved to ONNX axis `axis`,
+  // without moving data, or nothing when the batch is not fixed to 1, `s` is a constant, or
+  // `axis` does not have length 1. A batch already on `axis` is returned as it is.
+  std::optional<Symbol> with_batch_on(const Symbol& s, int64_t axis) const;
+
   // The n-th input of the current node (empty names are optional inputs left out).
   bool has_input(const onnx::NodeProto& node, int n) const;
   Symbol& input(const onnx::NodeProto& node, int n);
@@ -154,6 +163,9 @@ class Importer {
   int64_t declared_batch_ = -1;  // -1 until the first input is read
   Graph g_;
   std::unordered_map<std::string, Symbol> symbols_;
+  // Tensors whose batch tensor() moved to ONNX axis 0 for an operator that needs it first
+  // (with_batch_on); kept apart so that the time-major readers still see the original.
+  std::unordered_map<std::string, Symbol> batch_first_;
   std::map<std::pair<ValueId, Perm>, ValueId> layouts_;
   std::unordered_map<std::string, int> readers_;
   std::set<std::string> value_names_, node_names_;

@@ -110,8 +110,9 @@ void check_state_constant(Importer& im, const Constant& c, int dirs, int64_t uni
 
 // The IR value of a computed initial state [D, N, H] as {D * H} per sample.
 ValueId state_input(Importer& im, const Node_& node, int n, int dirs, int64_t units, const std::string& role) {
-  Symbol& s = im.input(node, n);
+  Symbol s = im.input(node, n);
   if (s.rank() != 3) im.fail(role + " must have rank 3 ([directions, batch, hidden_size])");
+  if (auto moved = im.with_batch_on(s, 1)) s = std::move(*moved);  // a fixed batch of 1
   ValueId v;
   if (s.perm[0] == 1) {
     v = im.in_layout(s, batch_front_perm(3, 1));
@@ -143,10 +144,11 @@ void lower_recurrent(Importer& im, const Node_& node, Attributes& a) {
   const int64_t layout = a.i("layout", 0);
   if (layout != 0 && layout != 1) im.fail("layout " + std::to_string(layout) + " is not 0 or 1");
 
-  Symbol& x = im.input(node, 0);
+  Symbol x = im.input(node, 0);
   if (x.is_const()) im.fail(ErrorCode::kUnsupported, "X is a constant; nnd serves recurrent layers over computed inputs");
   if (x.rank() != 3) im.fail("X must have rank 3");
   const int batch_axis = layout == 0 ? 1 : 0;
+  if (auto moved = im.with_batch_on(x, batch_axis)) x = std::move(*moved);  // a fixed batch of 1
   if (x.perm[0] != batch_axis) {
     im.fail(std::string("X carries the batch on axis ") + std::to_string(x.perm[0]) + "; with layout " + std::to_string(layout) +
             " it must be axis " + std::to_string(batch_axis) + (layout == 0 ? " ([seq_length, batch, input_size])" : ""));

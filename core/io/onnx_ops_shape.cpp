@@ -57,10 +57,15 @@ void lower_unsqueeze(Importer& im, const Node_& node, Attributes& a) {
     im.set_constant(node, 0, std::move(c));
     return;
   }
-  if (inserted[0]) im.fail(ErrorCode::kUnsupported, "inserting an axis before the batch axis is not supported");
+  // With a batch the file fixes to 1 the new axis 0 has length 1 like the batch: operators that
+  // need the batch first take it there (Importer::with_batch_on).
+  if (inserted[0] && im.declared_batch() != 1) {
+    im.fail(ErrorCode::kUnsupported, "inserting an axis before the batch axis is not supported");
+  }
   // New axes sit in the IR right after the IR position of the ONNX axis before them.
   Perm perm;
   for (int old : x.perm) perm.push_back(old_to_new[static_cast<size_t>(old)]);
+  if (inserted[0]) perm.insert(perm.begin() + 1, 0);  // any place will do for a new axis of length 1
   for (int64_t k = 1; k < r; ++k) {
     if (!inserted[static_cast<size_t>(k)]) continue;
     const auto it = std::find(perm.begin(), perm.end(), static_cast<int>(k - 1));
@@ -70,15 +75,35 @@ void lower_unsqueeze(Importer& im, const Node_& node, Attributes& a) {
 }
 
 void lower_squeeze(Importer& im, const Node_& node, Attributes& a) {
-  Symbol& x = im.input(node, 0);
-  const std::vector<int64_t> old_dims = x.is_const() ? x.constant->dims : x.dims;
+  Symbol x = im.input(node, 0);
+  std::vector<int64_t> old_dims = x.is_const() ? x.constant->dims : x.dims;
   const int64_t r = static_cast<int64_t>(old_dims.size());
   std::vector<bool> drop(static_cast<size_t>(r), false);
   if (const auto axes = ints_from(im, node, a, "axes", 1)) {
+    std::vector<bool> named(static_cast<size_t>(r), false);
+    for (int64_t ax : *axes) {
+      const int64_t k = ax < 0 ? ax + r : ax;
+      if (k >= 0 && k < r) named[static_cast<size_t>(k)] = true;
+    }
+    // A batch the file fixes to 1 moves to a kept axis of length 1 before its axis goes.
+    if (!x.is_const() && named[static_cast<size_t>(x.perm[0])]) {
+      for (int64_t k = 0; k < r; ++k) {
+        if (named[static_cast<size_t>(k)]) continue;
+        if (auto moved = im.with_batch_on(x, k)) {
+          x = std::move(*moved);
+          old_dims = x.dims;
+          break;
+        }
+      }
+    }
     for (int64_t ax : *axes) {
       const int64_t k = ax < 0 ? ax + r : ax;
       if (k < 0 || k >= r) im.fail("axis " + std::to_string(ax) + " is out of range");
-      if (!x.is_const() && k == x.perm[0]) im.fail(ErrorCode::kUnsupported, "squeezing the batch axis is not supported");
+      if (!x.is_const() && k == x.perm[0]) {
+        im.fail(ErrorCode::kUnsupported, "squeezing the batch axis (" + std::to_string(k) + ") is not supported" +
+                                             (im.declared_batch() == 1 ? ": no other axis of length 1 is left to carry the file's batch of 1"
+                                                                       : std::string()));
+      }
       if (old_dims[static_cast<size_t>(k)] != 1) im.fail("axis " + std::to_string(ax) + " does not have length 1");
       drop[static_cast<size_t>(k)] = true;
     }
@@ -186,6 +211,82 @@ void reshape_behind_batch(Importer& im, const Node_& node, Symbol& x, const std:
   im.emit(node, 0, ReshapeParams{sample}, {v}, perm);
 }
 
+// The ONNX axis of a Reshape's result that carries a batch the file fixes to 1, when the reshape
+// moves the single sample across the batch axis (tf2onnx's Reshape [1, T, F] -> [T, 1, F] for a
+// transpose whose moved axes have length 1), with the target `t` resolved as the file's batch of
+// one reads it. Nothing when the batch is free, the target does not fit, or no axis of the result
+// has length 1. Preference: an axis the target computes from the batch size (Shape), the input's
+// batch axis, axis 0, then the first axis of length 1.
+struct OneSampleReshape {
+  std::vector<int64_t> dims;  // the resolved target, the batch as 1
+  int batch_axis = 0;
+};
+std::optional<OneSampleReshape> one_sample_reshape(const Importer& im, const Symbol& x, const std::vector<int64_t>& t) {
+  if (im.declared_batch() != 1) return std::nullopt;
+  const auto b = static_cast<size_t>(x.perm[0]);
+  std::vector<int64_t> in = x.dims;
+  in[b] = 1;
+  int64_t total = 1;
+  for (int64_t d : in) total *= d;
+  OneSampleReshape r;
+  int unknown = -1, from_batch = -1, batch_refs = 0;
+  int64_t known = 1;
+  for (size_t k = 0; k < t.size(); ++k) {
+    int64_t d = t[k];
+    if (d == 0) {
+      if (k >= in.size()) return std::nullopt;
+      d = in[k];
+      if (k == b) ++batch_refs, from_batch = static_cast<int>(k);
+    } else if (d == kBatchMarker) {
+      d = 1;
+      ++batch_refs, from_batch = static_cast<int>(k);
+    } else if (d == -1) {
+      if (unknown >= 0) return std::nullopt;
+      unknown = static_cast<int>(k);
+    } else if (d < 1 || d > total) {
+      return std::nullopt;
+    }
+    if (d != -1) known *= d;
+    r.dims.push_back(d);
+  }
+  if (unknown >= 0) {
+    if (total % known) return std::nullopt;
+    r.dims[static_cast<size_t>(unknown)] = total / known;
+  } else if (known != total) {
+    return std::nullopt;
+  }
+  const auto unit = [&](size_t k) { return k < r.dims.size() && r.dims[k] == 1; };
+  if (batch_refs == 1) {
+    r.batch_axis = from_batch;
+  } else if (unit(b)) {
+    r.batch_axis = static_cast<int>(b);
+  } else if (unit(0)) {
+    r.batch_axis = 0;
+  } else {
+    const auto it = std::find(r.dims.begin(), r.dims.end(), 1);
+    if (it == r.dims.end()) return std::nullopt;
+    r.batch_axis = static_cast<int>(it - r.dims.begin());
+  }
+  return r;
+}
+
+// A Reshape of the file's single sample (one_sample_reshape): the per-sample elements keep their
+// order, so it is a Reshape of each sample's elements with the batch moved to `r.batch_axis`.
+void reshape_one_sample(Importer& im, const Node_& node, Symbol& x, const OneSampleReshape& r) {
+  const Perm perm = batch_front_perm(r.dims.size(), r.batch_axis);
+  const ValueId v = im.in_layout(x, batch_front_perm(x.rank(), x.perm[0]));
+  Dims sample;
+  for (size_t j = 1; j < perm.size(); ++j) sample.push_back(r.dims[static_cast<size_t>(perm[j])]);
+  if (sample.empty()) im.fail("the result would have no axis besides the batch");
+  if (sample == im.ir_shape(v)) {
+    Symbol s = x;
+    s.value = v;
+    im.alias(node, 0, s, perm);
+    return;
+  }
+  im.emit(node, 0, ReshapeParams{sample}, {v}, perm);
+}
+
 void lower_reshape(Importer& im, const Node_& node, Attributes& a) {
   const bool allow_zero = a.i("allowzero", 0) != 0;
   Symbol& x = im.input(node, 0);
@@ -211,6 +312,10 @@ void lower_reshape(Importer& im, const Node_& node, Attributes& a) {
   }
   if (t.empty()) im.fail("the target shape is empty");
   if (allow_zero && std::count(t.begin(), t.end(), 0)) im.fail("allowzero with a 0 in the shape");
+  if (const auto one = one_sample_reshape(im, x, t); one && one->batch_axis != x.perm[0]) {
+    reshape_one_sample(im, node, x, *one);
+    return;
+  }
   if (x.perm[0] != 0) {
     reshape_behind_batch(im, node, x, t);
     return;
@@ -534,9 +639,12 @@ void lower_slice(Importer& im, const Node_& node, Attributes& a) {
     if (ax == x.perm[0]) {
       // Exporters slice the batch axis whole: [0, INT_MAX), or [0, b) when the file fixes the
       // batch to b. Anything else depends on the batch.
-      const int64_t whole = im.declared_batch() > 0 ? im.declared_batch() : int64_t{1} << 31;
+      // tf2onnx writes INT32_MAX as the open end, torch INT64_MAX.
+      const int64_t whole = im.declared_batch() > 0 ? im.declared_batch() : std::numeric_limits<int32_t>::max();
       if (starts[k] == 0 && ends[k] >= whole && step == 1) continue;
-      im.fail(ErrorCode::kUnsupported, "slicing the batch axis is not supported");
+      im.fail(ErrorCode::kUnsupported, "slicing the batch axis (start " + std::to_string(starts[k]) + ", end " +
+                                           std::to_string(ends[k]) + ", step " + std::to_string(step) +
+                                           ") is not supported: only a slice that keeps all of it is");
     }
     const int64_t dim = x.dims[static_cast<size_t>(ax)];
     // ONNX: negative starts and ends count from the end, then both are clamped, to [0, dim]
@@ -651,10 +759,24 @@ void lower_split(Importer& im, const Node_& node, Attributes& a) {
 void lower_expand(Importer& im, const Node_& node, Attributes&) {
   Symbol& x = im.input(node, 0);
   const std::vector<int64_t> shape = im.const_input(node, 1, "shape").as_ints(im.context() + ": shape");
-  if (x.is_const()) im.fail(ErrorCode::kUnsupported, "Expand of a constant is not folded");
   std::vector<int64_t> want = shape;
+  bool over_batch = false;
   for (auto& d : want) {
-    if (d == kBatchMarker) d = 1;
+    if (d == kBatchMarker) d = 1, over_batch = true;
+  }
+  if (x.is_const()) {
+    // PyTorch's initial RNN state with the batch fixed in the file: zeros expanded to [1, N, H].
+    // Over the batch the values repeat: length 1 there, exact for readers that broadcast (as
+    // ConstantOfShape over the batch size).
+    Constant ones;
+    ones.is_int = true;
+    ones.dims = want;
+    check_fold_size(ones.dims, im.context());
+    ones.ints.assign(static_cast<size_t>(ones.size()), 1);
+    Constant c = fold_where(ones, *x.constant, *x.constant, im.context());
+    c.batch_broadcast = x.constant->batch_broadcast || over_batch;
+    im.set_constant(node, 0, std::move(c));
+    return;
   }
   std::vector<int64_t> have = x.dims;
   have[0] = 1;

@@ -40,6 +40,15 @@ class OnnxGraph {
     for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
     return *this;
   }
+  // A float input with every dimension fixed, the batch's included (`dims` are the file's).
+  OnnxGraph& fixed_input(const std::string& name, const std::vector<int64_t>& dims) {
+    auto* v = m_.mutable_graph()->add_input();
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+    for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+    return *this;
+  }
   OnnxGraph& output(const std::string& name) {
     m_.mutable_graph()->add_output()->set_name(name);
     return *this;

@@ -895,6 +895,25 @@ def resnet18_narrow():
 
 
 @case
+def lstm_fixed_batch_time_major():
+    # A robot-style sequence model exported with the batch fixed to 1 that treats the time axis as
+    # torch's sequence axis by reshaping across the batch: [1, T, F] -> [T, 1, F], a time-major
+    # LSTM, then [T, 1, H] -> [1, T, H] and a head per step, plus the last step's features.
+    rng = Rng("lstm_fixed_batch_time_major")
+    T, F_, H = 6, 5, 10
+
+    def fwd(m, x):
+        seq, _ = m.lstm(x.reshape(T, 1, F_))
+        seq = seq.reshape(1, T, H)
+        return m.head(seq), seq[:, -1, :].unsqueeze(1) * 2.0
+
+    m = Seq(fwd, lstm=nn.LSTM(F_, H), head=nn.Linear(H, 3))
+    return torch_case(m, [rng.randn(1, T, F_)], 14, False, layout="NTC",
+                      desc="fixed batch 1: x.reshape(T, 1, F) (data across axis 0), time-major nn.LSTM(5, 10), "
+                           "reshape(1, T, H) back, Linear(10, 3) per step; and the last step unsqueezed")
+
+
+@case
 def lstm_batch_first():
     rng = Rng("lstm_batch_first")
     m = Seq(lambda s, x: s.rnn(x)[0], rnn=nn.LSTM(8, 16, batch_first=True))
@@ -1031,6 +1050,69 @@ def lstm_time_major_fixed():
     return hand_case(g, [xin], "LSTM reading a time-major graph input [6,1,5] with every axis fixed (batch on "
                                "axis 1), reverse, HardSigmoid gates, constant non-zero initial states, "
                                "sequence_lens; outputs Y [6,1,1,7] and Y_h", ref, layout="TNC")
+
+
+@case
+def tf_lstm_fixed_batch_reshape():
+    # What tf2onnx writes for a Keras LSTM with the batch fixed to 1: its optimizer turns the
+    # batch-major <-> time-major Transposes into Reshapes (only axes of length 1 move), so the
+    # graph moves its single sample across axis 0; a full-range Slice over axis 0 (INT32_MAX end)
+    # sits next to a real slice on axis 1.
+    rng = Rng("tf_lstm_fixed_batch_reshape")
+    T, F_, H, O = 5, 6, 8, 3
+    g = G("tf_lstm_fixed_batch_reshape", 13)
+    W, R, B = rng.randn(1, 4 * H, F_, scale=0.5), rng.randn(1, 4 * H, H, scale=0.5), rng.randn(1, 8 * H, scale=0.3)
+    Wd, bd = rng.randn(H, O, scale=0.5), rng.randn(O, scale=0.3)
+    for k, v in dict(W=W, R=R, B=B, Wd=Wd, bd=bd).items():
+        g.init(k, v.astype(np.float32))
+    imax = np.iinfo(np.int32).max
+    g.init("to_time_major", np.array([T, 1, F_], dtype=np.int64))
+    g.init("to_batch_major", np.array([1, T, H], dtype=np.int64))
+    g.init("sq_dir", np.array([1], dtype=np.int64))
+    g.init("sq_state", np.array([0], dtype=np.int64))
+    g.init("starts", np.array([0, 1], dtype=np.int64))
+    g.init("ends", np.array([imax, imax], dtype=np.int64))
+    g.init("axes", np.array([0, 1], dtype=np.int64))
+    x = g.input("input_1", [1, T, F_])
+    xt = g.node("Reshape", [x, "to_time_major"])
+    y, yh = g.node("LSTM", [xt, "W", "R", "B"], n_out=2, hidden_size=H)
+    ys = g.node("Squeeze", [y, "sq_dir"])
+    yb = g.node("Reshape", [ys, "to_batch_major"])
+    tail = g.node("Slice", [yb, "starts", "ends", "axes"])
+    mm = g.node("MatMul", [tail, "Wd"])
+    g.node("Add", [mm, "bd"], out="dense")
+    g.node("Squeeze", [yh, "sq_state"], out="state")
+    g.output("dense", [1, T - 1, O])
+    g.output("state", [1, H])
+    xin = rng.randn(1, T, F_)
+
+    def ref(xin):
+        Y, Yh, _ = onnx_rnn_ref("LSTM", np.asarray(xin, np.float64).reshape(T, 1, F_), W, R, B)
+        seq = Y[:, 0, 0, :].reshape(1, T, H)
+        return [seq[:, 1:] @ Wd.astype(np.float64) + bd.astype(np.float64), Yh[0]]
+
+    return hand_case(g, [xin], "tf2onnx-style Keras LSTM with the batch fixed to 1: Reshape [1,5,6] -> [5,1,6] "
+                               "instead of a Transpose, LSTM, Squeeze, Reshape [5,1,8] -> [1,5,8], Slice "
+                               "starts [0,1] ends [INT32_MAX, INT32_MAX] over axes 0 and 1, MatMul + Add; the "
+                               "state Y_h squeezed on axis 0", ref, layout="NTC")
+
+
+@case
+def slice_batch_int32_max():
+    rng = Rng("slice_batch_int32_max")
+    g = G("slice_batch_int32_max", 13)
+    imax = np.iinfo(np.int32).max
+    g.init("starts", np.array([0, 1], dtype=np.int64))
+    g.init("ends", np.array([imax, 5], dtype=np.int64))
+    g.init("axes", np.array([0, 1], dtype=np.int64))
+    x = g.input("x", ["N", 6, 8])
+    sl = g.node("Slice", [x, "starts", "ends", "axes"])
+    g.node("Relu", [sl], out="y")
+    g.output("y", ["N", 4, 8])
+    xin = rng.randn(2, 6, 8)
+    return hand_case(g, [xin], "full-range Slice over the batch axis with tf2onnx's INT32_MAX end next to a "
+                               "real slice of axis 1 (1:5), dynamic batch",
+                     lambda xin: [np.maximum(np.asarray(xin, np.float64)[:, 1:5], 0)], layout="NTC", dyn=True)
 
 
 @case

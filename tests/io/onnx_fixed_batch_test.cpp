@@ -1,0 +1,139 @@
+// Graphs whose file fixes the batch to 1 and then moves the single sample across axis 0 (tf2onnx
+// writes Reshape [1, T, F] -> [T, 1, F] where a Transpose moves only axes of length 1): they load,
+// and batch N is served as N samples of the file's batch of one. Checked on the fixture files made
+// by tools/onnx_fixtures (sample by sample against batch-1 runs, both engines), on small graphs
+// against index arithmetic, and the refusals that remain name the node, operator and reason.
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/io/model_file.h"
+#include "core/io/model_inputs.h"
+#include "tests/io/onnx_graph_builder.h"
+
+namespace nnd::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Output k of `g` for `batch` samples of input `x` (one input), engine `kind`.
+std::vector<std::vector<float>> run(const Graph& g, EngineKind kind, int64_t batch, const std::vector<float>& x) {
+  EngineOptions o;
+  o.engine = kind;
+  auto engine = make_engine(g, o);
+  ModelOutputs out = allocate_outputs(g, batch);
+  const InputView in{DType::kFloat32, x.data()};
+  engine->run(batch, std::span<const InputView>(&in, 1), out.pointers());
+  return out.buffers;
+}
+
+// Three different samples in one run give, sample by sample, what each gives alone.
+void expect_batch_is_samples(const Graph& g) {
+  ASSERT_EQ(g.inputs.size(), 1u);
+  const int64_t per = count_of(g.values[static_cast<size_t>(g.inputs[0])].shape);
+  const std::vector<float> x3 = wavy(3 * per, 0.4);
+  for (EngineKind kind : engines_here(g)) {
+    const auto all = run(g, kind, 3, x3);
+    for (int64_t s = 0; s < 3; ++s) {
+      const std::vector<float> one(x3.begin() + s * per, x3.begin() + (s + 1) * per);
+      const auto alone = run(g, kind, 1, one);
+      for (size_t k = 0; k < alone.size(); ++k) {
+        ASSERT_EQ(all[k].size(), 3 * alone[k].size());
+        for (size_t i = 0; i < alone[k].size(); ++i) {
+          ASSERT_EQ(all[k][static_cast<size_t>(s) * alone[k].size() + i], alone[k][i])
+              << (kind == EngineKind::kJit ? "jit" : "reference") << " output " << k << " sample " << s << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(OnnxFixedBatch, FixtureFilesServeBatchNAsNSamples) {
+  for (const char* name : {"tf_lstm_fixed_batch_reshape", "lstm_fixed_batch_time_major"}) {
+    SCOPED_TRACE(name);
+    const Graph g = load_model((fs::path(NND_TEST_DATA_DIR) / "onnx" / (std::string(name) + ".onnx")).string());
+    expect_batch_is_samples(g);
+  }
+}
+
+// [1, 3, 4] -> [3, 1, 4] (time-major, the batch on axis 1) -> [1, 12] (batch first again).
+TEST(OnnxFixedBatch, ReshapeAcrossAxisZeroMovesTheBatchToAnAxisOfLengthOne) {
+  OnnxGraph m(13);
+  m.fixed_input("x", {1, 3, 4}).ints("tm", {3, 1, 4}).ints("flat", {1, 12}).output("y");
+  m.node("Reshape", {"x", "tm"}, {"t"});
+  m.node("Relu", {"t"}, {"r"});
+  m.node("Reshape", {"r", "flat"}, {"y"});
+  const Graph g = m.load();
+  EXPECT_EQ(g.values[static_cast<size_t>(g.outputs[0])].shape, (Dims{12}));
+  expect_outputs(g, 2, [](size_t, const std::vector<float>& x) {
+    std::vector<float> y;
+    for (float v : x) y.push_back(std::max(v, 0.0f));
+    return y;
+  });
+  expect_batch_is_samples(g);
+}
+
+// Unsqueeze(0) and Squeeze(0) of a fixed batch of 1: the batch moves to another axis of length 1.
+TEST(OnnxFixedBatch, SqueezeAndUnsqueezeOfAxisZero) {
+  OnnxGraph m(13);
+  m.fixed_input("x", {1, 6}).ints("zero", {0}).ints("one", {1}).scalar("two", 2.0f).output("y");
+  m.node("Unsqueeze", {"x", "zero"}, {"u"});  // [1, 1, 6], the batch on axis 1
+  m.node("Squeeze", {"u", "one"}, {"s"});     // [1, 6]: the batch moves to axis 0 first
+  m.node("Mul", {"s", "two"}, {"y"});
+  const Graph g = m.load();
+  expect_outputs(g, 3, [](size_t, const std::vector<float>& x) {
+    std::vector<float> y;
+    for (float v : x) y.push_back(2.0f * v);
+    return y;
+  });
+}
+
+TEST(OnnxFixedBatch, FullRangeSliceOfTheBatchAxisIsNoSlice) {
+  for (int64_t end : {int64_t{2147483647}, int64_t{9223372036854775807}}) {
+    OnnxGraph m(13);
+    m.input("x", {6, 8}).ints("starts", {0, 1}).ints("ends", {end, 5}).ints("axes", {0, 1}).output("y");
+    m.node("Slice", {"x", "starts", "ends", "axes"}, {"y"});
+    const Graph g = m.load();
+    EXPECT_EQ(g.values[static_cast<size_t>(g.outputs[0])].shape, (Dims{4, 8}));
+  }
+}
+
+TEST(OnnxFixedBatch, Refusals) {
+  {  // A real slice of the batch axis.
+    OnnxGraph m(13);
+    m.input("x", {6, 8}).ints("starts", {1}).ints("ends", {2147483647}).ints("axes", {0}).output("y");
+    m.node("Slice", {"x", "starts", "ends", "axes"}, {"y"}, "cut");
+    const std::string e = m.refusal();
+    EXPECT_NE(e.find("node 'cut' (Slice)"), std::string::npos) << e;
+    EXPECT_NE(e.find("slicing the batch axis (start 1, end 2147483647, step 1)"), std::string::npos) << e;
+  }
+  {  // A free batch: a reshape across it stays refused.
+    OnnxGraph m(13);
+    m.input("x", {3, 4}).ints("tm", {3, 1, 4}).output("y");
+    m.node("Reshape", {"x", "tm"}, {"y"}, "r");
+    const std::string e = m.refusal();
+    EXPECT_NE(e.find("node 'r' (Reshape)"), std::string::npos) << e;
+    EXPECT_NE(e.find("moves data across the batch axis"), std::string::npos) << e;
+  }
+  {  // No axis of length 1 is left to carry the batch.
+    OnnxGraph m(13);
+    m.fixed_input("x", {1, 6, 4}).ints("t", {2, 3, 4}).output("y");
+    m.node("Reshape", {"x", "t"}, {"y"}, "r");
+    const std::string e = m.refusal();
+    EXPECT_NE(e.find("node 'r' (Reshape)"), std::string::npos) << e;
+    EXPECT_NE(e.find("moves data across the batch axis"), std::string::npos) << e;
+  }
+  {  // The batch moved to axis 1 and axis 0 is data: an Add would mix the samples' rows.
+    OnnxGraph m(13);
+    m.fixed_input("x", {1, 3, 4}).ints("tm", {3, 1, 4}).scalar("one", 1.0f).output("y");
+    m.node("Reshape", {"x", "tm"}, {"t"});
+    m.node("Add", {"t", "one"}, {"y"}, "add");
+    const std::string e = m.refusal();
+    EXPECT_NE(e.find("node 'add' (Add)"), std::string::npos) << e;
+    EXPECT_NE(e.find("batch of 1 moved there, and axis 0 has length 3"), std::string::npos) << e;
+  }
+}
+
+}  // namespace
+}  // namespace nnd::test
