@@ -666,7 +666,10 @@ Dims input_dims(const LayerEntry& l, const LayerCtx& ctx) {
   return d;
 }
 
-void check_input_layer(const LayerEntry& l, const LayerCtx& ctx) {
+// The element type an InputLayer declares: float32, or uint8 (camera bytes, usually followed by a
+// Rescaling layer, which casts to float32 in Keras; nnd converts the bytes to float32 on entry, the
+// way the config's `inputs: {NAME: uint8}` does for a float32 input).
+DType check_input_layer(const LayerEntry& l, const LayerCtx& ctx) {
   for (const char* k : {"sparse", "ragged"}) {
     auto it = l.config->find(k);
     if (it != l.config->end() && it->is_boolean() && it->get<bool>()) {
@@ -681,9 +684,13 @@ void check_input_layer(const LayerEntry& l, const LayerCtx& ctx) {
              (*dt)["config"].contains("name") && (*dt)["config"]["name"].is_string()) {
       name = (*dt)["config"]["name"].get<std::string>();
     }
-    if (name != "float32") ctx.fail(ErrorCode::kUnsupported, "dtype", "input dtype '" + (name.empty() ? short_json(*dt) : name) +
-                                                 "' is not supported (float32 only)");
+    if (name == "uint8") return DType::kUInt8;
+    if (name != "float32") {
+      ctx.fail(ErrorCode::kUnsupported, "dtype", "input dtype '" + (name.empty() ? short_json(*dt) : name) +
+                                                     "' is not supported (float32 and uint8 are)");
+    }
   }
+  return DType::kFloat32;
 }
 
 class GraphBuilder {
@@ -835,8 +842,8 @@ class GraphBuilder {
       }
       const LayerEntry& l = spec_.layers[inst.layer];
       LayerCtx ctx = ctx_of(l);
-      check_input_layer(l, ctx);
       Value v;
+      v.dtype = check_input_layer(l, ctx);
       v.name = l.name;
       v.shape = input_dims(l, ctx);
       inst.value = static_cast<ValueId>(g_.values.size());

@@ -17,6 +17,7 @@
 #include "core/engine/engine_options.h"
 #include "core/engine_factory/engine_factory.h"
 #include "core/io/keras_hdf5.h"
+#include "core/io/model_file.h"
 #include "core/util/error.h"
 #include "tests/support/engines_here.h"
 #include "tests/support/keras_config_json.h"
@@ -204,6 +205,45 @@ TEST(KerasPreprocessing, AugmentationIsTheIdentityAtInference) {
     SCOPED_TRACE(cls);
     Graph g = load(one_layer(cls, {{"factor", 0.2}, {"seed", 1}}, {5, 4, 3}));
     expect_outputs(g, x, std::vector<double>(x.begin(), x.end()));
+  }
+}
+
+// An InputLayer that declares uint8 (camera bytes, then Rescaling): the graph input is uint8, as
+// the config's `inputs: {NAME: uint8}` makes it, so callers and the daemon's rings carry bytes.
+TEST(KerasPreprocessing, Uint8InputLayerTakesBytes) {
+  const std::string base = std::string(NND_TEST_DATA_DIR) + "/fixtures/uint8_inputlayer_rescaling";
+  for (const char* ext : {".k2.h5", ".k3.h5", ".keras"}) {
+    SCOPED_TRACE(ext);
+    const Graph g = load_model(base + ext);
+    ASSERT_EQ(g.inputs.size(), 1u);
+    EXPECT_EQ(g.values[static_cast<size_t>(g.inputs[0])].dtype, DType::kUInt8);
+  }
+  // x * 1/255 on bytes 0..255, both engines.
+  json cfg = json::parse(one_layer("Rescaling", {{"scale", 1.0 / 255}, {"offset", 0.0}}, {4, 3}));
+  cfg["config"]["layers"][0]["config"]["dtype"] = "uint8";
+  const Graph g = load(cfg.dump());
+  ASSERT_EQ(g.values[static_cast<size_t>(g.inputs[0])].dtype, DType::kUInt8);
+  std::vector<uint8_t> bytes(12);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 23);
+  for (EngineKind kind : test::engines_here(g)) {
+    EngineOptions o;
+    o.engine = kind;
+    auto engine = make_engine(g, o);
+    std::vector<float> y(12);
+    const InputView in{DType::kUInt8, bytes.data()};
+    float* const ptr = y.data();
+    engine->run(1, std::span<const InputView>(&in, 1), std::span<float* const>(&ptr, 1));
+    for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], bytes[i] / 255.0, 1e-6) << i;
+  }
+  // Other integer inputs stay refused, by layer and field.
+  cfg["config"]["layers"][0]["config"]["dtype"] = "int32";
+  try {
+    (void)load(cfg.dump());
+    ADD_FAILURE() << "an int32 InputLayer loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'input' (InputLayer)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("input dtype 'int32' is not supported (float32 and uint8 are)"), std::string::npos)
+        << e.what();
   }
 }
 
