@@ -14,6 +14,6 @@ int main(int argc, char** argv) {
   void *x = calloc(1, in.sample_bytes), *y = calloc(1, out.sample_bytes);
   nnd_status st = nnd_model_run(m, 1, (const void* const*)&x, &y);
   printf("%s: %s on %s, %s[0] = %g\n", argv[1], nnd_status_name(st), nnd_model_engine(m), out.name, *(float*)y);
-  nnd_model_close(m);
+  nnd_model_close(m); free(x); free(y);
   return st != NND_OK;
 }

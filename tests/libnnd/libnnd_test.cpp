@@ -232,7 +232,9 @@ TEST(LibnndErrors, MisuseOfAModelIsAnInvalidArgument) {
   const void* null_in[] = {nullptr};
   EXPECT_EQ(nnd_model_run(m.m, 1, null_in, outs), NND_E_INVALID_ARGUMENT);
   EXPECT_EQ(nnd_model_run(nullptr, 1, ins, outs), NND_E_INVALID_ARGUMENT);
-  EXPECT_EQ(nnd_model_open(nullptr, nullptr, &m.m), NND_E_INVALID_ARGUMENT);
+  nnd_model_t* other = nullptr;  // not m.m: a failed open sets its out-pointer to NULL
+  EXPECT_EQ(nnd_model_open(nullptr, nullptr, &other), NND_E_INVALID_ARGUMENT);
+  EXPECT_EQ(other, nullptr);
   EXPECT_EQ(nnd_model_num_inputs(nullptr), 0u);
   nnd_model_close(nullptr);
   EXPECT_STREQ(nnd_status_name(static_cast<nnd_status>(99)), "NND_E_UNKNOWN_STATUS");
