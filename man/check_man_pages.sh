@@ -36,7 +36,13 @@ for entry in nnd:8 nnctl:1 nnrun:1 nninfo:1 nnbench:1 nnd.yaml:5; do
       # The keys are the first column of the tables: | `key` | ...
       wanted=$(sed -n 's/^| `\([a-z_]*\)` |.*/\1/p' "$schema" | sort -u) ;;
     nnctl)
-      wanted=$(for sub in "" infer models stats reload top; do
+      # Every subcommand nnctl --help lists has its section ("Command nnctl SUB") and options.
+      subs=$("$mandir/bin/nnctl" --help | sed -n '/^Subcommands:/,/^$/s/^  \([a-z][a-z]*\)  .*/\1/p')
+      [ -n "$subs" ] || bad "nnctl --help lists no subcommands"
+      for sub in $subs; do
+        grep -q "Command nnctl $sub:" <<<"$text" || bad "nnctl(1): no section for nnctl $sub"
+      done
+      wanted=$(for sub in "" $subs; do
                  "$mandir/bin/nnctl" $sub --help; done | grep -o -- '--[a-z][a-z-]*' | sort -u) ;;
     *)
       wanted=$("$mandir/bin/$name" --help | grep -o -- '--[a-z][a-z-]*' | sort -u) ;;

@@ -1,7 +1,6 @@
 // nnctl: control and inspect a running nnd daemon through libnnclient.
 //
-//   nnctl [--endpoint E] infer MODEL --input NAME=FILE.npy... --output-dir DIR [--timeout-ms T]
-//   nnctl [--endpoint E] models | stats [--json] | metrics | reload | top [--once]
+//   (kSynopsis below)
 //
 // Exit codes: 0 success, 1 daemon/model/input error (the message names the nnclient status),
 // 2 usage error.
@@ -21,6 +20,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +33,24 @@
 #include "nnd_version.h"
 
 namespace {
+
+// Every subcommand with its options: the usage lines of --help (help2man makes them the man
+// page's SYNOPSIS) and what nnctl without a subcommand prints.
+std::string synopsis(const std::string& name) {
+  return "Usage: " + name + " [--endpoint E] models | stats [--json] | metrics | reload\n"
+         "   or: " + name + " [--endpoint E] top [--once] [--interval-ms MS]\n"
+         "   or: " + name + " [--endpoint E] infer MODEL [--input NAME=FILE.npy]... "
+         "[--output-dir DIR] [--batch N] [--timeout-ms T]\n";
+}
+
+// CLI11's usage line for the subcommands, the synopsis for nnctl itself.
+class SynopsisFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    if (app->get_parent() != nullptr) return CLI::Formatter::make_usage(app, std::move(name));
+    return synopsis(name);
+  }
+};
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -591,6 +609,7 @@ int main(int argc, char** argv) {
       "containing '/' is the socket path itself.\n\n"
       "Exit status: 0 success, 1 daemon, model or input error (the message names the nnclient\n"
       "status, e.g. NNCLIENT_E_DAEMON_NOT_RUNNING), 2 usage error."};
+  app.formatter(std::make_shared<SynopsisFormatter>());
   app.require_subcommand(1);
   std::string endpoint;
   app.add_option("--endpoint,-e", endpoint, "daemon endpoint name or socket path");
@@ -625,10 +644,12 @@ int main(int argc, char** argv) {
                   "clients and reloads, and per model the table's figures plus errors by status, "
                   "queue depth and the latency and batch-size histograms (docs/metrics.md)");
   CLI::App* metrics = app.add_subcommand(
-      "metrics", "print the daemon's metrics as OpenMetrics text (for a node exporter's textfile "
-                 "collector or a scrape wrapper): per-model requests, errors by status, deadline "
-                 "misses, queue depth, batch-size and latency histograms; daemon memory, clients "
-                 "and reloads (docs/metrics.md)");
+      "metrics", "print the daemon's metrics in the OpenMetrics 1.0 text format, for a scraper "
+                 "that reads OpenMetrics (Prometheus does, e.g. through a wrapper that runs "
+                 "nnctl metrics per scrape; node exporter's textfile collector does not, it reads "
+                 "only the older Prometheus text format): per-model requests, errors by status, "
+                 "deadline misses, queue depth, batch-size and latency histograms; daemon memory, "
+                 "clients and reloads (docs/metrics.md)");
   CLI::App* reload = app.add_subcommand(
       "reload", "ask the daemon to reload its configuration (as SIGHUP does) and report whether "
                 "it was accepted");
@@ -641,6 +662,11 @@ int main(int argc, char** argv) {
   top->add_option("--interval-ms", interval_ms, "refresh period (default 1000)")
       ->check(CLI::Range(100, 60000));
 
+  if (argc == 1) {
+    std::fprintf(stderr, "nnctl: a subcommand is required\n%sRun nnctl --help for more.\n",
+                 synopsis("nnctl").c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
