@@ -406,7 +406,7 @@ int Soak::report(int64_t run_end) {
             format("%llu unexpected errors", static_cast<unsigned long long>(T.unexpected_errors())));
   failed_if(T.stale_version > 0,
             format("%llu ball answers from the previous config's engine after its reload had "
-                   "finished (DESIGN: the switch is atomic)",
+                   "finished (a reload switches atomically)",
                    static_cast<unsigned long long>(T.stale_version)));
   failed_if(T.done == 0, "no request was answered");
   failed_if(T.submitted < T.done + T.wrong + T.lost + T.interrupted, "request accounting broken");
