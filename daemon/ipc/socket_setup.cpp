@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 #include "daemon/base/daemon_error.h"
@@ -81,6 +82,32 @@ Probe probe_socket(const sockaddr_un& addr) {
   return p;
 }
 
+// The program name of process `pid` (/proc/PID/comm), "" when it cannot be read.
+std::string program_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+// Who serves on a live socket: "another nnd (pid 123, user 'nnd' (uid 998))", or for a program
+// that is not nnd "pid 123 ('python3', user ...)"; without credentials, the socket file's owner.
+std::string describe_listener(const Probe& p, uid_t file_owner) {
+  if (!p.peer) return "a process of " + describe_uid(file_owner);
+  const std::string program = program_of(p.peer->pid);
+  const std::string who = "pid " + std::to_string(p.peer->pid);
+  if (program == "nnd") return "another nnd (" + who + ", " + describe_uid(p.peer->uid) + ")";
+  return who + " (" + (program.empty() ? "" : "'" + program + "', ") + describe_uid(p.peer->uid) +
+         ")";
+}
+
+// A live socket at `path` that is nnd's own kind of listener (another daemon): say so.
+std::string in_use(const std::string& path, const Probe& p, uid_t file_owner) {
+  return path + " is in use: " + describe_listener(p, file_owner) + " is serving on it. Stop it "
+         "first (`systemctl stop nnd` when it is the service), or give this daemon another "
+         "endpoint (--endpoint or daemon.endpoint)";
+}
+
 // Whether `uid` (not root) could remove an entry owned by `entry_owner` from the directory `dir`
 // (approximately: supplementary groups are not looked at).
 bool can_remove_entry(const struct stat& dir, uid_t uid, uid_t entry_owner) {
@@ -118,8 +145,9 @@ std::string check_socket_directory(const std::string& dir, const std::vector<uid
   if (!is_own_or_listed(st.st_uid, owners)) {
     return "socket directory " + dir + " belongs to " + describe_uid(st.st_uid) +
            ": its owner could replace the daemon's socket, so only root or the daemon's own user (" +
-           describe_uid(::geteuid()) + ") may own it; use a directory of root or of that user "
-           "(e.g. /run/nnd) through NND_RUNTIME_DIR or daemon.endpoint";
+           describe_uid(::geteuid()) + ") may own it; run this daemon as " +
+           describe_uid(st.st_uid) + " (daemon.run_as), or point NND_RUNTIME_DIR or "
+           "daemon.endpoint at another directory that root or the daemon's user owns";
   }
   // Anyone who may write it could too, unless it is sticky (like /tmp: there only a file's
   // owner may remove or rename the file).
@@ -142,6 +170,15 @@ int bind_listening_socket(const SocketSetup& setup, const Logger& log) {
 
   const std::string dir = directory_of(path);
   if (std::string why = check_socket_directory(dir, setup.directory_owners); !why.empty()) {
+    // A second `sudo nnd` while the service runs finds /run/nnd owned by the service's user: what
+    // stops it is the daemon serving there, not the folder. (Connecting is harmless in a folder
+    // nnd would not bind in: it only reads the listener's credentials.)
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+      if (const Probe p = probe_socket(addr); p.state == Probe::kLive) {
+        throw DaemonError(DaemonErrorCode::kSystem, in_use(path, p, st.st_uid));
+      }
+    }
     throw DaemonError(DaemonErrorCode::kSystem, why);
   }
 
@@ -160,9 +197,7 @@ int bind_listening_socket(const SocketSetup& setup, const Logger& log) {
       const uid_t listener = p.peer ? p.peer->uid : st.st_uid;
       const std::string pid = p.peer ? ", served by pid " + std::to_string(p.peer->pid) : "";
       if (is_own_or_listed(listener, setup.directory_owners)) {
-        throw DaemonError(DaemonErrorCode::kSystem, "another daemon is serving on " + path + " (" +
-                                 describe_uid(listener) + pid + "); stop it first, or give this "
-                                 "one another daemon.endpoint");
+        throw DaemonError(DaemonErrorCode::kSystem, in_use(path, p, st.st_uid));
       }
       throw DaemonError(DaemonErrorCode::kSystem, path + " is a live socket of " + describe_uid(listener) + pid +
                                ", not of the daemon's user: another program has taken the "

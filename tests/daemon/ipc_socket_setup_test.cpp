@@ -88,10 +88,11 @@ std::string start_error(const std::string& socket_path) {
   return "";
 }
 
-// A process of `who` listening on `path` until killed (the impostor).
+// A process listening on `path` until killed: of `who` (the impostor, or a daemon of another
+// user), or of the test's own user; named `program` (/proc/PID/comm) when given.
 class ForeignListener {
  public:
-  ForeignListener(const std::string& path, User who) {
+  ForeignListener(const std::string& path, std::optional<User> who, const char* program = nullptr) {
     int ready[2];
     if (pipe(ready) != 0) throw std::runtime_error("pipe");
     std::fflush(nullptr);
@@ -99,8 +100,9 @@ class ForeignListener {
     if (pid_ == 0) {
       close(ready[0]);
       char ok = '0';
-      if (setgroups(1, &who.gid) == 0 && setgid(who.gid) == 0 && setuid(who.uid) == 0) {
+      if (!who || (setgroups(1, &who->gid) == 0 && setgid(who->gid) == 0 && setuid(who->uid) == 0)) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (program) prctl(PR_SET_NAME, program);
         const int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
         sockaddr_un a{};
         a.sun_family = AF_UNIX;
@@ -145,7 +147,53 @@ TEST(SocketSetup, DirectoryOfAnotherUserIsRefused) {
   const std::string why = start_error(dir.socket());
   EXPECT_TRUE(contains(why, "socket directory " + dir.path())) << why;
   EXPECT_TRUE(contains(why, "user 'nobody' (uid " + std::to_string(who->uid) + ")")) << why;
+  // What to do names the way out, not the folder it just refused.
+  EXPECT_TRUE(contains(why, "run this daemon as user 'nobody'")) << why;
+  EXPECT_FALSE(contains(why, "e.g. " + dir.path())) << why;
   EXPECT_FALSE(fs::exists(dir.socket()));
+}
+
+// Issue 37: a second `sudo nnd` while the service (User=nnd) serves in /run/nnd, which belongs to
+// the service's user. What stops it is the daemon already running, and that is what it says,
+// not that the folder is wrong.
+TEST(SocketSetup, SecondDaemonInTheServiceUsersFolderSaysOneIsRunning) {
+  const auto who = nobody();
+  if (!who) GTEST_SKIP() << "needs root and a 'nobody' user";
+  TempDir dir(0755);  // like /run/nnd: RuntimeDirectory= of the service's user
+  ASSERT_EQ(chown(dir.path().c_str(), who->uid, who->gid), 0);
+  ForeignListener service(dir.socket(), *who, "nnd");
+  ASSERT_TRUE(service.ok());
+  const std::string why = start_error(dir.socket());
+  EXPECT_TRUE(contains(why, dir.socket() + " is in use: another nnd (pid " +
+                                std::to_string(service.pid()) + ", user 'nobody' (uid " +
+                                std::to_string(who->uid) + ")) is serving on it"))
+      << why;
+  EXPECT_TRUE(contains(why, "systemctl stop nnd")) << why;
+  EXPECT_TRUE(contains(why, "another endpoint")) << why;
+  EXPECT_FALSE(contains(why, "socket directory")) << why;
+  struct stat st {};
+  ASSERT_EQ(lstat(dir.socket().c_str(), &st), 0);  // the running daemon's socket is left alone
+  EXPECT_EQ(st.st_uid, who->uid);
+}
+
+// The same in a folder the daemon may use: a live socket of its own user is another daemon (or
+// another program of that user: named by its program name).
+TEST(SocketSetup, LiveSocketOfTheDaemonsUserSaysTheSocketIsInUse) {
+  TempDir dir(0755);
+  {
+    ForeignListener first(dir.socket(), std::nullopt, "nnd");
+    ASSERT_TRUE(first.ok());
+    const std::string why = start_error(dir.socket());
+    EXPECT_TRUE(contains(why, dir.socket() + " is in use: another nnd (pid " +
+                                  std::to_string(first.pid()) + ", ")) << why;
+  }
+  fs::remove(dir.socket());
+  ForeignListener other(dir.socket(), std::nullopt, "robot_vision");
+  ASSERT_TRUE(other.ok());
+  const std::string why = start_error(dir.socket());
+  EXPECT_TRUE(contains(why, dir.socket() + " is in use: pid " + std::to_string(other.pid()) +
+                                " ('robot_vision', ")) << why;
+  EXPECT_FALSE(contains(why, "another nnd")) << why;
 }
 
 TEST(SocketSetup, DirectoryWritableByOthersIsRefusedUnlessSticky) {
