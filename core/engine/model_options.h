@@ -13,7 +13,7 @@
 
 namespace nnd {
 
-// Arithmetic of the engine. int8 needs the quantized kernels (core/quant); until a build has them,
+// Arithmetic of the engine. int8 needs the quantized kernels (the arithmetic: core/ir/quant); until a build has them,
 // opening a model with kInt8 fails with ErrorCode::kUnsupported (make_model_engine).
 enum class Precision { kFloat32, kInt8 };
 const char* precision_name(Precision p);  // "float32", "int8"

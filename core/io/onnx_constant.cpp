@@ -132,6 +132,7 @@ Constant decode_tensor(const onnx::TensorProto& t, const std::string& what) {
                        "models (re-export with the weights inside the .onnx file)");
   }
   Constant c;
+  c.elem_type = t.data_type();
   c.dims.assign(t.dims().begin(), t.dims().end());
   const int64_t n = count_of(c.dims, what);
   const bool raw = t.has_raw_data();

@@ -29,6 +29,9 @@ struct Constant {
   // Made by ConstantOfShape over a shape holding the batch size: that axis has length 1 here and the
   // values repeat along it, which is exact for broadcasting readers only (Shape refuses it).
   bool batch_broadcast = false;
+  // The ONNX element type (TensorProto.DataType) of a tensor decoded from the file; 0 for folded
+  // results. Quantized operators need it: an int8 and a uint8 zero point hold the same integers.
+  int elem_type = 0;
 
   int64_t size() const;  // number of elements (product of dims)
   double real_at(int64_t i) const;  // element i as double (refuses the batch marker)

@@ -276,6 +276,40 @@ int Importer::readers(const std::string& name) const {
   return it == readers_.end() ? 0 : it->second;
 }
 
+int Importer::value_readers(ValueId v) const {
+  int n = 0;
+  for (const Node& node : g_.nodes) n += static_cast<int>(std::count(node.inputs.begin(), node.inputs.end(), v));
+  return n;
+}
+
+void Importer::reinfer(Node& n) { infer_node_shape(g_, static_cast<NodeId>(&n - g_.nodes.data())); }
+
+// Nodes whose value nothing reads (left behind by the QDQ folding, onnx_ops_quant.cpp), removed
+// last to first so that a chain of them goes at once; the survivors' producers are renumbered.
+void Importer::drop_unread_nodes() {
+  std::vector<int> uses(g_.values.size(), 0);
+  for (const Node& n : g_.nodes)
+    for (ValueId v : n.inputs) ++uses[static_cast<size_t>(v)];
+  for (ValueId v : g_.outputs) ++uses[static_cast<size_t>(v)];
+  std::vector<bool> dead(g_.nodes.size(), false);
+  for (size_t i = g_.nodes.size(); i-- > 0;) {
+    const Node& n = g_.nodes[i];
+    if (uses[static_cast<size_t>(n.output)] > 0) continue;
+    dead[i] = true;
+    for (ValueId v : n.inputs) --uses[static_cast<size_t>(v)];
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    if (dead[i]) {
+      g_.values[static_cast<size_t>(g_.nodes[i].output)].producer = kNoNode;
+      continue;
+    }
+    g_.values[static_cast<size_t>(g_.nodes[i].output)].producer = static_cast<NodeId>(kept.size());
+    kept.push_back(std::move(g_.nodes[i]));
+  }
+  g_.nodes = std::move(kept);
+}
+
 Node* Importer::producer_of(ValueId v) {
   const NodeId p = g_.values[static_cast<size_t>(v)].producer;
   return p == kNoNode ? nullptr : &g_.nodes[static_cast<size_t>(p)];
@@ -404,7 +438,7 @@ void Importer::emit(const onnx::NodeProto& node, int out, LayerParams params, st
   const std::string& out_name = node.output(out);
   const ValueId v = emit_internal(node_name_ + suffix, std::move(params), std::move(inputs));
   g_.values[static_cast<size_t>(v)].name = unique_value_name(out_name);
-  Symbol s = dynamic_symbol(v, perm, DType::kFloat32);
+  Symbol s = dynamic_symbol(v, perm, g_.values[static_cast<size_t>(v)].dtype);
   s.origin = out_name;
   symbols_[out_name] = std::move(s);
 }
@@ -472,7 +506,14 @@ void Importer::set_outputs() {
     // served batch-first, the other axes in the file's order (docs/onnx.md).
     ValueId v = in_layout(s, batch_front_perm(s.rank(), s.perm[0]));
     const bool is_input = std::find(g_.inputs.begin(), g_.inputs.end(), v) != g_.inputs.end();
-    if (is_input || used.count(v)) v = emit_internal(out.name(), IdentityParams{}, {v});
+    const DType dtype = g_.values[static_cast<size_t>(v)].dtype;
+    if (!is_input && dtype != DType::kFloat32) {
+      // nnd's outputs are float32: an integer output is served as float32 holding its integers.
+      const quant::QuantType t = dtype == DType::kInt8 ? quant::QuantType::kInt8 : dtype == DType::kUInt8 ? quant::QuantType::kUInt8 : quant::QuantType::kInt32;
+      v = emit_internal(out.name(), DequantizeParams{quant::QuantParams::per_tensor(t, 1.0f, 0)}, {v});
+    } else if (is_input || used.count(v)) {
+      v = emit_internal(out.name(), IdentityParams{}, {v});
+    }
     used.insert(v);
     g_.outputs.push_back(v);
     g_.output_names.push_back(out.name());
@@ -511,6 +552,7 @@ Graph Importer::run() {
     }
   }
   set_outputs();
+  drop_unread_nodes();
   verify_structure(g_);
   infer_shapes(g_);
   return std::move(g_);

@@ -31,6 +31,7 @@
 #include "core/io/onnx_constant.h"
 #include "core/io/onnx_patterns.h"
 #include "core/ir/graph.h"
+#include "core/ir/quant/quant_params.h"
 #include "core/util/error.h"
 
 namespace onnx {
@@ -45,9 +46,17 @@ namespace nnd::onnx_import {
 
 using Perm = std::vector<int>;
 
+// The integers behind a DequantizeLinear of a constant (onnx_ops_quant.cpp): what an integer layer
+// takes as weights or bias, next to the dequantized values other readers use.
+struct QuantizedConstant {
+  Constant ints;
+  quant::QuantParams params;  // per-channel axis in ONNX axes of `ints`
+};
+
 // One ONNX tensor name during import: a constant, or an IR value in some layout.
 struct Symbol {
   std::optional<Constant> constant;
+  std::optional<QuantizedConstant> quantized;  // set on DequantizeLinear results of constants
   ValueId value = -1;
   std::vector<int64_t> dims;  // ONNX dims; dims[perm[0]] is the batch (kBatchMarker)
   Perm perm;                  // IR axis j holds ONNX axis perm[j]; perm[0] is the batch's axis
@@ -135,6 +144,7 @@ class Importer {
 
   // A copy: emitting a node grows the value table, which would leave a reference dangling.
   Dims ir_shape(ValueId v) const { return g_.values[static_cast<size_t>(v)].shape; }
+  const Value& graph_value(ValueId v) const { return g_.values[static_cast<size_t>(v)]; }
   // IR axis (0 = batch) that holds ONNX axis `axis` of `s` (negative counts from the end).
   int ir_axis(const Symbol& s, int64_t axis) const;
   int64_t onnx_axis(const Symbol& s, int64_t axis) const;  // normalised ONNX axis
@@ -142,6 +152,10 @@ class Importer {
   // How many nodes read ONNX tensor `name` (graph outputs count as readers).
   int readers(const std::string& name) const;
   Node* producer_of(ValueId v);
+  // How many IR nodes read value v so far.
+  int value_readers(ValueId v) const;
+  // Reruns shape inference on node n after its parameters changed (its output's dtype).
+  void reinfer(Node& n);
 
  private:
   void read_inputs();
@@ -150,6 +164,7 @@ class Importer {
   void lower(const onnx::NodeProto& node, int index);
   void lower_chain(const Pattern& p);
   void set_outputs();
+  void drop_unread_nodes();
   Symbol dynamic_symbol(ValueId v, Perm perm, DType dtype) const;
   std::string unique_value_name(const std::string& base);
   std::string unique_node_name(const std::string& base);

@@ -23,7 +23,7 @@ namespace {
 constexpr void (*kFamilies[])(LoweringTable&) = {
     add_constant_lowerings, add_shape_lowerings,  add_conv_lowerings,   add_pool_lowerings,
     add_dense_lowerings,    add_activation_lowerings, add_binary_lowerings, add_pad_lowerings,
-    add_resize_lowerings,   add_recurrent_lowerings,
+    add_resize_lowerings,   add_recurrent_lowerings, add_quant_lowerings,
 };
 
 const LoweringTable& lowerings() {

@@ -54,6 +54,18 @@ void add_binary_lowerings(LoweringTable& t);
 void add_pad_lowerings(LoweringTable& t);
 void add_resize_lowerings(LoweringTable& t);
 void add_recurrent_lowerings(LoweringTable& t);
+void add_quant_lowerings(LoweringTable& t);
+
+// --- QDQ hooks (onnx_ops_quant.cpp) for the float lowerings of Conv, Gemm, MatMul ---
+
+// Conv of DequantizeLinear(x) with DequantizeLinear(constant) weights: lowers it to an integer
+// convolution and returns true; false (nothing read) for any other Conv.
+bool lower_qdq_conv(Importer& im, const Node_& node, Attributes& a);
+// Gemm (transB, alpha, bias input 2) or MatMul (bias_in -1) of the same form.
+bool lower_qdq_dense(Importer& im, const Node_& node, bool trans_b, double alpha, int bias_in);
+// QuantizeLinear of an integer layer's dequantized accumulator (through at most one Relu/Clip):
+// the layer requantizes to `yq` instead and the QuantizeLinear's output aliases it.
+bool fold_quantize_into_producer(Importer& im, const Node_& node, Symbol& x, const quant::QuantParams& yq);
 
 // --- Helpers the families share (onnx_ops_helpers.cpp) ---
 

@@ -112,6 +112,14 @@ void lower_cast(Importer& im, const Node_& node, Attributes& a) {
   if (to != onnx::TensorProto_DataType_FLOAT) {
     im.fail(ErrorCode::kUnsupported, "cast of a computed tensor to type " + std::to_string(to) + " (only to float is supported)");
   }
+  const Value& v = im.graph_value(s.value);
+  if (v.dtype != DType::kFloat32 && v.producer != kNoNode) {
+    // An integer layer's output (int32 accumulator, int8, uint8) as float: its integers.
+    const quant::QuantType t = v.dtype == DType::kInt8 ? quant::QuantType::kInt8 : v.dtype == DType::kUInt8 ? quant::QuantType::kUInt8 : quant::QuantType::kInt32;
+    Symbol x = s;
+    im.emit(node, 0, DequantizeParams{quant::QuantParams::per_tensor(t, 1.0f, 0)}, {x.value}, x.perm);
+    return;
+  }
   im.alias(node, 0, s, s.perm);
 }
 

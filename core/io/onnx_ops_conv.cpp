@@ -25,6 +25,7 @@ Weights filters_last(const Constant& wc, int64_t m, int64_t cin_g, int64_t kh, i
 }
 
 void lower_conv(Importer& im, const Node_& node, Attributes& a) {
+  if (lower_qdq_conv(im, node, a)) return;  // DequantizeLinear inputs: an integer convolution
   Symbol& x = im.dynamic_input(node, 0);
   check_conv_rank(im, x);
   const Constant& wc = im.const_input(node, 1, "W");

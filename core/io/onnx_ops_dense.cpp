@@ -23,6 +23,7 @@ void lower_gemm(Importer& im, const Node_& node, Attributes& a) {
   const bool trans_b = a.i("transB", 0) != 0;
   a.ignore("broadcast");  // opset < 7
   const double alpha = a.f("alpha", 1.0), beta = a.f("beta", 1.0);
+  if (beta == 1.0 && lower_qdq_dense(im, node, trans_b, alpha, 2)) return;  // DequantizeLinear inputs: integer
   const Constant& b = im.const_input(node, 1, "B");
   if (b.dims.size() != 2) im.fail("B must be 2-D, got " + list_text(b.dims));
   const int64_t k = trans_b ? b.dims[1] : b.dims[0], n = trans_b ? b.dims[0] : b.dims[1];
@@ -48,6 +49,7 @@ void lower_gemm(Importer& im, const Node_& node, Attributes& a) {
 }
 
 void lower_matmul(Importer& im, const Node_& node, Attributes&) {
+  if (lower_qdq_dense(im, node, false, 1.0, -1)) return;  // DequantizeLinear inputs: integer
   Symbol& x = im.dynamic_input(node, 0);
   const Constant& b = im.const_input(node, 1, "B");
   if (b.dims.size() != 2) im.fail("B must be a 2-D constant, got shape " + list_text(b.dims));

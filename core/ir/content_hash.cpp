@@ -76,7 +76,41 @@ struct WeightsOf {
   List operator()(const ConcatParams&) const { return {}; }
   List operator()(const ResizeParams&) const { return {}; }
   List operator()(const GatherParams&) const { return {}; }
+  // Quantized kinds: no float weights; their integers and quantization parameters are hashed by
+  // IntegerContent below.
+  List operator()(const QuantizeParams&) const { return {}; }
+  List operator()(const DequantizeParams&) const { return {}; }
+  List operator()(const QConvParams&) const { return {}; }
+  List operator()(const QDenseParams&) const { return {}; }
 };
+
+// Every bit of a quantized node's parameters (the dump line rounds scales to 9 digits and
+// summarises per-channel lists).
+void hash_quant(Hasher& h, const quant::QuantParams& q) {
+  h.bytes(&q.type, sizeof q.type);
+  h.bytes(&q.axis, sizeof q.axis);
+  h.bytes(q.scales.data(), q.scales.size() * sizeof(float));
+  h.bytes(q.zero_points.data(), q.zero_points.size() * sizeof(int32_t));
+}
+
+template <class P>
+void hash_integer_layer(Hasher& h, const P& p) {
+  hash_quant(h, p.input);
+  hash_quant(h, p.weights);
+  hash_quant(h, p.out.output);
+  h.bytes(&p.out.act_lo, sizeof p.out.act_lo);
+  h.bytes(&p.out.act_hi, sizeof p.out.act_hi);
+  h.bytes(p.kernel.shape.data(), p.kernel.shape.size() * sizeof(int64_t));
+  h.bytes(p.kernel.data.data(), p.kernel.data.size() * sizeof(int32_t));
+  h.bytes(p.bias.data(), p.bias.size() * sizeof(int32_t));
+}
+
+void hash_integer_content(Hasher& h, const LayerParams& params) {
+  if (const auto* q = std::get_if<QuantizeParams>(&params)) hash_quant(h, q->output);
+  if (const auto* d = std::get_if<DequantizeParams>(&params)) hash_quant(h, d->input);
+  if (const auto* c = std::get_if<QConvParams>(&params)) hash_integer_layer(h, *c);
+  if (const auto* m = std::get_if<QDenseParams>(&params)) hash_integer_layer(h, *m);
+}
 
 }  // namespace
 
@@ -91,6 +125,7 @@ uint64_t graph_content_hash(const Graph& g) {
       h.bytes(w->shape.data(), w->shape.size() * sizeof(int64_t));
       h.bytes(w->data.data(), w->data.size() * sizeof(float));
     }
+    hash_integer_content(h, n.params);
   }
   return h.value();
 }

@@ -92,6 +92,10 @@ struct ParameterCounter {
   int64_t operator()(const ConcatParams&) const { return 0; }
   int64_t operator()(const ResizeParams&) const { return 0; }
   int64_t operator()(const GatherParams&) const { return 0; }
+  int64_t operator()(const QuantizeParams&) const { return 0; }
+  int64_t operator()(const DequantizeParams&) const { return 0; }
+  int64_t operator()(const QConvParams& p) const { return sat_add(static_cast<int64_t>(p.kernel.data.size()), static_cast<int64_t>(p.bias.size())); }
+  int64_t operator()(const QDenseParams& p) const { return sat_add(static_cast<int64_t>(p.kernel.data.size()), static_cast<int64_t>(p.bias.size())); }
 };
 
 // FLOPs of one node for one sample, one overload per kind (see the conventions at the top).
@@ -166,6 +170,19 @@ class FlopCounter {
   int64_t operator()(const CroppingParams&) const { return 0; }
   int64_t operator()(const ConcatParams&) const { return 0; }
   int64_t operator()(const GatherParams&) const { return 0; }
+  // Quantized kinds: integer operations counted like the float ones (a multiply-add is 2), plus
+  // one per element for the requantization.
+  int64_t operator()(const QuantizeParams&) const { return out_; }
+  int64_t operator()(const DequantizeParams&) const { return out_; }
+  int64_t operator()(const QConvParams& p) const {
+    const int64_t taps = sat_mul(sat_mul(p.window.kernel_h, p.window.kernel_w),
+                                 p.groups > 0 ? in_shape(0).back() / p.groups : 0);
+    return sat_add(sat_mul(sat_mul(2, taps), out_), out_);
+  }
+  int64_t operator()(const QDenseParams&) const {
+    const int64_t in = in_shape(0).empty() ? 0 : in_shape(0).back();
+    return sat_add(sat_mul(sat_mul(2, in), out_), out_);
+  }
 
  private:
   const Dims& in_shape(size_t i) const { return g_.values[n_.inputs[i]].shape; }

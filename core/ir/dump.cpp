@@ -144,6 +144,18 @@ class ParamsDescriber {
     o_ << " " << ops[static_cast<int>(p.op)];
   }
   void operator()(const ConcatParams& p) const { o_ << " axis " << p.axis; }
+  void operator()(const QuantizeParams& p) const { o_ << " to " << quant::describe(p.output); }
+  void operator()(const DequantizeParams& p) const { o_ << " from " << quant::describe(p.input); }
+  void operator()(const QConvParams& p) const {
+    o_ << " filters " << p.filters;
+    if (p.groups != 1) o_ << " groups " << p.groups;
+    window(o_, p.window);
+    integer_layer(p);
+  }
+  void operator()(const QDenseParams& p) const {
+    o_ << " units " << p.units;
+    integer_layer(p);
+  }
   void operator()(const GatherParams& p) const {
     o_ << " axis " << p.axis << " indices ";
     list(o_, p.indices);
@@ -176,6 +188,18 @@ class ParamsDescriber {
   }
 
  private:
+  template <class P>
+  void integer_layer(const P& p) const {
+    o_ << " x " << quant::describe(p.input) << ", w " << quant::describe(p.weights);
+    if (!p.bias.empty()) o_ << ", int32 bias";
+    if (p.out.output.type == quant::QuantType::kInt32) {
+      o_ << ", int32 accumulator out";
+    } else {
+      o_ << ", y " << quant::describe(p.out.output);
+      if (std::isfinite(p.out.act_lo) || std::isfinite(p.out.act_hi)) o_ << " clamp [" << p.out.act_lo << ", " << p.out.act_hi << "]";
+    }
+  }
+
   std::ostream& o_;
 };
 

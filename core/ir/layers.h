@@ -26,6 +26,7 @@
 
 #include "core/ir/activation.h"
 #include "core/ir/tensor.h"
+#include "core/ir/quant/quant_params.h"
 
 namespace nnd {
 
@@ -354,6 +355,71 @@ struct RecurrentParams {
   int64_t output_width() const { return merge == RecurrentMerge::kConcat ? units * direction_count() : units; }
 };
 
+// ---- Quantized (int8) kinds: the arithmetic is core/ir/quant/requantize.h, the rules docs/int8.md ----
+
+// Integer weights of an integer layer, in the layout the float kind uses (QConv like Conv, QDense
+// like Dense); every value lies in the range of the layer's `weights` type.
+struct IntWeights {
+  Dims shape;
+  std::vector<int32_t> data;  // row-major
+
+  bool empty() const { return data.empty(); }
+};
+
+// The IR element type of a quantized tensor of type t.
+inline DType quant_dtype(quant::QuantType t) {
+  return t == quant::QuantType::kInt8 ? DType::kInt8 : t == quant::QuantType::kUInt8 ? DType::kUInt8 : DType::kInt32;
+}
+
+// QuantizeLinear: float32 -> int8 / uint8 by `output` (per tensor), quant::quantize per element.
+struct QuantizeParams {
+  quant::QuantParams output;
+};
+
+// DequantizeLinear: int8 / uint8 / int32 (`input.type`, the input's dtype) -> float32 by
+// quant::dequantize; per tensor, or per index along `input.axis`, a per-sample axis (batch
+// excluded).
+struct DequantizeParams {
+  quant::QuantParams input;
+};
+
+// The output of an integer layer: requantized to `output` (int8 / uint8, per tensor) with the
+// integers clamped to a fused activation's real range [act_lo, act_hi] (quant::output_range), or,
+// with output.type kInt32, the int32 accumulator itself (ConvInteger, MatMulInteger; the act_*
+// fields are then infinite).
+struct IntegerOutput {
+  quant::QuantParams output = quant::QuantParams::per_tensor(quant::QuantType::kInt32, 1.0f, 0);
+  double act_lo = -std::numeric_limits<double>::infinity();
+  double act_hi = std::numeric_limits<double>::infinity();
+};
+
+// Integer convolution (QLinearConv, ConvInteger, and QDQ DequantizeLinear -> Conv ->
+// QuantizeLinear): Conv's geometry and layouts, depthwise as groups = input channels. Per output
+// element: acc = sum (x - x_zp)(w - w_zp[f]) + bias[f] over the window (padding contributes
+// nothing: it holds x_zp, real 0), exact in int32 (shape inference proves the bound), then `out`.
+struct QConvParams {
+  int rank = 2;
+  int64_t filters = 0;
+  int64_t groups = 1;
+  Window window;
+  quant::QuantParams input;    // per tensor; its type is the input's dtype
+  quant::QuantParams weights;  // per tensor, or per filter (axis 3 of the kernel)
+  IntWeights kernel;           // (kh, kw, Cin / groups, filters)
+  std::vector<int32_t> bias;   // (filters) at scale input * weights, zero point 0; or empty
+  IntegerOutput out;
+};
+
+// Integer matrix product over the last axis (QLinearMatMul, MatMulInteger, QDQ MatMul / Gemm):
+// acc = sum_k (x_k - x_zp)(w_kn - w_zp[n]) + bias[n], then `out`.
+struct QDenseParams {
+  int64_t units = 0;
+  quant::QuantParams input;    // per tensor
+  quant::QuantParams weights;  // per tensor, or per unit (axis 1 of the kernel)
+  IntWeights kernel;           // (in_features, units)
+  std::vector<int32_t> bias;   // (units) or empty
+  IntegerOutput out;
+};
+
 using LayerParams =
     std::variant<DenseParams, ConvParams, DepthwiseConvParams, SeparableConvParams,
                  ConvTransposeParams, BatchNormParams, LayerNormParams, ActivationParams,
@@ -361,7 +427,7 @@ using LayerParams =
                  PoolParams, GlobalPoolParams, FlattenParams, ReshapeParams, PermuteParams,
                  RepeatVectorParams, IdentityParams, ZeroPaddingParams, CroppingParams,
                  UpSamplingParams, MergeParams, ConcatParams, RecurrentParams, ResizeParams,
-                 GatherParams>;
+                 GatherParams, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>;
 
 // Short name of the IR kind held by `p` ("Dense", "Conv", "Pool", ...), for logs and dumps. A new
 // kind also needs its traits, cost, dump and reference implementation: core/ir/layer_kind_traits.h.

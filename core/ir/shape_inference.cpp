@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/ir/conv_geometry.h"
+#include "core/ir/quant/requantize.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
 
@@ -37,6 +38,7 @@ class NodeInference {
           }
         },
         n_.params);
+    check_input_dtypes();
     Dims out = std::visit([this](auto& p) { return infer(p); }, n_.params);
     if (residual && *residual != out) {
       fail("residual", "shape " + dims_to_string(*residual) + " differs from the output shape " + dims_to_string(out));
@@ -47,7 +49,7 @@ class NodeInference {
     element_count(out, ctx_ + ": output shape " + dims_to_string(out));
     Value& v = g_.values[n_.output];
     v.shape = std::move(out);
-    v.dtype = DType::kFloat32;
+    v.dtype = output_dtype();
   }
 
  private:
@@ -60,6 +62,129 @@ class NodeInference {
   }
 
   std::string what(const std::string& field) const { return ctx_ + ": " + field; }
+
+  // Element types (tensor.h): integer layers read the quantized type their parameters name; every
+  // other kind reads float32, or uint8 camera bytes straight from a graph input. A quantized value
+  // reaches a float layer only through Dequantize.
+  std::optional<DType> integer_input_dtype() const {
+    if (const auto* d = std::get_if<DequantizeParams>(&n_.params)) return quant_dtype(d->input.type);
+    if (const auto* c = std::get_if<QConvParams>(&n_.params)) return quant_dtype(c->input.type);
+    if (const auto* m = std::get_if<QDenseParams>(&n_.params)) return quant_dtype(m->input.type);
+    return std::nullopt;
+  }
+
+  // Kinds that only move elements: they carry an integer tensor unchanged (Permute for layouts,
+  // Reshape / Flatten / Identity for views), so the loader can relay out quantized tensors.
+  static bool moves_data_only(const Node& n) {
+    return std::holds_alternative<PermuteParams>(n.params) || std::holds_alternative<ReshapeParams>(n.params) ||
+           std::holds_alternative<FlattenParams>(n.params) || std::holds_alternative<IdentityParams>(n.params);
+  }
+  bool moves_data_only() const { return moves_data_only(n_); }
+
+  // A uint8 graph input, or a view of one (its float32 layouts keep the bytes): integer layers read
+  // those bytes as uint8 quantized values.
+  bool camera_bytes(ValueId v) const {
+    for (;;) {
+      const Value& val = g_.values[static_cast<size_t>(v)];
+      if (val.producer == kNoNode) return val.dtype == DType::kUInt8;
+      const Node& p = g_.nodes[static_cast<size_t>(val.producer)];
+      if (!moves_data_only(p)) return false;
+      v = p.inputs[0];
+    }
+  }
+
+  void check_input_dtypes() const {
+    if (moves_data_only()) return;
+    const std::optional<DType> integer = integer_input_dtype();
+    for (size_t i = 0; i < n_.inputs.size(); ++i) {
+      const Value& v = g_.values[static_cast<size_t>(n_.inputs[i])];
+      if (integer) {
+        if (v.dtype != *integer && !(*integer == DType::kUInt8 && camera_bytes(n_.inputs[i]))) {
+          fail("input dtype", "input '" + v.name + "' is " + dtype_name(v.dtype) + ", the layer's quantization expects " +
+                                  dtype_name(*integer));
+        }
+      } else if (v.dtype != DType::kFloat32 && !(v.dtype == DType::kUInt8 && v.producer == kNoNode)) {
+        fail("input dtype", "input '" + v.name + "' is a quantized " + std::string(dtype_name(v.dtype)) +
+                                " tensor; a float layer reads it only through a Dequantize");
+      }
+    }
+  }
+
+  DType output_dtype() const {
+    if (const auto* q = std::get_if<QuantizeParams>(&n_.params)) return quant_dtype(q->output.type);
+    if (const auto* c = std::get_if<QConvParams>(&n_.params)) return quant_dtype(c->out.output.type);
+    if (const auto* m = std::get_if<QDenseParams>(&n_.params)) return quant_dtype(m->out.output.type);
+    if (moves_data_only()) {
+      // Integer tensors keep their type through a view; a uint8 graph input's views are float32
+      // for the float layers (camera_bytes above lets integer layers read them as uint8).
+      const Value& in = g_.values[static_cast<size_t>(n_.inputs[0])];
+      if (in.dtype == DType::kInt8 || in.dtype == DType::kInt32 || (in.dtype == DType::kUInt8 && in.producer != kNoNode)) return in.dtype;
+    }
+    return DType::kFloat32;
+  }
+
+  void check_quant(const std::string& field, const quant::QuantParams& q) const {
+    quant::validate(q, what(field));
+  }
+
+  // An integer layer's weights, bias, quantization parameters and output; `out_axis` is the kernel
+  // axis of the outputs (per-channel weights run along it); `window_taps`: how many kernel
+  // elements meet one output (the accumulator bound). Proves the int32 accumulator cannot
+  // overflow (quant::check_accumulator).
+  template <class P>
+  void check_integer_layer(const P& p, const Dims& kernel_shape, int64_t outputs, size_t out_axis) const {
+    check_quant("input quantization", p.input);
+    if (p.input.per_channel()) fail(ErrorCode::kUnsupported, "input quantization", "must be per tensor");
+    if (p.input.type == quant::QuantType::kInt32) fail("input quantization", "an int32 input is not a quantized tensor");
+    check_quant("weight quantization", p.weights);
+    if (p.weights.type == quant::QuantType::kInt32) fail("weight quantization", "weights are int8 or uint8");
+    if (p.weights.per_channel()) {
+      if (p.weights.axis != static_cast<int>(out_axis) || static_cast<int64_t>(p.weights.channels()) != outputs) {
+        fail("weight quantization", "per-channel weights need one scale per output (" + num(outputs) + ") along kernel axis " +
+                                        num(static_cast<int64_t>(out_axis)) + ", got " + num(static_cast<int64_t>(p.weights.channels())) +
+                                        " along axis " + num(p.weights.axis));
+      }
+    }
+    check_quant("output quantization", p.out.output);
+    if (p.out.output.per_channel()) fail(ErrorCode::kUnsupported, "output quantization", "must be per tensor");
+    if (p.out.output.type == quant::QuantType::kInt32 &&
+        (p.out.output.zero_points[0] != 0 || std::isfinite(p.out.act_lo) || std::isfinite(p.out.act_hi))) {
+      fail("output quantization", "an int32 accumulator output has zero point 0 and no activation clamp");
+    }
+    if (!(p.out.act_lo <= p.out.act_hi)) fail("activation range", "lower bound above the upper bound");
+    if (p.kernel.shape != kernel_shape) {
+      fail("kernel", "expected shape " + dims_to_string(kernel_shape) + ", got " + dims_to_string(p.kernel.shape));
+    }
+    const int64_t count = element_count(kernel_shape, what("kernel"));
+    if (static_cast<int64_t>(p.kernel.data.size()) != count) {
+      fail("kernel", "holds " + num(static_cast<int64_t>(p.kernel.data.size())) + " values, shape " + dims_to_string(kernel_shape) +
+                         " needs " + num(count));
+    }
+    if (!p.bias.empty() && static_cast<int64_t>(p.bias.size()) != outputs) {
+      fail("bias", "holds " + num(static_cast<int64_t>(p.bias.size())) + " values for " + num(outputs) + " outputs");
+    }
+    // Per output: sum |w - w_zp| over its weights (outputs are the innermost kernel axis).
+    const int64_t lo = quant::type_min(p.weights.type), hi = quant::type_max(p.weights.type);
+    std::vector<int64_t> sum_abs(static_cast<size_t>(outputs), 0);
+    for (size_t k = 0; k < p.kernel.data.size(); ++k) {
+      const int64_t w = p.kernel.data[k];
+      const size_t o = k % static_cast<size_t>(outputs);
+      if (w < lo || w > hi) {
+        fail("kernel", "value " + num(w) + " at index " + num(static_cast<int64_t>(k)) + " is outside " + quant::quant_type_name(p.weights.type));
+      }
+      sum_abs[o] += std::abs(w - p.weights.zero_point(o));
+    }
+    const int64_t max_x = quant::max_abs_input(p.input.type, p.input.zero_point(0));
+    for (size_t o = 0; o < sum_abs.size(); ++o) {
+      const int64_t b = p.bias.empty() ? 0 : std::abs(static_cast<int64_t>(p.bias[o]));
+      quant::check_accumulator(max_x, sum_abs[o], b, ctx_ + ": output channel " + std::to_string(o));
+    }
+    if (p.out.output.type != quant::QuantType::kInt32) {
+      for (size_t c = 0; c < (p.weights.per_channel() ? p.weights.channels() : 1); ++c) {
+        quant::requant_multiplier(p.input.scale(0), p.weights.scale(c), p.out.output.scale(0), ctx_);
+      }
+    }
+  }
 
   void expect_inputs(size_t count) const {
     if (in_.size() != count) {
@@ -576,6 +701,50 @@ class NodeInference {
       }
       out[p.axis] = checked_add(out[p.axis], s[p.axis], what("axis"));
     }
+    return out;
+  }
+
+  Dims infer(QuantizeParams& p) {
+    const Dims& s = single_input(0, "Quantize");
+    check_quant("output quantization", p.output);
+    if (p.output.per_channel()) fail(ErrorCode::kUnsupported, "output quantization", "per-axis quantization of a computed tensor is not supported");
+    if (p.output.type == quant::QuantType::kInt32) fail(ErrorCode::kUnsupported, "output quantization", "quantizing to int32 is not supported");
+    return s;
+  }
+
+  Dims infer(DequantizeParams& p) {
+    const Dims& s = single_input(0, "Dequantize");
+    check_quant("input quantization", p.input);
+    if (p.input.per_channel()) {
+      if (p.input.axis >= static_cast<int>(s.size()) || s[static_cast<size_t>(p.input.axis)] != static_cast<int64_t>(p.input.channels())) {
+        fail("input quantization", num(static_cast<int64_t>(p.input.channels())) + " scales along per-sample axis " + num(p.input.axis) +
+                                       " of an input " + dims_to_string(s));
+      }
+    }
+    return s;
+  }
+
+  Dims infer(QConvParams& p) {
+    check_rank_field(p.rank);
+    const Dims& s = single_input(p.rank + 1, "QConv");
+    const int64_t cin = s.back();
+    check_positive("filters", p.filters);
+    check_positive("groups", p.groups);
+    if (cin % p.groups != 0) fail("groups", "input channels " + num(cin) + " are not divisible by groups " + num(p.groups));
+    if (p.filters % p.groups != 0) fail("groups", "filters " + num(p.filters) + " are not divisible by groups " + num(p.groups));
+    check_window(p.window, p.rank, /*allow_causal=*/false, /*allow_dilation=*/true);
+    check_integer_layer(p, {p.window.kernel_h, p.window.kernel_w, cin / p.groups, p.filters}, p.filters, 3);
+    const int64_t h = p.rank == 2 ? s[0] : 1, w = s[p.rank - 1];
+    auto [oh, ow] = spatial_out(p.rank, h, w, p.window);
+    return spatial_shape(p.rank, oh, ow, p.filters);
+  }
+
+  Dims infer(QDenseParams& p) {
+    const Dims& s = single_input(0, "QDense");
+    check_positive("units", p.units);
+    check_integer_layer(p, {s.back(), p.units}, p.units, 1);
+    Dims out = s;
+    out.back() = p.units;
     return out;
   }
 

@@ -8,6 +8,8 @@ const char* dtype_name(DType t) {
   switch (t) {
     case DType::kFloat32: return "float32";
     case DType::kUInt8: return "uint8";
+    case DType::kInt8: return "int8";
+    case DType::kInt32: return "int32";
   }
   return "?";
 }

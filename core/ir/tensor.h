@@ -8,11 +8,15 @@
 
 namespace nnd {
 
-// Element type of a graph value. Every intermediate tensor is float32; a graph input may be fed
-// as uint8 (camera bytes), which engines convert to float32 on entry.
-enum class DType : uint8_t { kFloat32, kUInt8 };
+// Element type of a graph value. Intermediate tensors are float32, except the quantized tensors
+// of int8 graphs (docs/int8.md): int8 / uint8 outputs of Quantize and of the integer layers
+// (QConv, QDense), and int32 accumulators (ConvInteger, MatMulInteger). A graph input may be fed
+// as uint8: camera bytes, which float layers read as float32 0..255, and integer layers as the
+// quantized integers they are. Graph outputs are float32 (an integer output is served as float32
+// holding its integers).
+enum class DType : uint8_t { kFloat32, kUInt8, kInt8, kInt32 };
 
-const char* dtype_name(DType t);  // "float32", "uint8"
+const char* dtype_name(DType t);  // "float32", "uint8", "int8", "int32"
 
 // Shape of ONE sample, batch axis excluded, channels last (NHWC without N). A Conv2D input is
 // {H, W, C}; a Conv1D input {steps, C}; a Dense input {..., features}.

@@ -79,7 +79,9 @@ using NoFold = KindsReturning<false, BatchNormParams, LayerNormParams, Activatio
                               ThresholdedReluParams, PReluParams, SoftmaxParams, PoolParams, GlobalPoolParams,
                               FlattenParams, ReshapeParams, PermuteParams, RepeatVectorParams, IdentityParams,
                               ZeroPaddingParams, CroppingParams, UpSamplingParams, MergeParams, ConcatParams,
-                              RecurrentParams, ResizeParams, GatherParams>;
+                              RecurrentParams, ResizeParams, GatherParams,
+                              // integer weights: a float affine does not fold into them exactly
+                              QuantizeParams, DequantizeParams, QConvParams, QDenseParams>;
 
 // Backward fold of BN `bn` into producer node p; false when p is not a foldable kind. Every kind
 // decides.

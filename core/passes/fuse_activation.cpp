@@ -31,6 +31,9 @@ std::optional<ActivationKind> activation_of_node(const Node& n) {
                          FlattenParams, ReshapeParams, PermuteParams, RepeatVectorParams, IdentityParams,
                          ZeroPaddingParams, CroppingParams, UpSamplingParams, MergeParams, ConcatParams,
                          RecurrentParams, ResizeParams, GatherParams>{},
+          // Quantized kinds: an integer layer's activation is a clamp of its integers, made by the
+          // loader; none of them is a float activation.
+          KindsReturningDefault<Result, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>{},
       },
       n.params);
 }
@@ -66,6 +69,9 @@ bool fuse_into(const Graph& g, Node& p, ActivationKind act) {
                          PReluParams, SoftmaxParams, PoolParams, GlobalPoolParams, FlattenParams, ReshapeParams,
                          PermuteParams, RepeatVectorParams, IdentityParams, ZeroPaddingParams, CroppingParams,
                          UpSamplingParams, MergeParams, ConcatParams, ResizeParams, GatherParams>{},
+          // Quantized kinds: a float activation after them reads a float32 value, which an
+          // integer layer does not produce (Dequantize has no epilogue either).
+          KindsReturning<false, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>{},
       },
       p.params);
 }

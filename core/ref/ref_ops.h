@@ -62,6 +62,12 @@ Tensor concat(const ConcatParams& p, const std::vector<const Tensor*>& xs, const
 // recurrent.cpp: SimpleRNN / LSTM / GRU; inputs {x} or {x, h0[, c0]} (RecurrentInitialState).
 Tensor recurrent(const RecurrentParams& p, const std::vector<const Tensor*>& in, const Dims& out_shape);
 
+// quantized.cpp: integer layers (core/ir/quant arithmetic); integer tensors hold integer values.
+Tensor quantize(const QuantizeParams& p, const Tensor& x);
+Tensor dequantize(const DequantizeParams& p, const Tensor& x);
+Tensor qconv(const QConvParams& p, const Tensor& x, const Dims& out_shape);
+Tensor qdense(const QDenseParams& p, const Tensor& x, const Dims& out_shape);
+
 // Helpers shared by the files above.
 // Views a {W, C} (rank 1) or {H, W, C} (rank 2) sample shape as H, W, C.
 struct Hwc {

@@ -57,6 +57,10 @@ class ReferenceOp {
   Tensor operator()(const MergeParams& p) const { return ref::merge(p, in_, out_); }
   Tensor operator()(const ConcatParams& p) const { return ref::concat(p, in_, out_); }
   Tensor operator()(const RecurrentParams& p) const { return ref::recurrent(p, in_, out_); }
+  Tensor operator()(const QuantizeParams& p) const { return ref::quantize(p, x_); }
+  Tensor operator()(const DequantizeParams& p) const { return ref::dequantize(p, x_); }
+  Tensor operator()(const QConvParams& p) const { return ref::qconv(p, x_, out_); }
+  Tensor operator()(const QDenseParams& p) const { return ref::qdense(p, x_, out_); }
 
  private:
   const std::vector<const Tensor*>& in_;

@@ -22,7 +22,18 @@ struct LayerKindExample {
   bool arithmetic = true;      // FLOPs > 0 (false: pure data movement, FLOPs == 0)
   int64_t parameters = 0;      // parameter_count of the node
   bool has_dump_text = true;   // describe_params says something (Flatten and Identity have nothing)
+  DType input_dtype = DType::kFloat32;  // of the graph inputs (uint8 for the integer kinds)
+  bool jit_refuses = false;    // int8 kinds: reference-only in this build (docs/int8.md)
 };
+
+// Integer weights in [-128, 127], not all equal.
+inline IntWeights example_int_weights(Dims shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  IntWeights w{std::move(shape), {}};
+  for (int64_t i = 0; i < n; ++i) w.data.push_back(static_cast<int32_t>((i * 37) % 255) - 127);
+  return w;
+}
 
 // Deterministic weights, away from zero and not all equal.
 inline Weights example_weights(Dims shape, float offset = 0.0f) {
@@ -158,6 +169,29 @@ inline std::vector<LayerKindExample> layer_kind_examples() {
     p.indices = {2, 0, 1};
     e.push_back({p, {{3, 2}}, false});
   }
+  const auto u8 = quant::QuantParams::per_tensor(quant::QuantType::kUInt8, 0.1f, 128);
+  e.push_back({QuantizeParams{u8}, {{4, 3}}, true, 0, true, DType::kFloat32, true});
+  e.push_back({DequantizeParams{u8}, {{4, 3}}, true, 0, true, DType::kUInt8, true});
+  {
+    QConvParams p;
+    p.filters = 3;
+    p.window = square_window(3, 1, Padding::kSame);
+    p.input = u8;
+    p.weights = quant::QuantParams{quant::QuantType::kInt8, {0.01f, 0.02f, 0.005f}, {0, 0, 0}, 3};
+    p.kernel = example_int_weights({3, 3, 2, 3});
+    p.bias = {100, -50, 7};
+    p.out.output = quant::QuantParams::per_tensor(quant::QuantType::kUInt8, 0.3f, 10);
+    p.out.act_lo = 0.0;
+    e.push_back({p, {{5, 5, 2}}, true, 57, true, DType::kUInt8, true});
+  }
+  {
+    QDenseParams p;  // MatMulInteger: the int32 accumulator
+    p.units = 3;
+    p.input = u8;
+    p.weights = quant::QuantParams::per_tensor(quant::QuantType::kInt8, 1.0f, 0);
+    p.kernel = example_int_weights({4, 3});
+    e.push_back({p, {{4}}, true, 12, true, DType::kUInt8, true});
+  }
   return e;
 }
 
@@ -166,7 +200,7 @@ inline Graph layer_kind_graph(const LayerKindExample& x) {
   const std::string kind = layer_kind_name(x.params);
   std::string source = "example-";
   source += kind;
-  Graph g = one_node_graph(x.params, x.inputs, DType::kFloat32, {source, "layer", kind});
+  Graph g = one_node_graph(x.params, x.inputs, x.input_dtype, {source, "layer", kind});
   infer_shapes(g);
   return g;
 }

@@ -33,7 +33,8 @@ static_assert(ExhaustiveLayerVisitor<KindsReturning<
                   BatchNormParams, LayerNormParams, ActivationParams, ReluParams, EluParams, ThresholdedReluParams,
                   PReluParams, SoftmaxParams, PoolParams, GlobalPoolParams, FlattenParams, ReshapeParams,
                   PermuteParams, RepeatVectorParams, IdentityParams, ZeroPaddingParams, CroppingParams,
-                  UpSamplingParams, MergeParams, ConcatParams, RecurrentParams, ResizeParams, GatherParams>>);
+                  UpSamplingParams, MergeParams, ConcatParams, RecurrentParams, ResizeParams, GatherParams,
+                  QuantizeParams, DequantizeParams, QConvParams, QDenseParams>>);
 
 TEST(LayerKinds, OneExampleOfEveryKind) {
   std::set<size_t> kinds;

@@ -5,9 +5,11 @@
 // Usage: node ort_expected.mjs JOBS.json
 //   JOBS.json: {"jobs": [{"model": "a.onnx",
 //                         "inputs":  [{"name": "x", "file": "a.in.0.npy"}],
-//                         "outputs": [{"name": "y", "file": "/tmp/.../a.out.0.npy"}]}]}
+//                         "outputs": [{"name": "y", "file": "/tmp/.../a.out.0.npy"}],
+//                         "optimization": "disabled"}]}      (optional; "all" for int8 kernels)
 // Reads each input .npy (float32 or uint8, C order), runs the model, writes every listed
-// output as a float32 .npy (npy format 1.0, the same bytes numpy.save writes), and prints
+// output as a float32 .npy (npy format 1.0, the same bytes numpy.save writes; an int8, uint8 or
+// int32 output as float32 holding its integers, as nnd serves it), and prints
 // one JSON line {"ort_version": ..., "results": [{"model", "outputs": [{"name", "dims"}]}]}.
 
 import fs from 'node:fs';
@@ -70,8 +72,11 @@ const options = {
 };
 
 const results = [];
+const levels = ['disabled', 'basic', 'extended', 'all'];
 for (const job of jobs) {
-  const session = await ort.InferenceSession.create(job.model, options);
+  const level = job.optimization ?? 'disabled';
+  if (!levels.includes(level)) throw new Error(`${job.model}: unknown optimization level ${level}`);
+  const session = await ort.InferenceSession.create(job.model, { ...options, graphOptimizationLevel: level });
   const feeds = {};
   for (const inp of job.inputs) feeds[inp.name] = readNpy(inp.file);
   const names = job.outputs.map((o) => o.name);
@@ -80,8 +85,10 @@ for (const job of jobs) {
   for (const o of job.outputs) {
     const t = out[o.name];
     if (!t) throw new Error(`${job.model}: no output ${o.name}`);
-    if (t.type !== 'float32') throw new Error(`${job.model}: output ${o.name} is ${t.type}, not float32`);
-    fs.writeFileSync(o.file, npyBytes(t.data, t.dims.map(Number)));
+    let data = t.data;
+    if (['int8', 'uint8', 'int32'].includes(t.type)) data = Float32Array.from(t.data);
+    else if (t.type !== 'float32') throw new Error(`${job.model}: output ${o.name} is ${t.type}, not float32 or an integer type`);
+    fs.writeFileSync(o.file, npyBytes(data, t.dims.map(Number)));
     outs.push({ name: o.name, dims: t.dims.map(Number) });
   }
   await session.release();

@@ -66,6 +66,11 @@ void lower(LowerContext& cx, const Node& n, const UpSamplingParams& p);
 void lower(LowerContext& cx, const Node& n, const ResizeParams& p);
 void lower(LowerContext& cx, const Node& n, const GatherParams& p);
 void lower(LowerContext& cx, const Node& n, const RecurrentParams& p);
+// quantized.cpp: refused by name, kUnsupported (int8 is reference-only in this build).
+void lower(LowerContext& cx, const Node& n, const QuantizeParams& p);
+void lower(LowerContext& cx, const Node& n, const DequantizeParams& p);
+void lower(LowerContext& cx, const Node& n, const QConvParams& p);
+void lower(LowerContext& cx, const Node& n, const QDenseParams& p);
 
 // ---- building blocks shared between units ----
 
