@@ -1,7 +1,6 @@
 // Convolutions (Conv1D/2D) and transposed convolutions. The strategy is chosen here: Winograd
 // F(2x2, 3x3) when winograd_suits, planar on SSE4.1 when planar_conv_suits, otherwise the f32-conv
 // kernel in rows mode (1x1 stride-1 over a dense output: a GEMM) or spatial mode over a padded input.
-#include "core/jit/code_generator.h"
 #include "core/jit/lower/lower.h"
 #include "core/util/error.h"
 
@@ -139,7 +138,7 @@ void lower(LowerContext& cx, const Node& n, const ConvParams& p) {
   const int residual = cx.residual_buf(n, p.residual);
   // Winograd only where the architecture emits its transforms (the direct kernel computes the same).
   if (winograd_suits(isa_traits(cx.isa), p.groups, in.c, p.filters, w, pd.h.out, pd.w.out) &&
-      generator_emits(cx.isa, WinogradInSpec{}) && generator_emits(cx.isa, WinogradOutSpec{})) {
+      cx.emits(WinogradInSpec{}) && cx.emits(WinogradOutSpec{})) {
     winograd_conv(cx, n, p, in, pd, src, dst, residual);
   } else if (planar_conv_suits(isa_traits(cx.isa), p.groups, in.c, p.filters, w.kernel_h, w.kernel_w, pd.w.out)) {
     planar_conv(cx, n, p, in, pd, src, dst, residual);

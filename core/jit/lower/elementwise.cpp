@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "core/ir/broadcast.h"
-#include "core/jit/code_generator.h"
 #include "core/jit/lower/lower.h"
 
 namespace nnd::jit {
@@ -35,7 +34,7 @@ bool fast_step(LowerContext& cx, const Node& n, int src, int dst, ActivationKind
                int64_t last_dim) {
   if (!fast_kernel_serves(act, cx.math)) return false;
   // Where the architecture has no f32-fast-* kernels yet, the float64 helpers serve both modes.
-  if (!generator_emits(cx.isa, FastUnarySpec{}) || !generator_emits(cx.isa, FastSoftmaxSpec{})) return false;
+  if (!cx.emits(FastUnarySpec{}) || !cx.emits(FastSoftmaxSpec{})) return false;
   if (act == ActivationKind::kSoftmax) {
     cx.add(n, "fast-softmax", FastSoftmaxSpec{count / last_dim, last_dim}, {src}, dst);
     return true;

@@ -49,7 +49,8 @@ LowerContext::LowerContext(const Graph& graph, Isa isa_, MathMode math_)
       math(math_),
       width(isa_traits(isa_).f32_lanes),
       value_buf(graph.values.size(), -1),
-      reused_input(graph.nodes.size(), -1) {}
+      reused_input(graph.nodes.size(), -1),
+      generator_emits(&jit::generator_emits) {}
 
 int LowerContext::new_buffer(int64_t floats, const std::string& name) {
   PlanBuffer b;
@@ -71,7 +72,7 @@ void LowerContext::add(const Node& n, const std::string& op, KernelSpec spec, st
                        const std::string& variant) {
   PlannedKernel k;
   k.kernel = kernel_name(op, spec, isa, variant);
-  if (!generator_emits(isa, spec)) {
+  if (!emits(spec)) {
     std::string why = g.node_context(n);
     why += ": not compiled by the JIT for ";
     why += isa_traits(isa).name;

@@ -56,6 +56,12 @@ class LowerContext {
     std::string message;
   };
   std::vector<Unsupported>* unsupported = nullptr;
+  // Which kernels the generators emit: the build's generator_emits() (code_generator.h). The
+  // NEON golden-code test of an x86 build plans with the arm64 folder's instead (tests/jit), so
+  // its plans are those of an AArch64 build.
+  using GeneratorEmits = bool (*)(Isa, const KernelSpec&);
+  GeneratorEmits generator_emits;
+  bool emits(const KernelSpec& spec) const { return generator_emits(isa, spec); }
 
   int new_buffer(int64_t floats, const std::string& name);
   // Appends w to the weight blob, 64-byte aligned; returns its offset in floats.

@@ -4,7 +4,6 @@
 #include <bit>
 
 #include "core/ir/resize.h"
-#include "core/jit/code_generator.h"
 #include "core/jit/lower/lower.h"
 
 namespace nnd::jit {
@@ -93,7 +92,7 @@ void lower(LowerContext& cx, const Node& n, const PermuteParams& p) {
   // NCHW <-> NHWC and other swaps of the last two axis groups: a transpose, without a table of
   // an entry per element.
   if (const std::optional<TransposeSpec> t = permute_as_transpose(cx.in_shape(n), perm);
-      t && generator_emits(cx.isa, *t)) {
+      t && cx.emits(*t)) {
     cx.add(n, "transpose", *t, {cx.in_buf(n, 0)}, dst);
     return;
   }
