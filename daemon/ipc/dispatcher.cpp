@@ -87,6 +87,12 @@ void Dispatcher::clear() {
 
 // ---- models -----------------------------------------------------------------------------------
 
+void Dispatcher::release_replaced_models() {
+  std::lock_guard lk(mu_);
+  if (draining_ || !cached_set_) return;  // stopping, or never started: nothing cached to refresh
+  refresh_models_locked();
+}
+
 void Dispatcher::refresh_models_locked() {
   auto set = registry_.current();
   if (set == cached_set_) return;

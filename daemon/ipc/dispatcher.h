@@ -67,6 +67,10 @@ class Dispatcher {
   // for queued and running requests, stops and joins the workers, then answers what is left in
   // the rings and the queues NND_IPC_E_SHUTTING_DOWN.
   void drain_and_stop(uint32_t drain_timeout_ms);
+  // After a reload published a new snapshot: drops the cached one now. Otherwise the poller
+  // keeps the replaced generation (every engine of it) until the next request arrives, which an
+  // idle daemon may never see. Requests in flight keep their own model version.
+  void release_replaced_models();
   // stop(), step 2 (after the control thread is gone): drops the sessions and the model cache and
   // closes the sleeper's descriptors.
   void clear();

@@ -183,6 +183,7 @@ std::vector<sched::ModelStatsSnapshot> Server::stats() const { return impl_->sta
 
 void Server::note_reload(bool ok) {
   (ok ? impl_->counters.reloads : impl_->counters.reloads_failed).fetch_add(1);
+  if (ok) impl_->dispatcher.release_replaced_models();
 }
 
 ServerCounters Server::counters() const {

@@ -115,7 +115,8 @@ class Server {
   // every session (clients see the hang-up). Idempotent.
   void stop();
 
-  // Counts a finished reload (SIGHUP or nnctl reload) for NND_MSG_DAEMON_INFO. Thread-safe.
+  // Counts a finished reload (SIGHUP or nnctl reload) for NND_MSG_DAEMON_INFO and, after one
+  // that published a new set, lets go of the replaced set at once. Thread-safe.
   void note_reload(bool ok);
 
   std::vector<sched::ModelStatsSnapshot> stats() const;  // per model name, sorted by name

@@ -1,5 +1,6 @@
 #include "daemon/service/daemon.h"
 
+#include <malloc.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -306,6 +307,7 @@ class DaemonRun {
       running_waiters_.clear();
     }
     if (server_) server_->note_reload(out.ok);
+    if (out.ok) return_freed_memory();
     if (out.ok) {
       log(LogLevel::kNotice, out.message);
       notify_ready(serving_status());
@@ -315,6 +317,16 @@ class DaemonRun {
     }
     for (auto& w : waiters) w.set_value(out);
     if (!stopping_now_) maybe_start_reload();
+  }
+
+  // After a reload the replaced models are gone (the reload thread is joined and the dispatcher
+  // let go of its snapshot; requests still in flight keep only their own version), but glibc
+  // keeps the freed heap: back from 262 models to 2, RSS stayed at ten times its start-up figure.
+  // malloc_trim hands the free pages of every arena back to the kernel.
+  static void return_freed_memory() {
+#ifdef __GLIBC__
+    ::malloc_trim(0);
+#endif
   }
 
   // The daemon settings a reload does not apply (all but log_level): a warning for each that

@@ -106,6 +106,14 @@ inline uint64_t vm_size_bytes(pid_t pid) {
   return p == std::string::npos ? 0 : std::stoull(s.substr(p + 7)) * 1024;
 }
 
+inline uint64_t vm_rss_bytes(pid_t pid) {
+  const std::string s = read_text("/proc/" + std::to_string(pid) + "/status");
+  const size_t p = s.find("VmRSS:");
+  return p == std::string::npos ? 0 : std::stoull(s.substr(p + 6)) * 1024;
+}
+
+inline std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 19)) >> 20) + " MiB"; }
+
 // The longest run of `file`'s bytes (at least 4) that appears in `out`.
 inline size_t longest_quoted(const std::string& file, const std::string& out) {
   size_t best = 0;
