@@ -530,7 +530,8 @@ int main(int argc, char** argv) {
                   "       nnbench [MODEL...] --load-time [--isa ISA] [--runs N]   (load + compile only, cold and warm)\n"
                   "       nnbench [MODEL...] --cpu-model CPU [--isa ...] [--math exact|fast] [--clock GHz]\n"
                   "               [--kernels|-v] [--measure] [--batch N]   (estimated cycles on LLVM's model of CPU:\n"
-                  "               llvm-mca; with --batch per sample of a call of N samples)\n"
+                  "               llvm-mca; with --batch per sample of a call of N samples; CPU is an llvm-mca\n"
+                  "               -mcpu name: silvermont for the NAO's Atom, znver3, ...)\n"
                   "       nnbench --version\n",
                   isa_usage().c_str());
       return 0;
