@@ -483,8 +483,16 @@ Constant fold_equal(const Constant& a, const Constant& b, const std::string& wha
     const int64_t ia = broadcast_index(c.dims, a.dims, i), ib = broadcast_index(c.dims, b.dims, i);
     if (a.is_int && b.is_int) {
       const int64_t x = a.int_at(ia), y = b.int_at(ib);
-      // The batch size is unknown: whether it equals anything is too.
-      if (x == kBatchMarker || y == kBatchMarker) throw Error(ErrorCode::kUnsupported, what + ": comparing the batch size cannot be folded at load time");
+      // The batch size is known only at run time, but it is the same batch everywhere and at least
+      // 1: it equals itself and no number below 1 (PyTorch's Expand writes Equal(shape, -1)).
+      // Whether it equals a positive number depends on the request.
+      if ((x == kBatchMarker) != (y == kBatchMarker)) {
+        const int64_t other = x == kBatchMarker ? y : x;
+        if (other >= 1) {
+          throw Error(ErrorCode::kUnsupported, what + ": comparing the batch size with " + std::to_string(other) +
+                                                   " cannot be folded at load time (the batch is known only per request)");
+        }
+      }
       c.ints.push_back(x == y);
     } else {
       c.ints.push_back(a.real_at(ia) == b.real_at(ib));

@@ -55,14 +55,29 @@ TEST(OnnxExpand, EqualAndWhereFoldOnConstants) {
   });
 }
 
-TEST(OnnxExpand, ComparingTheBatchSizeIsRefused) {
+// PyTorch's x.expand(-1, 3) as ONNX: Where(Equal(shape, [-1, 3]), [1, 1], shape). The batch size is
+// at least 1, so it is not -1 (and the batch equals itself): the comparison folds.
+TEST(OnnxExpand, ComparingTheBatchSizeWithANumberBelowOneFolds) {
   OnnxGraph m(13);
-  m.input("x", {3}).output("y").ints("want", {-1, 3}).ints("one", {1, 1}).ints("ones", {1, 1});
+  m.input("x", {3}).output("y").ints("want", {-1, 3}).ints("one", {1, 1});
+  m.node("Shape", {"x"}, {"s"});
+  m.node("Equal", {"s", "want"}, {"c"});
+  m.node("Equal", {"s", "s"}, {"same"});
+  m.node("Where", {"c", "one", "s"}, {"shape0"});
+  m.node("Where", {"same", "shape0", "one"}, {"shape"});
+  m.node("Expand", {"x", "shape"}, {"y"});
+  const Graph g = m.load();
+  expect_outputs(g, 3, [](size_t, const std::vector<float>& x) { return x; });
+}
+
+TEST(OnnxExpand, ComparingTheBatchSizeWithAPositiveNumberIsRefused) {
+  OnnxGraph m(13);
+  m.input("x", {3}).output("y").ints("want", {4, 3}).ints("one", {1, 1});
   m.node("Shape", {"x"}, {"s"});
   m.node("Equal", {"s", "want"}, {"c"}, "/Equal");
   m.node("Where", {"c", "one", "s"}, {"shape"});
   m.node("Expand", {"x", "shape"}, {"y"});
-  expect_contains(m.refusal(), "node '/Equal' (Equal): comparing the batch size cannot be folded at load time");
+  expect_contains(m.refusal(), "node '/Equal' (Equal): comparing the batch size with 4 cannot be folded at load time");
 }
 
 TEST(OnnxExpand, WhereOnAComputedTensorIsRefused) {
