@@ -238,9 +238,17 @@ void Importer::read_inputs() {
 
 // Operators that handle a batch axis in any position: they only relabel axes, work element by
 // element, or (the recurrent ones) expect the time-major layout.
+// Besides the layout operators and the recurrent ones: element-wise operators (one tensor, or
+// several with the batch on the same axis, onnx_ops_binary.cpp), Slice, Split and Gather along
+// the other axes (onnx_ops_shape.cpp) and MatMul with a constant B
+// (Dense over the last axis, which any axis but the batch's may be: PyTorch's seq-first
+// nn.Linear/nn.MultiheadAttention projections of a [T, N, E] tensor).
 bool Importer::batch_anywhere_ok(const std::string& op) {
   static const std::set<std::string> ops = {"Transpose", "Squeeze", "Reshape", "Identity", "Dropout", "Shape",
-                                            "LSTM",      "GRU",     "RNN",     "Relu",     "Sigmoid", "Tanh"};
+                                            "LSTM",      "GRU",     "RNN",     "Relu",     "Sigmoid", "Tanh",
+                                            "Add",       "Sub",     "Mul",     "Div",      "Max",     "Min",
+                                            "Sum",       "Mean",    "Pow",     "MatMul",   "Slice",   "Split",
+                                            "Gather"};
   return ops.count(op) > 0;
 }
 
@@ -334,7 +342,7 @@ Symbol& Importer::tensor(const std::string& name) {
     }
     fail("input '" + name + "' has its batch axis at position " + std::to_string(s.perm[0]) + " (" +
          (declared_batch_ == 1 ? "the file's batch of 1 moved there, and axis 0 has length " + std::to_string(s.dims[0])
-                               : std::string("a recurrent layer's time-major layout")) +
+                               : std::string("a Transpose or a time-major recurrent layer put it there")) +
          "); this operator needs the batch first");
   }
   return it->second;

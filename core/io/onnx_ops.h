@@ -95,6 +95,10 @@ AxisVector axis_vector(Importer& im, const Symbol& x, const Constant& c);
 // variance 1, epsilon 0). Both vectors have one value (scalar) or the axis length.
 BatchNormParams affine_params(Importer& im, const Symbol& x, int onnx_axis, std::vector<double> scale,
                               std::vector<double> shift);
+// The layout in which a Dense over x's last ONNX axis reads x: x's own when its last IR axis is
+// that axis, else the batch first and the other axes in ONNX order. Refuses a batch on the last axis.
+Perm dense_layout(Importer& im, const Symbol& x);
+
 void emit_affine(Importer& im, const Node_& node, Symbol& x, int onnx_axis, std::vector<double> scale,
                  std::vector<double> shift);
 

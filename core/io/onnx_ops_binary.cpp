@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -78,6 +79,19 @@ void emit_power(Importer& im, const Node_& node, Symbol& x, double exponent) {
   emit_steps(im, node, 0, x, v, std::move(steps));
 }
 
+// Operand `s` of a merge in the layout `perm` of its first operand. Both must carry the batch on
+// the same ONNX axis (a batch the file fixes to 1 may move there, Importer::with_batch_on): a
+// merge cannot pair samples of one with positions of the other.
+ValueId merge_operand(Importer& im, Symbol& s, const Perm& perm) {
+  if (s.perm[0] == perm[0]) return im.in_layout(s, perm);
+  std::optional<Symbol> moved = im.with_batch_on(s, perm[0]);
+  if (!moved) {
+    im.fail(ErrorCode::kUnsupported, "the operands carry the batch on different axes (" + std::to_string(perm[0]) +
+                                         " and " + std::to_string(s.perm[0]) + ")");
+  }
+  return im.in_layout(*moved, perm);
+}
+
 void lower_binary(Importer& im, const Node_& node, Attributes& a) {
   a.ignore("broadcast");  // opset < 7: broadcasting attributes; the shapes decide either way
   a.ignore("axis");
@@ -91,7 +105,7 @@ void lower_binary(Importer& im, const Node_& node, Attributes& a) {
     for (int k = 0; k < node.input_size(); ++k) {
       Symbol& s = im.dynamic_input(node, k);
       if (s.rank() != first.rank()) im.fail("inputs of different ranks");
-      ins.push_back(im.in_layout(s, perm));
+      ins.push_back(merge_operand(im, s, perm));
     }
     const MergeOp m = op == "Max" ? MergeOp::kMaximum : op == "Min" ? MergeOp::kMinimum
                     : op == "Mean" ? MergeOp::kAverage : MergeOp::kAdd;
@@ -118,7 +132,7 @@ void lower_binary(Importer& im, const Node_& node, Attributes& a) {
     else if (op == "Div") m = MergeOp::kMultiply;  // x * (1 / y), within an ulp of x / y
     else im.fail(ErrorCode::kUnsupported, "'" + op + "' of two computed tensors is not supported");
     const Perm perm = lhs.perm;
-    ValueId divisor = im.in_layout(rhs, perm);
+    ValueId divisor = merge_operand(im, rhs, perm);
     if (op == "Div") {
       divisor = im.emit_internal(node.output(0) + ":reciprocal", ActivationParams{ActivationKind::kReciprocal}, {divisor});
     }

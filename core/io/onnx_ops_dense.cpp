@@ -51,13 +51,12 @@ void lower_gemm(Importer& im, const Node_& node, Attributes& a) {
 void lower_matmul(Importer& im, const Node_& node, Attributes&) {
   if (lower_qdq_dense(im, node, false, 1.0, -1)) return;  // DequantizeLinear inputs: integer
   Symbol& x = im.dynamic_input(node, 0);
+  if (x.rank() < 2) im.fail("the input needs an axis besides the batch");
+  const Perm perm = dense_layout(im, x);
   const Constant& b = im.const_input(node, 1, "B");
   if (b.dims.size() != 2) im.fail("B must be a 2-D constant, got shape " + list_text(b.dims));
   const int64_t k = b.dims[0], n = b.dims[1];
-  if (x.rank() < 2 || x.dims.back() != k) im.fail("B " + list_text(b.dims) + " does not fit the input's last axis");
-  // Dense works on the IR's last axis: keep x's layout when that already is the ONNX last axis.
-  Perm perm = x.perm;
-  if (perm.back() != static_cast<int>(x.rank()) - 1) perm = identity_perm(x.rank());
+  if (x.dims.back() != k) im.fail("B " + list_text(b.dims) + " does not fit the input's last axis");
   DenseParams p;
   p.units = n;
   p.kernel = weights_of(b, {k, n});

@@ -55,7 +55,7 @@ AxisVector axis_vector(Importer& im, const Symbol& x, const Constant& c) {
     const int64_t d = c.dims[k];
     if (d == 1) continue;
     const size_t axis = k + off;
-    if (axis == 0) im.fail("the constant operand varies along the batch axis");
+    if (static_cast<int>(axis) == x.perm[0]) im.fail("the constant operand varies along the batch axis");
     if (d != x.dims[axis]) {
       im.fail("the constant operand of shape " + list_text(c.dims) + " does not broadcast to the tensor");
     }
@@ -71,7 +71,7 @@ AxisVector axis_vector(Importer& im, const Symbol& x, const Constant& c) {
 
 BatchNormParams affine_params(Importer& im, const Symbol& x, int onnx_axis, std::vector<double> scale,
                               std::vector<double> shift) {
-  const int axis = onnx_axis >= 1 ? onnx_axis : static_cast<int>(x.perm[x.rank() - 1]);
+  const int axis = onnx_axis >= 0 ? onnx_axis : static_cast<int>(x.perm[x.rank() - 1]);
   const int64_t n = x.dims[static_cast<size_t>(axis)];
   if (n > kMaxMadeUpParameters) im.fail(ErrorCode::kLimit, "an element-wise constant over an axis of " + std::to_string(n) + " elements is too large");
   auto expand = [n](std::vector<double> v) {
@@ -92,6 +92,17 @@ BatchNormParams affine_params(Importer& im, const Symbol& x, int onnx_axis, std:
   bn.moving_mean = filled(n, 0.0f);
   bn.moving_variance = filled(n, 1.0f);
   return bn;
+}
+
+Perm dense_layout(Importer& im, const Symbol& x) {
+  const int last = static_cast<int>(x.rank()) - 1;
+  if (x.perm[0] == last) im.fail("the batch is on the last axis, the one the product contracts");
+  if (x.perm.back() == last) return x.perm;
+  Perm perm{x.perm[0]};
+  for (int k = 0; k <= last; ++k) {
+    if (k != x.perm[0]) perm.push_back(k);
+  }
+  return perm;
 }
 
 void emit_affine(Importer& im, const Node_& node, Symbol& x, int onnx_axis, std::vector<double> scale,

@@ -455,9 +455,8 @@ bool lower_qdq_dense(Importer& im, const Node_& node, bool trans_b, double alpha
   Symbol xs = x;
   xs.value = source;
   xs.dtype = quant_dtype(xq.type);
+  const Perm perm = dense_layout(im, xs);
   if (xs.dims.back() != (trans_b ? bi.dims[1] : bi.dims[0])) im.fail("B " + list_text(bi.dims) + " does not fit the input's last axis");
-  Perm perm = xs.perm;
-  if (perm.back() != static_cast<int>(xs.rank()) - 1) perm = identity_perm(xs.rank());
   QDenseParams p;
   p.units = n;
   p.input = xq;

@@ -153,8 +153,9 @@ void lower_transpose(Importer& im, const Node_& node, Attributes& a) {
     }
     inverse[static_cast<size_t>(p[i])] = static_cast<int>(i);
   }
-  // The batch may move (a recurrent operator's time-major layout): IR axis 0 stays the batch, and
-  // the importer refuses the tensor for operators that need the batch first (Importer::input).
+  // The batch may move (a recurrent operator's time-major layout, a Transpose): IR axis 0 stays
+  // the batch, and the importer refuses the tensor for operators that need the batch first
+  // (Importer::input).
   Perm perm;
   for (int old : x.perm) perm.push_back(inverse[static_cast<size_t>(old)]);
   im.alias(node, 0, x, perm);  // no data moves: only the layout's meaning changes
@@ -488,7 +489,9 @@ void emit_crop(Importer& im, const Node_& node, int out, Symbol& x, std::vector<
   for (int stage = 0;; ++stage) {
     if (std::optional<Steps> steps = crop_steps(im, part, crop_begin, crop_end)) {
       Symbol result = part;
-      for (size_t a = 1; a < part.rank(); ++a) result.dims[a] -= crop_begin[a] + crop_end[a];
+      for (size_t a = 0; a < part.rank(); ++a) {
+        if (static_cast<int>(a) != part.perm[0]) result.dims[a] -= crop_begin[a] + crop_end[a];
+      }
       emit_steps(im, node, out, result, part.value, std::move(*steps));
       return;
     }
@@ -564,9 +567,10 @@ void lower_gather(Importer& im, const Node_& node, Attributes& a) {
 // is unstrided). Rank 3 and 4 tensors, at most rank - 2 strided axes.
 Perm subsample_layout(Importer& im, const Symbol& x, const std::vector<int64_t>& stride) {
   const size_t r = x.rank();
+  const int batch = x.perm[0];
   std::vector<int64_t> strided;
-  for (size_t a = 1; a < r; ++a) {
-    if (stride[a] > 1) strided.push_back(static_cast<int64_t>(a));
+  for (size_t a = 0; a < r; ++a) {
+    if (static_cast<int>(a) != batch && stride[a] > 1) strided.push_back(static_cast<int64_t>(a));
   }
   if ((r != 3 && r != 4) || strided.size() > r - 2) {
     im.fail(ErrorCode::kUnsupported, "a slice with steps on axes " + list_text(strided) + " of a rank-" + std::to_string(r) +
@@ -574,13 +578,13 @@ Perm subsample_layout(Importer& im, const Symbol& x, const std::vector<int64_t>&
   }
   int channel = x.perm.back();  // stays last when unstrided: no layout change
   if (stride[static_cast<size_t>(channel)] > 1) {
-    for (size_t a = r; a-- > 1;) {
-      if (stride[a] == 1) channel = static_cast<int>(a);
+    for (size_t a = r; a-- > 0;) {
+      if (static_cast<int>(a) != batch && stride[a] == 1) channel = static_cast<int>(a);
     }
   }
-  Perm perm{0};
+  Perm perm{batch};
   for (int a : x.perm) {
-    if (a != 0 && a != channel) perm.push_back(a);
+    if (a != batch && a != channel) perm.push_back(a);
   }
   perm.push_back(channel);
   return perm;
@@ -669,9 +673,9 @@ void lower_slice(Importer& im, const Node_& node, Attributes& a) {
     // Backward (torch.flip, x[:, ::-1]): one IR Gather per sliced axis, in x's layout.
     Steps gathers;
     Symbol result = x;
-    for (size_t a = 1; a < r; ++a) {
+    for (size_t a = 0; a < r; ++a) {
       const Picked& p = picked[a];
-      if (p.count == 0 || (p.step == 1 && p.count == x.dims[a])) continue;  // not sliced, or whole
+      if (static_cast<int>(a) == x.perm[0] || p.count == 0 || (p.step == 1 && p.count == x.dims[a])) continue;  // not sliced, or whole
       if (p.count > kMaxMadeUpParameters) im.fail("a slice of " + std::to_string(p.count) + " elements is too long");
       std::vector<int64_t> indices;
       for (int64_t i = 0; i < p.count; ++i) indices.push_back(p.start + i * p.step);
@@ -736,7 +740,7 @@ void lower_split(Importer& im, const Node_& node, Attributes& a) {
   const int64_t r = static_cast<int64_t>(dims.size());
   const int64_t axis = axis_attr < 0 ? axis_attr + r : axis_attr;
   if (axis < 0 || axis >= r) im.fail("axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(r));
-  if (axis == 0 && !x.is_const()) im.fail(ErrorCode::kUnsupported, "splitting the batch axis is not supported");
+  if (!x.is_const() && axis == x.perm[0]) im.fail(ErrorCode::kUnsupported, "splitting the batch axis is not supported");
   const int64_t dim = dims[static_cast<size_t>(axis)];
   const std::vector<int64_t> lengths = split_lengths(im, node, a, dim);
   int64_t offset = 0;

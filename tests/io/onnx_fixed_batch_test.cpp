@@ -124,13 +124,13 @@ TEST(OnnxFixedBatch, Refusals) {
     EXPECT_NE(e.find("node 'r' (Reshape)"), std::string::npos) << e;
     EXPECT_NE(e.find("moves data across the batch axis"), std::string::npos) << e;
   }
-  {  // The batch moved to axis 1 and axis 0 is data: an Add would mix the samples' rows.
+  {  // The batch moved to axis 1 and axis 0 is data: a Softmax needs the batch first.
     OnnxGraph m(13);
-    m.fixed_input("x", {1, 3, 4}).ints("tm", {3, 1, 4}).scalar("one", 1.0f).output("y");
+    m.fixed_input("x", {1, 3, 4}).ints("tm", {3, 1, 4}).output("y");
     m.node("Reshape", {"x", "tm"}, {"t"});
-    m.node("Add", {"t", "one"}, {"y"}, "add");
+    m.node("Softmax", {"t"}, {"y"}, "softmax");
     const std::string e = m.refusal();
-    EXPECT_NE(e.find("node 'add' (Add)"), std::string::npos) << e;
+    EXPECT_NE(e.find("node 'softmax' (Softmax)"), std::string::npos) << e;
     EXPECT_NE(e.find("batch of 1 moved there, and axis 0 has length 3"), std::string::npos) << e;
   }
 }
