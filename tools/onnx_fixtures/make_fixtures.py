@@ -914,6 +914,42 @@ def lstm_fixed_batch_time_major():
 
 
 @case
+def seq_first_linear():
+    # nn.MultiheadAttention's in-projection as PyTorch exports it: the batch-first input transposed
+    # to [T, N, E] (batch on axis 1), Linear layers there (MatMul + Add), an element-wise product
+    # with a slice of the input, and back to batch-first.
+    rng = Rng("seq_first_linear")
+
+    def fwd(m, x):
+        t = x.transpose(0, 1)
+        return m.k(torch.tanh(m.q(t)) * t[..., :4]).transpose(0, 1)
+
+    m = Seq(fwd, q=nn.Linear(6, 4), k=nn.Linear(4, 2))
+    return torch_case(m, [rng.randn(2, 5, 6)], 13, True, layout="NTC",
+                      desc="x.transpose(0, 1) to [T, N, E], Linear(6, 4), tanh, times x[..., :4], Linear(4, 2) "
+                           "over [T, N, ...], transposed back")
+
+
+@case
+def gru_seq_first_linear_head():
+    # A seq-first recurrent layer (PyTorch's default layout) with a Linear head per step on its
+    # [T, N, H] output, and an LSTM whose Linear output is added to its input (a residual).
+    rng = Rng("gru_seq_first_linear_head")
+
+    def fwd(m, x):
+        t = x.transpose(0, 1)
+        g = m.head(torch.relu(m.gru(t)[0])) * 0.5
+        h = m.lstm(t)[0]
+        return g.transpose(0, 1), (m.proj(h) + h).transpose(0, 1)
+
+    m = Seq(fwd, gru=nn.GRU(6, 8), head=nn.Linear(8, 3), lstm=nn.LSTM(6, 6), proj=nn.Linear(6, 6))
+    return torch_case(m, [rng.randn(2, 5, 6)], 13, True, layout="NTC",
+                      desc="x.transpose(0, 1), nn.GRU(6, 8) and nn.LSTM(6, 6) seq-first, Linear(8, 3) head per "
+                           "step on [T, N, 8] (relu, x0.5) and Linear(6, 6) + residual on [T, N, 6]; outputs "
+                           "transposed back")
+
+
+@case
 def lstm_batch_first():
     rng = Rng("lstm_batch_first")
     m = Seq(lambda s, x: s.rnn(x)[0], rnn=nn.LSTM(8, 16, batch_first=True))
