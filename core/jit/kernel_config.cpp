@@ -8,6 +8,18 @@ namespace nnd::jit {
 
 int kernel_vector_regs(const IsaTraits& t) { return t.vector_regs - 1; }
 
+MatMulBlocking matmul_blocking(const IsaTraits& t, int64_t m, int64_t n) {
+  // As many vectors of columns as the row needs, up to 2 with 16 registers and 4 with 32 (B's
+  // row is reloaded per step, so wider tiles only save broadcasts of A); then as many rows as the
+  // remaining registers hold, at most 8 (attention's matrices are a few dozen rows).
+  const int usable = kernel_vector_regs(t);
+  const int64_t columns = (n + t.f32_lanes - 1) / t.f32_lanes;
+  MatMulBlocking b;
+  b.vectors = static_cast<int>(std::min<int64_t>(columns, usable >= 31 ? 4 : 2));
+  b.rows = static_cast<int>(std::min<int64_t>({m, (usable - b.vectors - 1) / b.vectors, 8}));
+  return b;
+}
+
 ConvBlocking conv_blocking(const IsaTraits& t, int64_t cout_g) {
   ConvBlocking b;
   const int usable = kernel_vector_regs(t);

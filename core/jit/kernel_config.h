@@ -42,6 +42,15 @@ struct ConvBlocking {
 // (IsaTraits::fma_by_element) a tile's positions also each hold an input register (see there).
 ConvBlocking conv_blocking(const IsaTraits& t, int64_t cout_g);
 
+// Register tile of f32-matmul (the product of two computed tensors): `rows` rows of the result by
+// `vectors` vectors of its columns, each tile holding rows * vectors accumulators, the vectors of
+// one row of B and one broadcast of A.
+struct MatMulBlocking {
+  int rows = 1;
+  int vectors = 1;
+};
+MatMulBlocking matmul_blocking(const IsaTraits& t, int64_t m, int64_t n);
+
 // Whether f32-conv keeps a kernel row's weights in registers and caches the broadcast inputs across
 // neighbouring taps (instead of one broadcast per product).
 bool conv_caches_broadcasts(const IsaTraits& t, const ConvBlocking& b, int64_t kw);

@@ -111,6 +111,9 @@ KernelName kernel_name(const std::string& op, const KernelSpec& spec, Isa isa, c
           // Pixels in lanes: groups of 4 pixels by the widest chunk of output channels.
           k.tile_positions = 4 * s.groups;
           k.tile_vectors = s.chunks.empty() ? 0 : *std::max_element(s.chunks.begin(), s.chunks.end());
+        } else if constexpr (std::is_same_v<T, MatMulSpec>) {
+          k.tile_positions = s.rows;
+          k.tile_vectors = s.vectors;
         } else if constexpr (std::is_same_v<T, WinogradOutSpec>) {
           add_epilogue(k, s.has_bias, s.residual, s.residual_at, s.act);
         } else if constexpr (std::is_same_v<T, UnarySpec>) {

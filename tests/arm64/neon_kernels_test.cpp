@@ -20,6 +20,7 @@
 #include "core/jit/arm64/emit_function.h"
 #include "core/jit/arm64/neon_kernels.h"
 #include "core/jit/kernel_args.h"
+#include "core/jit/kernel_config.h"
 
 namespace nnd::jit::neon {
 namespace {
@@ -429,6 +430,61 @@ TEST(NeonGather, CopyRunsZeroFillAndWeightedTaps) {
         for (int t = 0; t < taps; ++t) table.push_back(0.25f * static_cast<float>(t + 1) - 0.1f * static_cast<float>(r));
       }
       check_gather(s, table, "taps " + std::to_string(taps) + " len " + std::to_string(len));
+    }
+  }
+}
+
+
+// ---- the product of two computed tensors ----
+
+// f32-matmul: every column tail, full and partial column and row blocks, several matrices per
+// sample, batches 1 and 3, with matmul_blocking's tile and with 1x1; float64 reference.
+TEST(NeonMatmul, TilesTailsAndStacks) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+  for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 33}) {
+    for (int64_t m : {1, 3, 8, 9, 20}) {
+      for (int64_t k : {1, 4, 19}) {
+        for (bool tiled : {true, false}) {
+          MatMulSpec s;
+          s.matrices = 1 + (m + k) % 3;
+          s.m = m;
+          s.k = k;
+          s.n = n;
+          const MatMulBlocking b = matmul_blocking(isa_traits(Isa::kNeon), m, n);
+          s.rows = tiled ? b.rows : 1;
+          s.vectors = tiled ? b.vectors : 1;
+          const Kernel kernel(s);
+          Guarded weights(0);
+          for (int64_t batch : {1, 3}) {
+            const int64_t mats = batch * s.matrices;
+            Guarded a(static_cast<size_t>(mats * m * k)), bm(static_cast<size_t>(mats * k * n));
+            Guarded c(static_cast<size_t>(mats * m * n));
+            for (size_t i = 0; i < a.n; ++i) a[i] = d(rng);
+            for (size_t i = 0; i < bm.n; ++i) bm[i] = d(rng);
+            kernel.run({a.data(), bm.data()}, c.data(), weights.data(), batch);
+            double worst = 0;
+            for (int64_t p = 0; p < mats; ++p) {
+              for (int64_t i = 0; i < m; ++i) {
+                for (int64_t j = 0; j < n; ++j) {
+                  double ref = 0;
+                  for (int64_t t = 0; t < k; ++t) {
+                    ref += static_cast<double>(a[static_cast<size_t>((p * m + i) * k + t)]) *
+                           static_cast<double>(bm[static_cast<size_t>((p * k + t) * n + j)]);
+                  }
+                  worst = std::max(worst, scaled_error(c[static_cast<size_t>((p * m + i) * n + j)], ref));
+                }
+              }
+            }
+            const std::string what = std::to_string(s.matrices) + " x (" + std::to_string(m) + "x" + std::to_string(k) +
+                                     " . " + std::to_string(k) + "x" + std::to_string(n) + ") tile " +
+                                     std::to_string(s.rows) + "x" + std::to_string(s.vectors) + "v batch " +
+                                     std::to_string(batch);
+            EXPECT_LE(worst, 1e-5 * std::sqrt(static_cast<double>(k))) << what;
+            EXPECT_TRUE(c.guards_intact() && a.guards_intact() && bm.guards_intact()) << what;
+          }
+        }
+      }
     }
   }
 }

@@ -15,6 +15,7 @@
 #include "core/jit/specs/data_movement.h"
 #include "core/jit/specs/elementwise.h"
 #include "core/jit/specs/layernorm.h"
+#include "core/jit/specs/matmul.h"
 #include "core/jit/specs/window.h"
 
 namespace nnd::jit::neon {
@@ -42,13 +43,18 @@ void emit_gather(arm64::NeonEmitter& ve, const GatherSpec& s);
 // f32-transpose (TransposeSpec): x86's blocks and loops, a scalar load and store per element.
 void emit_transpose(arm64::NeonEmitter& ve, const TransposeSpec& s);
 
+// f32-matmul (MatMulSpec): the product of two computed tensors, the architecture-neutral generator
+// (core/jit/generators/matmul.h) through arm64/generator_target_p.h (arm64/neon_matmul.cpp).
+void emit_matmul(arm64::NeonEmitter& ve, const MatMulSpec& s);
+
 // The specs these generators emit, and emit() for each: what arm64/emit_function.cpp registers
 // (one line in its emits() and one in its visit).
 template <class Spec>
 constexpr bool emits() {
   return std::is_same_v<Spec, WindowSpec> || std::is_same_v<Spec, FastUnarySpec> ||
          std::is_same_v<Spec, FastSoftmaxSpec> || std::is_same_v<Spec, LayerNormSpec> ||
-         std::is_same_v<Spec, GatherSpec> || std::is_same_v<Spec, TransposeSpec>;
+         std::is_same_v<Spec, GatherSpec> || std::is_same_v<Spec, TransposeSpec> ||
+         std::is_same_v<Spec, MatMulSpec>;
 }
 inline void emit(arm64::NeonEmitter& ve, const WindowSpec& s) { emit_window(ve, s); }
 inline void emit(arm64::NeonEmitter& ve, const FastUnarySpec& s) { emit_fast_unary(ve, s); }
@@ -56,5 +62,6 @@ inline void emit(arm64::NeonEmitter& ve, const FastSoftmaxSpec& s) { emit_fast_s
 inline void emit(arm64::NeonEmitter& ve, const LayerNormSpec& s) { emit_layernorm(ve, s); }
 inline void emit(arm64::NeonEmitter& ve, const GatherSpec& s) { emit_gather(ve, s); }
 inline void emit(arm64::NeonEmitter& ve, const TransposeSpec& s) { emit_transpose(ve, s); }
+inline void emit(arm64::NeonEmitter& ve, const MatMulSpec& s) { emit_matmul(ve, s); }
 
 }  // namespace nnd::jit::neon

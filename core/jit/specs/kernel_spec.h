@@ -10,6 +10,7 @@
 #include "core/jit/specs/data_movement.h"
 #include "core/jit/specs/elementwise.h"
 #include "core/jit/specs/layernorm.h"
+#include "core/jit/specs/matmul.h"
 #include "core/jit/specs/pad.h"
 #include "core/jit/specs/planar.h"
 #include "core/jit/specs/window.h"
@@ -20,6 +21,6 @@ namespace nnd::jit {
 using KernelSpec =
     std::variant<ConvSpec, WindowSpec, PadSpec, UnarySpec, FastUnarySpec, FastSoftmaxSpec, HelperCallSpec,
                  MergeSpec, ConcatSpec, PositionScaleSpec, PlanarPackSpec, PlanarConvSpec, WinogradInSpec,
-                 WinogradOutSpec, GatherSpec, TransposeSpec, ParamEltSpec, LayerNormSpec>;
+                 WinogradOutSpec, GatherSpec, TransposeSpec, ParamEltSpec, LayerNormSpec, MatMulSpec>;
 
 }  // namespace nnd::jit

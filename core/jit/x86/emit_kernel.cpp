@@ -42,6 +42,7 @@ void emit_kernel(VecEmitter& ve, const KernelSpec& spec) {
                  [&](const TransposeSpec& s) { emit_transpose(ve, s); },
                  [&](const ParamEltSpec& s) { emit_param_elt(ve, s); },
                  [&](const LayerNormSpec& s) { emit_layernorm(ve, s); },
+                 [&](const MatMulSpec& s) { emit_matmul(ve, s); },
              },
              spec);
 }

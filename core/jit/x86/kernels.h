@@ -11,6 +11,7 @@
 
 #include "core/jit/specs/conv.h"
 #include "core/jit/specs/elementwise.h"
+#include "core/jit/specs/matmul.h"
 #include "core/jit/specs/pad.h"
 #include "core/jit/specs/window.h"
 #include "core/jit/x86/vec_emitter.h"
@@ -19,6 +20,10 @@ namespace nnd::jit {
 
 // f32-conv / f32-gemm.
 void emit_conv(VecEmitter& ve, const ConvSpec& s);
+
+// f32-matmul: the product of two computed tensors (core/jit/generators/matmul.h, written once for
+// every architecture; x86/kernels_matmul.cpp).
+void emit_matmul(VecEmitter& ve, const MatMulSpec& s);
 
 // f32-dwconv / f32-maxpool / f32-avgpool (no weights) over an already padded input.
 void emit_window(VecEmitter& ve, const WindowSpec& s);
