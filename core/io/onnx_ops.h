@@ -99,6 +99,12 @@ BatchNormParams affine_params(Importer& im, const Symbol& x, int onnx_axis, std:
 // that axis, else the batch first and the other axes in ONNX order. Refuses a batch on the last axis.
 Perm dense_layout(Importer& im, const Symbol& x);
 
+// Operand `s` of a two-operand operator (a merge, a MatMul of two computed tensors) in the layout
+// `perm` of its first operand. Both must carry the batch on the same ONNX axis (a batch the file
+// fixes to 1 may move there, Importer::with_batch_on): such an operator cannot pair samples of one
+// with positions of the other.
+ValueId merge_operand(Importer& im, Symbol& s, const Perm& perm);
+
 void emit_affine(Importer& im, const Node_& node, Symbol& x, int onnx_axis, std::vector<double> scale,
                  std::vector<double> shift);
 

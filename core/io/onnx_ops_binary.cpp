@@ -79,19 +79,6 @@ void emit_power(Importer& im, const Node_& node, Symbol& x, double exponent) {
   emit_steps(im, node, 0, x, v, std::move(steps));
 }
 
-// Operand `s` of a merge in the layout `perm` of its first operand. Both must carry the batch on
-// the same ONNX axis (a batch the file fixes to 1 may move there, Importer::with_batch_on): a
-// merge cannot pair samples of one with positions of the other.
-ValueId merge_operand(Importer& im, Symbol& s, const Perm& perm) {
-  if (s.perm[0] == perm[0]) return im.in_layout(s, perm);
-  std::optional<Symbol> moved = im.with_batch_on(s, perm[0]);
-  if (!moved) {
-    im.fail(ErrorCode::kUnsupported, "the operands carry the batch on different axes (" + std::to_string(perm[0]) +
-                                         " and " + std::to_string(s.perm[0]) + ")");
-  }
-  return im.in_layout(*moved, perm);
-}
-
 void lower_binary(Importer& im, const Node_& node, Attributes& a) {
   a.ignore("broadcast");  // opset < 7: broadcasting attributes; the shapes decide either way
   a.ignore("axis");

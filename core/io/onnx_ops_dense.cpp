@@ -1,4 +1,5 @@
-// ONNX dense layers and normalisation: Gemm, MatMul, BatchNormalization, LayerNormalization.
+// ONNX dense layers and normalisation: Gemm, MatMul (with a constant matrix: Dense; of two computed
+// tensors: MatMul), BatchNormalization, LayerNormalization.
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
@@ -48,8 +49,45 @@ void lower_gemm(Importer& im, const Node_& node, Attributes& a) {
   im.emit(node, 0, p, {im.in_layout(x, identity_perm(2))}, identity_perm(2));
 }
 
+// A · B of two computed tensors (attention's Q·Kᵀ and weights·V, stacks over the leading axes): an
+// IR MatMul in a layout with the batch first, the other leading axes in ONNX order and the two
+// matrix axes last. Both operands carry the batch on the same leading axis; a batch the file fixes
+// to 1 may move to one of length 1.
+void lower_matmul_computed(Importer& im, const Node_& node) {
+  Symbol& a = im.dynamic_input(node, 0);
+  Symbol& b = im.dynamic_input(node, 1);
+  if (a.rank() != b.rank()) {
+    im.fail(ErrorCode::kUnsupported, "two computed operands of ranks " + std::to_string(a.rank()) + " and " +
+                                         std::to_string(b.rank()) + " (broadcasting would pair one's batch with the other's data)");
+  }
+  const int r = static_cast<int>(a.rank());
+  if (r < 3) {
+    im.fail(ErrorCode::kUnsupported, "two computed operands of rank 2: the product would pair the samples of one "
+                                     "with the rows of the other");
+  }
+  Symbol moved = a;
+  for (int axis = 0; moved.perm[0] >= r - 2 && axis < r - 2; ++axis) {
+    if (auto m = im.with_batch_on(a, axis)) moved = std::move(*m);
+  }
+  if (moved.perm[0] >= r - 2) {
+    im.fail(ErrorCode::kUnsupported, "A carries the batch on ONNX axis " + std::to_string(a.perm[0]) +
+                                         ", one of the two matrix axes the product works on");
+  }
+  Perm perm{moved.perm[0]};
+  for (int k = 0; k < r; ++k) {
+    if (k != moved.perm[0]) perm.push_back(k);
+  }
+  const ValueId av = im.in_layout(moved, perm);
+  const ValueId bv = merge_operand(im, b, perm);
+  im.emit(node, 0, MatMulParams{}, {av, bv}, perm);
+}
+
 void lower_matmul(Importer& im, const Node_& node, Attributes&) {
   if (lower_qdq_dense(im, node, false, 1.0, -1)) return;  // DequantizeLinear inputs: integer
+  if (!im.input(node, 0).is_const() && !im.input(node, 1).is_const()) {
+    lower_matmul_computed(im, node);
+    return;
+  }
   Symbol& x = im.dynamic_input(node, 0);
   if (x.rank() < 2) im.fail("the input needs an axis besides the batch");
   const Perm perm = dense_layout(im, x);

@@ -105,6 +105,16 @@ Perm dense_layout(Importer& im, const Symbol& x) {
   return perm;
 }
 
+ValueId merge_operand(Importer& im, Symbol& s, const Perm& perm) {
+  if (s.perm[0] == perm[0]) return im.in_layout(s, perm);
+  std::optional<Symbol> moved = im.with_batch_on(s, perm[0]);
+  if (!moved) {
+    im.fail(ErrorCode::kUnsupported, "the operands carry the batch on different axes (" + std::to_string(perm[0]) +
+                                         " and " + std::to_string(s.perm[0]) + ")");
+  }
+  return im.in_layout(*moved, perm);
+}
+
 void emit_affine(Importer& im, const Node_& node, Symbol& x, int onnx_axis, std::vector<double> scale,
                  std::vector<double> shift) {
   const Perm perm = x.perm;

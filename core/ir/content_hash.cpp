@@ -76,6 +76,7 @@ struct WeightsOf {
   List operator()(const ConcatParams&) const { return {}; }
   List operator()(const ResizeParams&) const { return {}; }
   List operator()(const GatherParams&) const { return {}; }
+  List operator()(const MatMulParams&) const { return {}; }
   // Quantized kinds: no float weights; their integers and quantization parameters are hashed by
   // IntegerContent below.
   List operator()(const QuantizeParams&) const { return {}; }

@@ -121,6 +121,7 @@ class ParamsDescriber {
   }
   void operator()(const FlattenParams&) const {}   // no parameters: the output shape says it all
   void operator()(const IdentityParams&) const {}  // no parameters
+  void operator()(const MatMulParams&) const {}    // no parameters: the shapes say it all
   void operator()(const ReshapeParams& p) const { o_ << " to " << dims_to_string(p.target); }
   void operator()(const PermuteParams& p) const {
     o_ << " dims ";

@@ -276,6 +276,12 @@ struct GatherParams {
   std::vector<int64_t> indices;  // each in [0, input length along `axis`)
 };
 
+// MatMul: the matrix product of two computed tensors per sample (attention's Q·Kᵀ and
+// weights·V). Inputs a (..., M, K) and b (..., K, N) of one rank >= 2 per sample; the leading
+// axes pair up, each equal or 1 (broadcast); the output is (..., M, N). A product with a constant
+// matrix is a Dense layer instead.
+struct MatMulParams {};
+
 // Concatenate along one axis.
 struct ConcatParams {
   int keras_axis = -1;
@@ -427,7 +433,7 @@ using LayerParams =
                  PoolParams, GlobalPoolParams, FlattenParams, ReshapeParams, PermuteParams,
                  RepeatVectorParams, IdentityParams, ZeroPaddingParams, CroppingParams,
                  UpSamplingParams, MergeParams, ConcatParams, RecurrentParams, ResizeParams,
-                 GatherParams, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>;
+                 GatherParams, MatMulParams, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>;
 
 // Short name of the IR kind held by `p` ("Dense", "Conv", "Pool", ...), for logs and dumps. A new
 // kind also needs its traits, cost, dump and reference implementation: core/ir/layer_kind_traits.h.

@@ -623,6 +623,33 @@ class NodeInference {
     return out;
   }
 
+  Dims infer(MatMulParams&) {
+    expect_inputs(2);
+    const Dims& a = in_[0];
+    const Dims& b = in_[1];
+    if (a.size() < 2 || a.size() != b.size()) {
+      fail("inputs", "shapes " + dims_to_string(a) + " and " + dims_to_string(b) +
+                         " are not two matrices (or stacks of them) of one rank");
+    }
+    const size_t r = a.size();
+    if (a[r - 1] != b[r - 2]) {
+      fail("inputs", "shapes " + dims_to_string(a) + " and " + dims_to_string(b) + " do not chain: " +
+                         num(a[r - 1]) + " columns against " + num(b[r - 2]) + " rows");
+    }
+    Dims out(r);
+    for (size_t i = 0; i + 2 < r; ++i) {
+      if (a[i] != b[i] && a[i] != 1 && b[i] != 1) {
+        fail("inputs", "the leading axes of " + dims_to_string(a) + " and " + dims_to_string(b) + " cannot be broadcast together");
+      }
+      out[i] = std::max(a[i], b[i]);
+    }
+    out[r - 2] = a[r - 2];
+    out[r - 1] = b[r - 1];
+    int64_t size = 1;
+    for (int64_t d : out) size = checked_mul(size, d, what("inputs"));
+    return out;
+  }
+
   Dims infer(CroppingParams& p) {
     check_rank_field(p.rank);
     const Dims& s = single_input(p.rank + 1, p.rank == 1 ? "Cropping1D" : "Cropping2D");

@@ -27,7 +27,7 @@ bool is_identity_node(const Graph& g, const Node& n) {
           KindsReturning<false, DenseParams, ConvParams, DepthwiseConvParams, SeparableConvParams,
                          ConvTransposeParams, BatchNormParams, LayerNormParams, ReluParams, EluParams,
                          ThresholdedReluParams, PReluParams, SoftmaxParams, PoolParams, GlobalPoolParams,
-                         RecurrentParams>{},
+                         RecurrentParams, MatMulParams>{},
           // Quantized kinds change the element type.
           KindsReturning<false, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>{},
       },

@@ -59,6 +59,9 @@ Tensor cropping(const CroppingParams& p, const Tensor& x, const Dims& out_shape)
 Tensor gather(const GatherParams& p, const Tensor& x, const Dims& out_shape);
 Tensor concat(const ConcatParams& p, const std::vector<const Tensor*>& xs, const Dims& out_shape);
 
+// matmul.cpp: the product of two computed tensors, a (..., M, K) · b (..., K, N).
+Tensor matmul(const Tensor& a, const Tensor& b, const Dims& out_shape);
+
 // recurrent.cpp: SimpleRNN / LSTM / GRU; inputs {x} or {x, h0[, c0]} (RecurrentInitialState).
 Tensor recurrent(const RecurrentParams& p, const std::vector<const Tensor*>& in, const Dims& out_shape);
 

@@ -169,6 +169,8 @@ inline std::vector<LayerKindExample> layer_kind_examples() {
     p.indices = {2, 0, 1};
     e.push_back({p, {{3, 2}}, false});
   }
+  // Two stacks of matrices, the second's leading axis broadcast.
+  e.push_back({MatMulParams{}, {{2, 3, 4}, {1, 4, 5}}, true, 0, false});
   const auto u8 = quant::QuantParams::per_tensor(quant::QuantType::kUInt8, 0.1f, 128);
   e.push_back({QuantizeParams{u8}, {{4, 3}}, true, 0, true, DType::kFloat32, true});
   e.push_back({DequantizeParams{u8}, {{4, 3}}, true, 0, true, DType::kUInt8, true});

@@ -28,6 +28,7 @@ import copy
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import shutil
@@ -947,6 +948,57 @@ def gru_seq_first_linear_head():
                       desc="x.transpose(0, 1), nn.GRU(6, 8) and nn.LSTM(6, 6) seq-first, Linear(8, 3) head per "
                            "step on [T, N, 8] (relu, x0.5) and Linear(6, 6) + residual on [T, N, 6]; outputs "
                            "transposed back")
+
+
+def attention_heads(m, q_in, kv_in, heads):
+    # Scaled dot-product attention written out as a team writes it by hand (torch 1.13 has no
+    # F.scaled_dot_product_attention): projections, a head split [N, T, H, D] -> [N, H, T, D], the
+    # products Q·Kᵀ and softmax(scores)·V of two computed tensors, the heads merged back.
+    n, tq, e = q_in.shape
+    tk = kv_in.shape[1]
+    d = e // heads
+    q = m.q(q_in).reshape(n, tq, heads, d).transpose(1, 2)
+    k = m.k(kv_in).reshape(n, tk, heads, d).transpose(1, 2)
+    v = m.v(kv_in).reshape(n, tk, heads, d).transpose(1, 2)
+    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1)
+    return m.o((w @ v).transpose(1, 2).reshape(n, tq, e))
+
+
+def attention_modules(e):
+    return dict(q=nn.Linear(e, e), k=nn.Linear(e, e), v=nn.Linear(e, e), o=nn.Linear(e, e))
+
+
+@case
+def attention_self():
+    rng = Rng("attention_self")
+    m = Seq(lambda s, x: attention_heads(s, x, x, 2), **attention_modules(8))
+    return torch_case(m, [rng.randn(2, 5, 8)], 13, True, layout="NTC",
+                      desc="self-attention by hand, 2 heads of 4 over [N, 5, 8]: Linear q/k/v, reshape + "
+                           "transpose to [N, H, T, D], MatMul q·kᵀ of two computed tensors, / sqrt(D), "
+                           "softmax over the last axis of [N, H, T, T], MatMul with v, heads merged, Linear")
+
+
+@case
+def attention_self_batch1_opset17():
+    rng = Rng("attention_self_batch1_opset17")
+    m = Seq(lambda s, x: attention_heads(s, x, x, 4), **attention_modules(8))
+    return torch_case(m, [rng.randn(1, 6, 8)], 17, False, layout="NTC",
+                      desc="the same self-attention with 4 heads of 2, exported with the batch fixed to 1, "
+                           "opset 17")
+
+
+@case
+def attention_cross():
+    rng = Rng("attention_cross")
+
+    def fwd(m, x, mem):
+        y = x + attention_heads(m, x, mem, 2)  # residual, then a GELU feed-forward
+        return y + m.f2(F.gelu(m.f1(y)))
+
+    m = Seq(fwd, f1=nn.Linear(8, 16), f2=nn.Linear(16, 8), **attention_modules(8))
+    return torch_case(m, [rng.randn(2, 3, 8), rng.randn(2, 7, 8)], 14, True, layout="NTC",
+                      desc="cross-attention, queries [N, 3, 8] over a memory [N, 7, 8] (scores [N, 2, 3, 7]), "
+                           "residual, Erf-GELU feed-forward Linear(8, 16) + Linear(16, 8), residual")
 
 
 @case

@@ -7,6 +7,7 @@
 //   normalization.cpp  BatchNormalization (any axis), LayerNormalization
 //   merge.cpp          Add, Subtract, Multiply, Average, Maximum, Minimum (with broadcasting)
 //   concat.cpp         Concatenate
+//   matmul.cpp         MatMul of two computed tensors
 //   pad.cpp            ZeroPadding (and the pad kernels of window layers)
 //   shape.cpp          Flatten, Reshape, Identity, Permute, RepeatVector, Cropping, UpSampling,
 //                      Resize, Gather (index maps)
@@ -66,6 +67,8 @@ void lower(LowerContext& cx, const Node& n, const UpSamplingParams& p);
 void lower(LowerContext& cx, const Node& n, const ResizeParams& p);
 void lower(LowerContext& cx, const Node& n, const GatherParams& p);
 void lower(LowerContext& cx, const Node& n, const RecurrentParams& p);
+// matmul.cpp: the product of two computed tensors (f32-matmul).
+void lower(LowerContext& cx, const Node& n, const MatMulParams& p);
 // quantized.cpp: refused by name, kUnsupported (int8 is reference-only in this build).
 void lower(LowerContext& cx, const Node& n, const QuantizeParams& p);
 void lower(LowerContext& cx, const Node& n, const DequantizeParams& p);
