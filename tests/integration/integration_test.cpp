@@ -130,9 +130,9 @@ nnclient_t* open_or_report(const std::string& path, std::string* why) {
   return c;
 }
 
-std::string ball_yaml(const std::string& extra = "") {
+std::string ball_yaml(const std::string& extra = "", const std::string& engine = "jit") {
   return "  - name: ball\n    path: " + model_path("ball_patch.h5") +
-         "\n    engine: jit\n    max_batch: 64\n" + extra;
+         "\n    engine: " + engine + "\n    max_batch: 64\n" + extra;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -484,25 +484,24 @@ nnclient_status run_raw(nnclient_t* c, const nnclient_model_info_t& info, const 
 }
 
 // ---------------------------------------------------------------------------------------------
-// 2. SIGHUP reload under load: `ball` alternates between two engines of the same layout (JIT
-// exact / JIT fast math: same layout, different numbers), `flip` between two models of different
-// layouts. Every request of every client is counted and checked: each ball result is entirely one
+// 2. SIGHUP reload under load: `ball` alternates between two engines of the same layout (the JIT
+// and the reference engine: same layout, different numbers, float32 against float64 rounded
+// once), `flip` between two models of different layouts. Every request of every client is counted and checked: each ball result is entirely one
 // engine's, never a mix; a flip request gets NNCLIENT_E_MODEL_CHANGED, then succeeds after the
 // client asks for the model info again.
 
 TEST(Integration, ReloadUnderLoadLosesAndCorruptsNothing) {
   const Expected exact = compute_expected(model_path("ball_patch.h5"), nnd::EngineKind::kJit, 32, 5);
-  const Expected fast = compute_expected(model_path("ball_patch.h5"), nnd::EngineKind::kJit, 32, 5,
-                                         nnd::MathMode::kFast);
+  const Expected other = compute_expected(model_path("ball_patch.h5"), nnd::EngineKind::kReference, 32, 5);
   const Expected fbj = compute_expected(model_path("field_boundary.h5"), nnd::EngineKind::kJit, 8, 6);
   // The two ball engines must be told apart: some sample must differ.
   size_t differing = 0;
   for (size_t s = 0; s < exact.n; ++s) {
     differing += std::memcmp(exact.single[0].data() + s * exact.out_floats[0],
-                             fast.single[0].data() + s * fast.out_floats[0],
+                             other.single[0].data() + s * other.out_floats[0],
                              exact.out_floats[0] * 4) != 0;
   }
-  ASSERT_GT(differing, exact.n / 2) << "JIT exact and fast math agree; pick other engines";
+  ASSERT_GT(differing, exact.n / 2) << "the JIT and the reference engine agree; pick other engines";
 
   Daemon d("reload");
   const std::string flip_a = "  - name: flip\n    path: " + model_path("ball_patch.h5") +
@@ -510,7 +509,7 @@ TEST(Integration, ReloadUnderLoadLosesAndCorruptsNothing) {
   const std::string flip_b = "  - name: flip\n    path: " + model_path("field_boundary.h5") +
                              "\n    engine: jit\n    max_batch: 8\n";
   const std::string dextra = "  workers: 2\n";
-  const auto cfg = d.write_config("nnd.yaml", ball_yaml("    math: exact\n") + flip_a, dextra);
+  const auto cfg = d.write_config("nnd.yaml", ball_yaml() + flip_a, dextra);
   ASSERT_TRUE(d.start(cfg)) << d.log();
 
   Shared* sh = make_shared_block();
@@ -534,7 +533,7 @@ TEST(Integration, ReloadUnderLoadLosesAndCorruptsNothing) {
           return io.report("ball request " + std::to_string(n) + ": " + nnclient_status_name(st) +
                            " " + nnclient_last_error(c)), 1;
         }
-        const bool a = matches(out, exact, first, batch), b = matches(out, fast, first, batch);
+        const bool a = matches(out, exact, first, batch), b = matches(out, other, first, batch);
         if (!a && !b) return io.report("ball request " + std::to_string(n) + " matches neither engine (mixed or corrupt)"), 1;
         na += a && !b;
         nb += b && !a;
@@ -586,7 +585,7 @@ TEST(Integration, ReloadUnderLoadLosesAndCorruptsNothing) {
         << "clients stalled before reload " << r << "\n" << d.log();
     const bool to_b = r % 2 == 0;
     d.write_config("nnd.yaml",
-                   ball_yaml(to_b ? "    math: fast\n" : "    math: exact\n") +
+                   ball_yaml("", to_b ? "reference" : "jit") +
                        (to_b ? flip_b : flip_a),
                    dextra);
     ASSERT_TRUE(d.reload()) << "reload " << r << " did not finish\n" << d.log();

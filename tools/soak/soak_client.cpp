@@ -165,7 +165,7 @@ class Client {
     const Phase b = phase();
     if (st == NNCLIENT_OK) {
       const Match m = match_output(*r.data, r.first, r.batch, out);
-      // Only ball may legitimately come from the fast-math engine (config B's).
+      // Only ball may legitimately come from the reference engine (config B's).
       const bool right = r.is_ball ? m != Match::kNeither : (m == Match::kExact || m == Match::kBoth);
       if (!right) {
         cnt_.wrong.fetch_add(1);

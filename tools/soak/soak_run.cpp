@@ -391,7 +391,7 @@ int Soak::report(int64_t run_end) {
               static_cast<unsigned long long>(T.wrong), static_cast<unsigned long long>(T.lost),
               static_cast<unsigned long long>(T.submitted - T.done - T.wrong - T.lost - T.interrupted),
               static_cast<unsigned long long>(T.interrupted));
-  std::printf("ball answers: %llu from config A's engine (exact math), %llu from B's (fast math); "
+  std::printf("ball answers: %llu from config A's engine (JIT), %llu from B's (reference); "
               "%llu by the other config's engine after a reload had finished\n",
               static_cast<unsigned long long>(T.served_a), static_cast<unsigned long long>(T.served_b),
               static_cast<unsigned long long>(T.stale_version));

@@ -15,11 +15,10 @@ namespace {
 
 // Expected outputs of every pool sample, each run alone (batch 1) as a lone client request would
 // be, and a check that one batch of the whole pool gives the same bits.
-std::vector<std::vector<float>> run_pool(const Graph& g, const ModelData& m, MathMode math,
+std::vector<std::vector<float>> run_pool(const Graph& g, const ModelData& m, EngineKind kind,
                                          const std::string& isa_cache, std::string* engine_name) {
   EngineOptions o;
-  o.engine = EngineKind::kJit;
-  o.math = math;
+  o.engine = kind;
   o.isa_cache = isa_cache;
   auto engine = make_engine(g, o);
   if (engine_name) *engine_name = engine->name();
@@ -41,14 +40,14 @@ std::vector<std::vector<float>> run_pool(const Graph& g, const ModelData& m, Mat
   engine->run(static_cast<int64_t>(m.n), std::span<const InputView>(&v, 1), outs);
   for (size_t k = 0; k < single.size(); ++k) {
     if (std::memcmp(single[k].data(), batched[k].data(), single[k].size() * sizeof(float)) != 0) {
-      throw Error(ErrorCode::kInternal, m.path + ": engine " + engine->name() + " (" + math_mode_name(math) +
-                  ") gives different bits in a batch than alone; exact comparison impossible");
+      throw Error(ErrorCode::kInternal, m.path + ": engine " + engine->name() +
+                  " gives different bits in a batch than alone; exact comparison impossible");
     }
   }
   return single;
 }
 
-ModelData load(const std::string& path, bool uint8_input, size_t n, uint32_t seed, bool with_fast,
+ModelData load(const std::string& path, bool uint8_input, size_t n, uint32_t seed, bool with_reference,
                const std::string& isa_cache) {
   ModelData m;
   m.path = path;
@@ -77,8 +76,8 @@ ModelData load(const std::string& path, bool uint8_input, size_t n, uint32_t see
       std::memcpy(m.inputs.data() + i * sizeof(float), &x, sizeof x);
     }
   }
-  m.exact = run_pool(g, m, MathMode::kExact, isa_cache, &m.engine);
-  if (with_fast) m.fast = run_pool(g, m, MathMode::kFast, isa_cache, nullptr);
+  m.exact = run_pool(g, m, EngineKind::kJit, isa_cache, &m.engine);
+  if (with_reference) m.reference = run_pool(g, m, EngineKind::kReference, isa_cache, nullptr);
   return m;
 }
 
@@ -94,11 +93,11 @@ Workload Workload::build(const std::string& models_dir, const std::string& isa_c
   size_t differing = 0;
   const size_t of = w.ball.out_floats[0];
   for (size_t s = 0; s < w.ball.n; ++s) {
-    differing += std::memcmp(w.ball.exact[0].data() + s * of, w.ball.fast[0].data() + s * of,
+    differing += std::memcmp(w.ball.exact[0].data() + s * of, w.ball.reference[0].data() + s * of,
                              of * sizeof(float)) != 0;
   }
   if (differing < w.ball.n / 2) {
-    throw Error(ErrorCode::kInternal, "ball_patch.h5: exact and fast math agree on most samples; the soak could not "
+    throw Error(ErrorCode::kInternal, "ball_patch.h5: the JIT and the reference engine agree on most samples; the soak could not "
                 "tell config A's answers from B's");
   }
   return w;
@@ -111,8 +110,8 @@ std::string Workload::config_yaml(Config which, const std::string& endpoint, int
     << "daemon:\n  endpoint: " << endpoint << "\n  workers: " << workers
     << "\n  log_level: notice\n  max_clients: 64\n  isa_calibration_cache: " << isa_cache
     << "\nmodels:\n";
-  y << "  - name: ball\n    path: " << ball.path << "\n    engine: jit\n    math: "
-    << (a ? "exact" : "fast") << "\n    max_batch: " << (a ? 32 : 16)
+  y << "  - name: ball\n    path: " << ball.path << "\n    engine: " << (a ? "jit" : "reference")
+    << "\n    max_batch: " << (a ? 32 : 16)
     << "\n    batch_delay_us: " << (a ? 300 : 0) << "\n    priority: 10\n";
   if (a) y << "  - name: fb\n    path: " << fb.path << "\n    engine: jit\n    max_batch: 4\n";
   y << "  - name: flip\n    path: " << (a ? ball.path : fb.path)
@@ -144,8 +143,8 @@ Match match_output(const ModelData& m, size_t first, uint32_t batch,
     }
     return true;
   };
-  const bool e = equals(m.exact), f = equals(m.fast);
-  return e && f ? Match::kBoth : e ? Match::kExact : f ? Match::kFast : Match::kNeither;
+  const bool e = equals(m.exact), r = equals(m.reference);
+  return e && r ? Match::kBoth : e ? Match::kExact : r ? Match::kReference : Match::kNeither;
 }
 
 }  // namespace nnd::soak

@@ -23,16 +23,16 @@ struct ModelData {
   std::vector<size_t> out_floats;          // floats of one sample, per output
   std::vector<uint8_t> inputs;             // n * in_bytes
   std::vector<std::vector<float>> exact;   // [output][n * out_floats]: JIT, exact math
-  std::vector<std::vector<float>> fast;    // same with fast math (only where a config uses it)
+  std::vector<std::vector<float>> reference;  // same from the reference engine (only where a config uses it)
   std::string engine;                      // the in-process engine of `exact`, e.g. "jit-avx2"
 };
 
 // Which expectation an answer matched.
-enum class Match { kExact, kFast, kBoth, kNeither };
+enum class Match { kExact, kReference, kBoth, kNeither };
 
 // Served models (names clients use):
 //   ball  A: ball_patch.h5, JIT exact math, max_batch 32, batch_delay 300 us
-//         B: the same file, JIT fast math, max_batch 16, batch_delay 0 (same layout, other
+//         B: the same file, reference engine, max_batch 16, batch_delay 0 (same layout, other
 //            numbers: an answer shows which config's engine computed it)
 //   fb    A: field_boundary.h5, max_batch 4;  B: absent (UNKNOWN_MODEL), back in the next A
 //   flip  A: ball_patch.h5;  B: field_boundary.h5 (layout change: MODEL_CHANGED, re-query)
