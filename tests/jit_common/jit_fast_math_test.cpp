@@ -3,6 +3,7 @@
 // |jit - ref| / |ref| where |ref| >= 1e-30, absolute error below. Prints the measured figures.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -39,8 +40,9 @@ struct Measured {
 // The float64 reference computes both gelu forms as 0.5 x (1 + erf/tanh(..)), which cancels for
 // x < -6; the sweep compares them with the equivalent 0.5 x erfc(-x / sqrt 2) and
 // x / (1 + exp(-2 z)) instead.
+// `scaled`: exact mode's own measure instead, |jit - ref| / max(1, |ref|).
 Measured measure(const Graph& g, Isa isa, const std::vector<float>& x, ActivationKind accurate = ActivationKind::kLinear,
-                 MathMode math = MathMode::kFast) {
+                 MathMode math = MathMode::kFast, bool scaled = false) {
   auto ref = make_reference_engine(g);
   EngineOptions o;
   o.engine = EngineKind::kJit;
@@ -65,7 +67,8 @@ Measured measure(const Graph& g, Isa isa, const std::vector<float>& x, Activatio
   for (size_t i = 0; i < x.size(); ++i) {
     const double a = std::fabs(static_cast<double>(r[i]));
     double e = std::fabs(static_cast<double>(j[i]) - r[i]);
-    if (a >= 1e-30) e /= a;
+    if (scaled) e /= std::max(1.0, a);
+    else if (a >= 1e-30) e /= a;
     else e = e <= 1e-30 ? 0 : e;
     if (!std::isfinite(j[i]) && std::isfinite(r[i])) e = INFINITY;
     if (e > m.worst) {
@@ -95,6 +98,10 @@ TEST_P(JitFastMath, ActivationsMeetTheDocumentedBound) {
     std::printf("[ fast math ] %-8s %-12s max relative error %.3g (at x = %g)\n", isa_id(GetParam()),
                 activation_name(k), m.worst, static_cast<double>(m.at));
     EXPECT_LE(m.worst, fast_kernel_error_bound(k)) << activation_name(k) << " at x = " << m.at;
+    const Measured s = measure(one_node(p, {{static_cast<int64_t>(x.size())}}), GetParam(), x, k, MathMode::kFast, true);
+    std::printf("[ fast math ] %-8s %-12s max scaled error %.3g (at x = %g)\n", isa_id(GetParam()), activation_name(k),
+                s.worst, static_cast<double>(s.at));
+    EXPECT_LE(s.worst, fast_kernel_scaled_error_bound(k)) << activation_name(k) << " at x = " << s.at;
   }
   EXPECT_EQ(kinds, 10) << "a new fast-math kind: give it a bound in fast_kernel_error_bound and a case in fast_ref";
   EluParams e;
@@ -109,12 +116,17 @@ TEST_P(JitFastMath, ActivationsMeetTheDocumentedBound) {
 TEST_P(JitFastMath, SoftmaxRows) {
   Rng r(77);
   double worst = 0;
-  for (int i = 0; i < 12; ++i) {
-    const int64_t len = r.range(1, 67), rows = r.range(1, 5), batch = r.range(1, 9);
+  // Rows of the measured range, and rows of many terms of one magnitude (x in [-2, 2]), where the
+  // float sum rounds at every add.
+  for (int i = 0; i < 24; ++i) {
+    const int64_t len = i < 12 ? r.range(1, 67) : i < 22 ? r.range(68, kFastSoftmaxMeasuredRow) : kFastSoftmaxMeasuredRow;
+    const int64_t rows = r.range(1, 5), batch = r.range(1, 9);
+    const float spread = i % 2 ? 30.0f : 2.0f;
     SoftmaxParams p;
     p.keras_axis = -1;
     const Graph g = one_node(p, {{rows, len}});
-    std::vector<float> x = r.vec(batch * rows * len, -30.0f, 30.0f);
+    std::vector<float> x = r.vec(batch * rows * len, -spread, spread);
+    if (i == 23) x.assign(x.size(), 0.25f);  // every term equal
     auto ref = make_reference_engine(g);
     EngineOptions o;
     o.engine = EngineKind::kJit;
@@ -165,27 +177,30 @@ TEST_P(JitFastMath, ExactModeTakesTheKernelsWithinItsBudget) {
     ActivationParams p;
     p.activation = k;
     const Graph g = one_node(p, {{static_cast<int64_t>(x.size())}});
-    const bool fits = fast_kernel_error_bound(k) <= kExactActivationBudget && k != K::kExponential;
+    const bool fits = fast_kernel_scaled_error_bound(k) <= kExactActivationBudget && k != K::kExponential;
     EXPECT_EQ(kernel_family(g, MathMode::kExact), fits ? "fast" : "call") << activation_name(k);
     EXPECT_EQ(kernel_family(g, MathMode::kFast), "fast") << activation_name(k);
     if (!fits) continue;
     ++served;
-    const Measured m = measure(g, GetParam(), x, K::kLinear, MathMode::kExact);
+    const Measured m = measure(g, GetParam(), x, k, MathMode::kExact, true);
     EXPECT_LE(m.worst, 1e-5) << activation_name(k) << " at x = " << m.at;
   }
-  EXPECT_EQ(served, 7) << "sigmoid, tanh, softplus, elu, selu, swish, mish (exp's clamped range keeps its helper)";
+  EXPECT_EQ(served, 9) << "sigmoid, tanh, softplus, elu, selu, swish, mish, both gelu forms (exp's clamped range keeps its helper)";
   // Beyond the kernel's clamp at 88 float's exp still has finite values: exact mode keeps them.
   const std::vector<float> big = {88.25f, 88.5f, 88.7f, 80.0f};
   ActivationParams e;
   e.activation = K::kExponential;
   const Measured m = measure(one_node(e, {{4}}), GetParam(), big, K::kLinear, MathMode::kExact);
   EXPECT_LE(m.worst, 1e-5) << "exp in exact mode at x = " << m.at;
-  // Softmax's float sum grows its error with the row: exact mode keeps the float64 helper.
+  // Softmax's float sum grows its error with the row: exact mode takes the kernel over the rows its
+  // bound was measured on and keeps the float64 helper beyond.
   SoftmaxParams sp;
   sp.keras_axis = -1;
-  const Graph g = one_node(sp, {{3, 10}});
-  EXPECT_EQ(kernel_family(g, MathMode::kExact), "call") << "softmax";
-  EXPECT_EQ(kernel_family(g, MathMode::kFast), "fast") << "softmax";
+  for (int64_t row : {int64_t{1}, int64_t{10}, kFastSoftmaxMeasuredRow, kFastSoftmaxMeasuredRow + 1}) {
+    const Graph g = one_node(sp, {{3, row}});
+    EXPECT_EQ(kernel_family(g, MathMode::kExact), row <= kFastSoftmaxMeasuredRow ? "fast" : "call") << "softmax of " << row;
+    EXPECT_EQ(kernel_family(g, MathMode::kFast), "fast") << "softmax of " << row;
+  }
 }
 
 // Whole networks in fast mode: the real robot networks (where present) against the reference,

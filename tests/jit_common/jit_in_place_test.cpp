@@ -70,12 +70,13 @@ TEST(InPlace, PlanFollowsLivenessAndKernelKinds) {
   const ValueId x = gb.input("x", {4, 4, 3});
   const ValueId a = gb.node("a", conv1x1(r, 3, 6), {x});
   const ValueId b = gb.node("b", conv1x1(r, 3, 6), {x});
-  // Node indices: a 0, b 1, bn 2, sum 3, gelu 4, sm 5, c 6, flat 7, relu 8, max 9, last 10.
+  // Node indices: a 0, b 1, bn 2, sum 3, exp 4, sm 5, c 6, flat 7, relu 8, max 9, last 10.
   const ValueId bn = gb.node("bn", batch_norm(r, 6), {a});
   const ValueId sum = gb.node("sum", MergeParams{MergeOp::kAdd}, {b, bn});
-  // gelu's f32-fast-* bound is beyond exact mode's budget (fast_kernel_serves): a helper there.
-  const ValueId gelu = gb.node("gelu", ActivationParams{ActivationKind::kGeluErf}, {sum});
-  const ValueId sm = gb.node("sm", ActivationParams{ActivationKind::kSoftmax}, {gelu});
+  // exp's f32-fast-* kernel clamps its argument where float's exp still has values
+  // (fast_kernel_serves): a helper in exact mode.
+  const ValueId e = gb.node("exp", ActivationParams{ActivationKind::kExponential}, {sum});
+  const ValueId sm = gb.node("sm", ActivationParams{ActivationKind::kSoftmax}, {e});
   const ValueId c = gb.node("c", conv1x1(r, 6, 6), {b});
   const ValueId f = gb.node("flat", FlattenParams{}, {c});
   const ValueId q = gb.node("relu", relu(), {c});
@@ -86,14 +87,14 @@ TEST(InPlace, PlanFollowsLivenessAndKernelKinds) {
   ASSERT_EQ(exact.size(), g.nodes.size());
   EXPECT_EQ(exact[2], 0) << "bn over a";
   EXPECT_EQ(exact[3], 1) << "sum over bn (b is read later)";
-  EXPECT_EQ(exact[4], -1) << "gelu runs through a helper in exact mode";
+  EXPECT_EQ(exact[4], -1) << "exp runs through a helper in exact mode";
   EXPECT_EQ(exact[5], -1) << "softmax reads a row before writing it";
   EXPECT_EQ(exact[8], -1) << "relu over c: the Flatten alias is a graph output";
   EXPECT_EQ(exact[9], 0) << "max over q";
   EXPECT_EQ(exact[10], -1) << "the graph output";
-  EXPECT_EQ(reused_inputs(g, MathMode::kFast)[4], 0) << "fast gelu is a vectorised kernel";
+  EXPECT_EQ(reused_inputs(g, MathMode::kFast)[4], 0) << "fast exp is a vectorised kernel";
   const std::vector<int> dying = dying_inputs(g);
-  EXPECT_EQ(dying[4], 0) << "sum dies at the gelu, whatever its kernel";
+  EXPECT_EQ(dying[4], 0) << "sum dies at the exp, whatever its kernel";
   EXPECT_EQ(dying[8], -1) << "c is read through the Flatten alias, a graph output";
 }
 

@@ -32,7 +32,7 @@ void unary_step(LowerContext& cx, const Node& n, int src, int dst, ActivationKin
 
 bool fast_step(LowerContext& cx, const Node& n, int src, int dst, ActivationKind act, float alpha, int64_t count,
                int64_t last_dim) {
-  if (!fast_kernel_serves(act, cx.math)) return false;
+  if (!fast_kernel_serves(act, cx.math, activation_is_softmax_like(act) ? last_dim : 0)) return false;
   // Where the architecture has no f32-fast-* kernels yet, the float64 helpers serve both modes.
   if (!cx.emits(FastUnarySpec{}) || !cx.emits(FastSoftmaxSpec{})) return false;
   if (act == ActivationKind::kSoftmax) {

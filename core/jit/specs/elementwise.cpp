@@ -33,15 +33,20 @@ double fast_kernel_error_bound(ActivationKind k) {
   return k == K::kGeluErf || k == K::kGeluTanh ? 2e-5 : 2e-6;
 }
 
-bool fast_kernel_serves(ActivationKind k, MathMode math) {
-  const double bound = fast_kernel_error_bound(k);
-  if (bound == 0) return false;
+double fast_kernel_scaled_error_bound(ActivationKind k) {
+  if (k == ActivationKind::kGeluErf || k == ActivationKind::kGeluTanh) return 1e-6;
+  return fast_kernel_error_bound(k);
+}
+
+bool fast_kernel_serves(ActivationKind k, MathMode math, int64_t row) {
+  if (fast_kernel_error_bound(k) == 0) return false;
   if (math == MathMode::kFast) return true;
   // exp itself clamps its argument to [-87, 88], where float's exp goes on to 3.4e38 at 88.72 and
   // then to infinity: the helper keeps that range. (Inside sigmoid, softplus, swish and the others
   // the clamp only bites where their result is below 1e-30 or saturated.)
-  if (k == ActivationKind::kSoftmax || k == ActivationKind::kExponential) return false;
-  return bound <= kExactActivationBudget;
+  if (k == ActivationKind::kExponential) return false;
+  if (k == ActivationKind::kSoftmax && (row < 1 || row > kFastSoftmaxMeasuredRow)) return false;
+  return fast_kernel_scaled_error_bound(k) <= kExactActivationBudget;
 }
 
 }  // namespace nnd::jit
