@@ -105,6 +105,12 @@ Perm dense_layout(Importer& im, const Symbol& x);
 // with positions of the other.
 ValueId merge_operand(Importer& im, Symbol& s, const Perm& perm);
 
+// Constant `c` as an operand beside the computed tensor `like`, in the layout `perm` (batch
+// first): an IR Constant node whose every sample holds c. c has at most like's rank (numpy
+// alignment: missing leading axes have length 1) and length 1 on the batch's ONNX axis perm[0]
+// (the same numbers for every sample: a learned token or position embedding), else refused.
+ValueId constant_operand(Importer& im, const Constant& c, const Symbol& like, const Perm& perm, const std::string& name);
+
 void emit_affine(Importer& im, const Node_& node, Symbol& x, int onnx_axis, std::vector<double> scale,
                  std::vector<double> shift);
 

@@ -79,6 +79,41 @@ void emit_power(Importer& im, const Node_& node, Symbol& x, double exponent) {
   emit_steps(im, node, 0, x, v, std::move(steps));
 }
 
+// Whether constant c (numpy-aligned to x) has more than one axis of length > 1.
+bool varies_along_several_axes(const Symbol& x, const Constant& c) {
+  if (c.dims.size() > x.rank()) return false;  // axis_vector names the mismatch
+  int varying = 0;
+  for (int64_t d : c.dims) varying += d != 1;
+  return varying > 1;
+}
+
+// x op c (or c op x) as a Merge of x with an IR Constant holding c (1 / c for x / c; c / x is
+// c · (1 / x), within an ulp).
+void merge_with_constant(Importer& im, const Node_& node, const std::string& op, Symbol& x, const Constant& c,
+                         bool const_left) {
+  MergeOp m;
+  if (op == "Add" || op == "Sum") m = MergeOp::kAdd;
+  else if (op == "Sub") m = MergeOp::kSubtract;
+  else if (op == "Mul" || op == "Div") m = MergeOp::kMultiply;
+  else if (op == "Max") m = MergeOp::kMaximum;
+  else if (op == "Min") m = MergeOp::kMinimum;
+  else im.fail(ErrorCode::kUnsupported, "'" + op + "' with a constant that varies along several axes is not supported");
+  Constant k = c;
+  if (op == "Div" && !const_left) {
+    k.is_int = false;
+    k.ints.clear();
+    k.reals.clear();
+    for (int64_t i = 0; i < c.size(); ++i) k.reals.push_back(1.0 / c.real_at(i));
+  }
+  const Perm perm = x.perm;
+  const ValueId cv = constant_operand(im, k, x, perm, node.output(0) + ":constant");
+  ValueId xv = x.value;
+  if (op == "Div" && const_left) {
+    xv = im.emit_internal(node.output(0) + ":reciprocal", ActivationParams{ActivationKind::kReciprocal}, {xv});
+  }
+  im.emit(node, 0, MergeParams{m}, const_left ? std::vector<ValueId>{cv, xv} : std::vector<ValueId>{xv, cv}, perm);
+}
+
 void lower_binary(Importer& im, const Node_& node, Attributes& a) {
   a.ignore("broadcast");  // opset < 7: broadcasting attributes; the shapes decide either way
   a.ignore("axis");
@@ -126,10 +161,15 @@ void lower_binary(Importer& im, const Node_& node, Attributes& a) {
     im.emit(node, 0, MergeParams{m}, {lhs.value, divisor}, perm);
     return;
   }
-  // One computed tensor and one constant: an affine map along one axis, or a ReLU.
+  // One computed tensor and one constant: an affine map along one axis, or a ReLU; a constant that
+  // varies along several axes (a position embedding) is an IR Constant merged with the tensor.
   const bool const_left = lhs.is_const();
   Symbol& x = const_left ? rhs : lhs;
   const Constant& c = const_left ? *lhs.constant : *rhs.constant;
+  if (varies_along_several_axes(x, c) && op != "Pow") {
+    merge_with_constant(im, node, op, x, c, const_left);
+    return;
+  }
   const AxisVector v = axis_vector(im, x, c);
   std::vector<double> scale(v.values.size(), 1.0), shift(v.values.size(), 0.0);
   if (op == "Add" || op == "Sum") {

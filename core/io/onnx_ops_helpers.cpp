@@ -115,6 +115,34 @@ ValueId merge_operand(Importer& im, Symbol& s, const Perm& perm) {
   return im.in_layout(*moved, perm);
 }
 
+ValueId constant_operand(Importer& im, const Constant& c, const Symbol& like, const Perm& perm, const std::string& name) {
+  const size_t rank = like.rank();
+  if (c.dims.size() > rank) im.fail("the constant operand " + list_text(c.dims) + " has more axes than the tensor");
+  std::vector<int64_t> dims(rank - c.dims.size(), 1);
+  dims.insert(dims.end(), c.dims.begin(), c.dims.end());
+  if (dims[static_cast<size_t>(perm[0])] != 1) {
+    im.fail(ErrorCode::kUnsupported, "the constant operand " + list_text(c.dims) + " varies along the batch axis");
+  }
+  if (c.size() > kMaxMadeUpParameters) im.fail(ErrorCode::kLimit, "a constant operand of " + std::to_string(c.size()) + " elements is too large");
+  // ONNX row-major strides of c, read in the IR order perm[1..].
+  std::vector<int64_t> stride(rank, 1);
+  for (size_t k = rank - 1; k-- > 0;) stride[k] = stride[k + 1] * dims[k + 1];
+  Weights w;
+  for (size_t j = 1; j < rank; ++j) w.shape.push_back(dims[static_cast<size_t>(perm[j])]);
+  w.data.reserve(static_cast<size_t>(c.size()));
+  std::vector<int64_t> index(rank - 1, 0);
+  for (int64_t i = 0; i < c.size(); ++i) {
+    int64_t at = 0;
+    for (size_t j = 1; j < rank; ++j) at += index[j - 1] * stride[static_cast<size_t>(perm[j])];
+    w.data.push_back(static_cast<float>(c.real_at(at)));
+    for (size_t j = rank - 1; j-- > 0;) {  // next IR index, last axis fastest
+      if (++index[j] < w.shape[j]) break;
+      index[j] = 0;
+    }
+  }
+  return im.emit_internal(name, ConstantParams{std::move(w)}, {like.value});
+}
+
 void emit_affine(Importer& im, const Node_& node, Symbol& x, int onnx_axis, std::vector<double> scale,
                  std::vector<double> shift) {
   const Perm perm = x.perm;

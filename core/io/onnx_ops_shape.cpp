@@ -389,11 +389,10 @@ void lower_flatten(Importer& im, const Node_& node, Attributes& a) {
 
 void lower_concat(Importer& im, const Node_& node, Attributes& a) {
   const int64_t axis = a.i("axis", 0);
-  bool all_const = true, any_const = false;
+  bool all_const = true;
   for (int k = 0; k < node.input_size(); ++k) {
     const bool c = im.input(node, k).is_const();
     all_const = all_const && c;
-    any_const = any_const || c;
   }
   if (all_const) {
     std::vector<const Constant*> parts;
@@ -401,16 +400,23 @@ void lower_concat(Importer& im, const Node_& node, Attributes& a) {
     im.set_constant(node, 0, fold_concat(parts, axis, im.context()));
     return;
   }
-  if (any_const) im.fail(ErrorCode::kUnsupported, "concatenating constants with computed tensors is not supported");
-  Symbol& first = im.input(node, 0);
+  // The layout and the batch come from the first computed input; constants among the inputs (a
+  // learned class token before the patches) become IR Constant nodes in that layout.
+  int computed = 0;
+  while (im.input(node, computed).is_const()) ++computed;
+  Symbol& first = im.input(node, computed);
   const int64_t onnx_axis = im.onnx_axis(first, axis);
-  if (onnx_axis == 0) im.fail(ErrorCode::kUnsupported, "concatenation along the batch axis is not supported");
+  if (onnx_axis == first.perm[0]) im.fail(ErrorCode::kUnsupported, "concatenation along the batch axis is not supported");
   const Perm perm = first.perm;
   std::vector<ValueId> ins;
   for (int k = 0; k < node.input_size(); ++k) {
     Symbol& s = im.input(node, k);
-    if (s.rank() != first.rank()) im.fail("inputs of different ranks");
-    ins.push_back(im.in_layout(s, perm));
+    if ((s.is_const() ? s.constant->dims.size() : s.rank()) != first.rank()) im.fail("inputs of different ranks");
+    if (s.is_const()) {
+      ins.push_back(constant_operand(im, *s.constant, first, perm, node.output(0) + ":constant" + std::to_string(k)));
+    } else {
+      ins.push_back(im.in_layout(s, perm));
+    }
   }
   ConcatParams p;
   p.keras_axis = im.ir_axis(first, onnx_axis);

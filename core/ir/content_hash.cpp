@@ -77,6 +77,7 @@ struct WeightsOf {
   List operator()(const ResizeParams&) const { return {}; }
   List operator()(const GatherParams&) const { return {}; }
   List operator()(const MatMulParams&) const { return {}; }
+  List operator()(const ConstantParams& p) const { return {&p.value}; }
   // Quantized kinds: no float weights; their integers and quantization parameters are hashed by
   // IntegerContent below.
   List operator()(const QuantizeParams&) const { return {}; }

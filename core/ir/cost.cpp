@@ -93,6 +93,7 @@ struct ParameterCounter {
   int64_t operator()(const ResizeParams&) const { return 0; }
   int64_t operator()(const GatherParams&) const { return 0; }
   int64_t operator()(const MatMulParams&) const { return 0; }  // both operands are computed
+  int64_t operator()(const ConstantParams& p) const { return wsize(p.value); }
   int64_t operator()(const QuantizeParams&) const { return 0; }
   int64_t operator()(const DequantizeParams&) const { return 0; }
   int64_t operator()(const QConvParams& p) const { return sat_add(static_cast<int64_t>(p.kernel.data.size()), static_cast<int64_t>(p.bias.size())); }
@@ -173,6 +174,7 @@ class FlopCounter {
   int64_t operator()(const GatherParams&) const { return 0; }
   // One multiply-add (2) per output element and step of the shared axis K.
   int64_t operator()(const MatMulParams&) const { return sat_mul(sat_mul(2, in_shape(0).back()), out_); }
+  int64_t operator()(const ConstantParams&) const { return 0; }  // a copy
   // Quantized kinds: integer operations counted like the float ones (a multiply-add is 2), plus
   // one per element for the requantization.
   int64_t operator()(const QuantizeParams&) const { return out_; }

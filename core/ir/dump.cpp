@@ -122,6 +122,7 @@ class ParamsDescriber {
   void operator()(const FlattenParams&) const {}   // no parameters: the output shape says it all
   void operator()(const IdentityParams&) const {}  // no parameters
   void operator()(const MatMulParams&) const {}    // no parameters: the shapes say it all
+  void operator()(const ConstantParams& p) const { o_ << " " << p.value.data.size() << " values"; }
   void operator()(const ReshapeParams& p) const { o_ << " to " << dims_to_string(p.target); }
   void operator()(const PermuteParams& p) const {
     o_ << " dims ";

@@ -64,6 +64,7 @@ NND_LAYER_KIND(RecurrentParams, "Recurrent");
 NND_LAYER_KIND(ResizeParams, "Resize");
 NND_LAYER_KIND(GatherParams, "Gather");
 NND_LAYER_KIND(MatMulParams, "MatMul");
+NND_LAYER_KIND(ConstantParams, "Constant");
 NND_LAYER_KIND(QuantizeParams, "Quantize");
 NND_LAYER_KIND(DequantizeParams, "Dequantize");
 NND_LAYER_KIND(QConvParams, "QConv");

@@ -282,6 +282,13 @@ struct GatherParams {
 // matrix is a Dense layer instead.
 struct MatMulParams {};
 
+// Constant: every sample of the output is `value` (of its shape), whatever the input holds; the
+// one input only gives the batch. A learned token or position embedding that meets computed
+// tensors in a Concat or an element-wise operator (ViT's class token, DETR's queries).
+struct ConstantParams {
+  Weights value;
+};
+
 // Concatenate along one axis.
 struct ConcatParams {
   int keras_axis = -1;
@@ -433,7 +440,7 @@ using LayerParams =
                  PoolParams, GlobalPoolParams, FlattenParams, ReshapeParams, PermuteParams,
                  RepeatVectorParams, IdentityParams, ZeroPaddingParams, CroppingParams,
                  UpSamplingParams, MergeParams, ConcatParams, RecurrentParams, ResizeParams,
-                 GatherParams, MatMulParams, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>;
+                 GatherParams, MatMulParams, ConstantParams, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>;
 
 // Short name of the IR kind held by `p` ("Dense", "Conv", "Pool", ...), for logs and dumps. A new
 // kind also needs its traits, cost, dump and reference implementation: core/ir/layer_kind_traits.h.

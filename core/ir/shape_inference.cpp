@@ -623,6 +623,20 @@ class NodeInference {
     return out;
   }
 
+  Dims infer(ConstantParams& p) {
+    expect_inputs(1);
+    if (p.value.shape.empty()) fail("value", "a constant needs a per-sample shape");
+    int64_t size = 1;
+    for (int64_t d : p.value.shape) {
+      check_positive("value", d);
+      size = checked_mul(size, d, what("value"));
+    }
+    if (size != static_cast<int64_t>(p.value.data.size())) {
+      fail("value", "holds " + num(static_cast<int64_t>(p.value.data.size())) + " values for shape " + dims_to_string(p.value.shape));
+    }
+    return p.value.shape;
+  }
+
   Dims infer(MatMulParams&) {
     expect_inputs(2);
     const Dims& a = in_[0];

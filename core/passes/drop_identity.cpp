@@ -28,6 +28,8 @@ bool is_identity_node(const Graph& g, const Node& n) {
                          ConvTransposeParams, BatchNormParams, LayerNormParams, ReluParams, EluParams,
                          ThresholdedReluParams, PReluParams, SoftmaxParams, PoolParams, GlobalPoolParams,
                          RecurrentParams, MatMulParams>{},
+          // Ignores its input.
+          KindsReturning<false, ConstantParams>{},
           // Quantized kinds change the element type.
           KindsReturning<false, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>{},
       },

@@ -79,7 +79,7 @@ using NoFold = KindsReturning<false, BatchNormParams, LayerNormParams, Activatio
                               ThresholdedReluParams, PReluParams, SoftmaxParams, PoolParams, GlobalPoolParams,
                               FlattenParams, ReshapeParams, PermuteParams, RepeatVectorParams, IdentityParams,
                               ZeroPaddingParams, CroppingParams, UpSamplingParams, MergeParams, ConcatParams,
-                              RecurrentParams, ResizeParams, GatherParams, MatMulParams,
+                              RecurrentParams, ResizeParams, GatherParams, MatMulParams, ConstantParams,
                               // integer weights: a float affine does not fold into them exactly
                               QuantizeParams, DequantizeParams, QConvParams, QDenseParams>;
 

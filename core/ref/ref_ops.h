@@ -59,6 +59,9 @@ Tensor cropping(const CroppingParams& p, const Tensor& x, const Dims& out_shape)
 Tensor gather(const GatherParams& p, const Tensor& x, const Dims& out_shape);
 Tensor concat(const ConcatParams& p, const std::vector<const Tensor*>& xs, const Dims& out_shape);
 
+// shape_ops.cpp: every sample `p.value`.
+Tensor constant(const ConstantParams& p, const Tensor& x);
+
 // matmul.cpp: the product of two computed tensors, a (..., M, K) · b (..., K, N).
 Tensor matmul(const Tensor& a, const Tensor& b, const Dims& out_shape);
 

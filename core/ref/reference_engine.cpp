@@ -56,6 +56,7 @@ class ReferenceOp {
   Tensor operator()(const ResizeParams& p) const { return ref::resize(p, x_, out_); }
   Tensor operator()(const MergeParams& p) const { return ref::merge(p, in_, out_); }
   Tensor operator()(const ConcatParams& p) const { return ref::concat(p, in_, out_); }
+  Tensor operator()(const ConstantParams& p) const { return ref::constant(p, x_); }
   Tensor operator()(const MatMulParams&) const { return ref::matmul(*in_[0], *in_[1], out_); }
   Tensor operator()(const RecurrentParams& p) const { return ref::recurrent(p, in_, out_); }
   Tensor operator()(const QuantizeParams& p) const { return ref::quantize(p, x_); }

@@ -77,6 +77,12 @@ Tensor cropping(const CroppingParams& p, const Tensor& x, const Dims& out_shape)
   return y;
 }
 
+Tensor constant(const ConstantParams& p, const Tensor& x) {
+  Tensor y(p.value.shape, x.batch);
+  for (int64_t n = 0; n < y.batch; ++n) std::copy(p.value.data.begin(), p.value.data.end(), y.sample(n));
+  return y;
+}
+
 Tensor gather(const GatherParams& p, const Tensor& x, const Dims& out_shape) {
   Tensor y(out_shape, x.batch);
   const auto axis = static_cast<size_t>(p.axis);

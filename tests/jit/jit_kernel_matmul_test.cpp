@@ -1,4 +1,4 @@
-// Tester of f32-matmul (core/jit/generators/matmul.h through x86/kernels_matmul.cpp), the product of
+// Tester of f32-matmul (core/jit/generators/matmul.h through x86/kernels_generic.cpp), the product of
 // two computed tensors: every column tail (tail_sweep) with full and partial column blocks, row
 // counts below, at and above the tile's rows, one to many steps of k, several matrices per sample
 // and batches 1..3, each with the tile kernel_config's matmul_blocking gives and with 1x1; float64

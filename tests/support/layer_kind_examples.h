@@ -171,6 +171,7 @@ inline std::vector<LayerKindExample> layer_kind_examples() {
   }
   // Two stacks of matrices, the second's leading axis broadcast.
   e.push_back({MatMulParams{}, {{2, 3, 4}, {1, 4, 5}}, true, 0, false});
+  e.push_back({ConstantParams{example_weights({2, 3})}, {{4}}, false, 6});
   const auto u8 = quant::QuantParams::per_tensor(quant::QuantType::kUInt8, 0.1f, 128);
   e.push_back({QuantizeParams{u8}, {{4, 3}}, true, 0, true, DType::kFloat32, true});
   e.push_back({DequantizeParams{u8}, {{4, 3}}, true, 0, true, DType::kUInt8, true});

@@ -34,7 +34,7 @@ static_assert(ExhaustiveLayerVisitor<KindsReturning<
                   PReluParams, SoftmaxParams, PoolParams, GlobalPoolParams, FlattenParams, ReshapeParams,
                   PermuteParams, RepeatVectorParams, IdentityParams, ZeroPaddingParams, CroppingParams,
                   UpSamplingParams, MergeParams, ConcatParams, RecurrentParams, ResizeParams, GatherParams,
-                  MatMulParams, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>>);
+                  MatMulParams, ConstantParams, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>>);
 
 TEST(LayerKinds, OneExampleOfEveryKind) {
   std::set<size_t> kinds;

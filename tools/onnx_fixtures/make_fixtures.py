@@ -1001,6 +1001,46 @@ def attention_cross():
                            "residual, Erf-GELU feed-forward Linear(8, 16) + Linear(16, 8), residual")
 
 
+class TinyVit(nn.Module):
+    # ViT's front as torchvision and timm write it: a patch embedding (Conv2d, stride = kernel),
+    # the patches as tokens, a learned class token expanded over the batch and concatenated in
+    # front, a learned position embedding added; then one pre-norm attention block and a Linear
+    # head on the class token.
+    def __init__(self, channels=16, patch=4, tokens=16, heads=2, classes=5):
+        super().__init__()
+        self.heads = heads
+        self.patch = nn.Conv2d(3, channels, patch, stride=patch)
+        self.cls = nn.Parameter(torch.randn(1, 1, channels) * 0.5)
+        self.pos = nn.Parameter(torch.randn(1, tokens + 1, channels) * 0.5)
+        self.norm = nn.LayerNorm(channels)
+        self.head = nn.Linear(channels, classes)
+        for k, v in attention_modules(channels).items():
+            setattr(self, k, v)
+
+    def forward(self, x):
+        t = self.patch(x).flatten(2).transpose(1, 2)
+        t = torch.cat([self.cls.expand(x.shape[0], -1, -1), t], dim=1) + self.pos
+        y = self.norm(t)
+        t = t + attention_heads(self, y, y, self.heads)
+        return self.head(t[:, 0])
+
+
+@case
+def vit_class_token():
+    rng = Rng("vit_class_token")
+    return torch_case(TinyVit(), [rng.randn(2, 3, 16, 16)], 14, True,
+                      desc="tiny ViT: Conv2d(3, 16, 4, stride 4) patches as 16 tokens, a learned class token "
+                           "expanded over the batch and concatenated in front, a learned [1, 17, 16] position "
+                           "embedding added, LayerNorm + 2-head self-attention + residual, Linear head on token 0")
+
+
+@case
+def vit_class_token_batch1_opset17():
+    rng = Rng("vit_class_token_batch1_opset17")
+    return torch_case(TinyVit(heads=4), [rng.randn(1, 3, 16, 16)], 17, False,
+                      desc="the tiny ViT with 4 heads, exported with the batch fixed to 1, opset 17")
+
+
 @case
 def lstm_batch_first():
     rng = Rng("lstm_batch_first")

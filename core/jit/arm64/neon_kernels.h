@@ -44,8 +44,11 @@ void emit_gather(arm64::NeonEmitter& ve, const GatherSpec& s);
 void emit_transpose(arm64::NeonEmitter& ve, const TransposeSpec& s);
 
 // f32-matmul (MatMulSpec): the product of two computed tensors, the architecture-neutral generator
-// (core/jit/generators/matmul.h) through arm64/generator_target_p.h (arm64/neon_matmul.cpp).
+// (core/jit/generators/matmul.h) through arm64/generator_target_p.h (arm64/neon_generic.cpp).
 void emit_matmul(arm64::NeonEmitter& ve, const MatMulSpec& s);
+
+// f32-const (ConstantFillSpec): the IR Constant layer (core/jit/generators/constant_fill.h).
+void emit_constant_fill(arm64::NeonEmitter& ve, const ConstantFillSpec& s);
 
 // The specs these generators emit, and emit() for each: what arm64/emit_function.cpp registers
 // (one line in its emits() and one in its visit).
@@ -54,7 +57,7 @@ constexpr bool emits() {
   return std::is_same_v<Spec, WindowSpec> || std::is_same_v<Spec, FastUnarySpec> ||
          std::is_same_v<Spec, FastSoftmaxSpec> || std::is_same_v<Spec, LayerNormSpec> ||
          std::is_same_v<Spec, GatherSpec> || std::is_same_v<Spec, TransposeSpec> ||
-         std::is_same_v<Spec, MatMulSpec>;
+         std::is_same_v<Spec, MatMulSpec> || std::is_same_v<Spec, ConstantFillSpec>;
 }
 inline void emit(arm64::NeonEmitter& ve, const WindowSpec& s) { emit_window(ve, s); }
 inline void emit(arm64::NeonEmitter& ve, const FastUnarySpec& s) { emit_fast_unary(ve, s); }
@@ -63,5 +66,6 @@ inline void emit(arm64::NeonEmitter& ve, const LayerNormSpec& s) { emit_layernor
 inline void emit(arm64::NeonEmitter& ve, const GatherSpec& s) { emit_gather(ve, s); }
 inline void emit(arm64::NeonEmitter& ve, const TransposeSpec& s) { emit_transpose(ve, s); }
 inline void emit(arm64::NeonEmitter& ve, const MatMulSpec& s) { emit_matmul(ve, s); }
+inline void emit(arm64::NeonEmitter& ve, const ConstantFillSpec& s) { emit_constant_fill(ve, s); }
 
 }  // namespace nnd::jit::neon

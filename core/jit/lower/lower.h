@@ -10,7 +10,7 @@
 //   matmul.cpp         MatMul of two computed tensors
 //   pad.cpp            ZeroPadding (and the pad kernels of window layers)
 //   shape.cpp          Flatten, Reshape, Identity, Permute, RepeatVector, Cropping, UpSampling,
-//                      Resize, Gather (index maps)
+//                      Resize, Gather (index maps), Constant
 //   recurrent.cpp      recurrent layers (expanded by a graph pass; only the step-count limit here)
 // lower_node.cpp dispatches over the params variant with one overload per kind and no fallback,
 // so a layer kind without a lowering does not compile.
@@ -66,6 +66,7 @@ void lower(LowerContext& cx, const Node& n, const CroppingParams& p);
 void lower(LowerContext& cx, const Node& n, const UpSamplingParams& p);
 void lower(LowerContext& cx, const Node& n, const ResizeParams& p);
 void lower(LowerContext& cx, const Node& n, const GatherParams& p);
+void lower(LowerContext& cx, const Node& n, const ConstantParams& p);
 void lower(LowerContext& cx, const Node& n, const RecurrentParams& p);
 // matmul.cpp: the product of two computed tensors (f32-matmul).
 void lower(LowerContext& cx, const Node& n, const MatMulParams& p);

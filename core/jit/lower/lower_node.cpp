@@ -44,6 +44,7 @@ struct LowerKind {
   void operator()(const ResizeParams& p) const { lower(cx, n, p); }
   void operator()(const GatherParams& p) const { lower(cx, n, p); }
   void operator()(const MatMulParams& p) const { lower(cx, n, p); }
+  void operator()(const ConstantParams& p) const { lower(cx, n, p); }
   void operator()(const QuantizeParams& p) const { lower(cx, n, p); }
   void operator()(const DequantizeParams& p) const { lower(cx, n, p); }
   void operator()(const QConvParams& p) const { lower(cx, n, p); }

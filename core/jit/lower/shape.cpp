@@ -144,4 +144,14 @@ void lower(LowerContext& cx, const Node& n, const ResizeParams& p) {
   lower_resize(cx, n, resize_taps(p, cx.in_shape(n)), "resize-nearest");
 }
 
+// A constant: every sample the same floats, copied from the weight blob; its input (for the batch
+// only) is not read.
+void lower(LowerContext& cx, const Node& n, const ConstantParams& p) {
+  const int dst = cx.output_buffer(n);
+  ConstantFillSpec s;
+  s.count = cx.out_count(n);
+  s.weights_off = cx.add_weights(p.value.data);
+  cx.add(n, "const", s, {}, dst);
+}
+
 }  // namespace nnd::jit

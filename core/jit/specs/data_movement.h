@@ -55,6 +55,12 @@ TransposePlan transpose_plan(const TransposeSpec& s);
 std::optional<TransposeSpec> permute_as_transpose(const std::vector<int64_t>& in_shape, const std::vector<int>& perm);
 
 // f32-concat: per outer index, copies inner[i] floats of each input in turn.
+// f32-const: every sample of the output is the `count` floats at `weights_off` in the weight blob
+// (the IR Constant layer; core/jit/generators/constant_fill.h).
+struct ConstantFillSpec {
+  int64_t count = 1, weights_off = 0;
+};
+
 struct ConcatSpec {
   int64_t outer = 1;
   std::vector<int64_t> inner;

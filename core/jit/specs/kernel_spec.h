@@ -21,6 +21,7 @@ namespace nnd::jit {
 using KernelSpec =
     std::variant<ConvSpec, WindowSpec, PadSpec, UnarySpec, FastUnarySpec, FastSoftmaxSpec, HelperCallSpec,
                  MergeSpec, ConcatSpec, PositionScaleSpec, PlanarPackSpec, PlanarConvSpec, WinogradInSpec,
-                 WinogradOutSpec, GatherSpec, TransposeSpec, ParamEltSpec, LayerNormSpec, MatMulSpec>;
+                 WinogradOutSpec, GatherSpec, TransposeSpec, ParamEltSpec, LayerNormSpec, MatMulSpec,
+                 ConstantFillSpec>;
 
 }  // namespace nnd::jit

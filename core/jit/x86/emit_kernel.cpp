@@ -43,6 +43,7 @@ void emit_kernel(VecEmitter& ve, const KernelSpec& spec) {
                  [&](const ParamEltSpec& s) { emit_param_elt(ve, s); },
                  [&](const LayerNormSpec& s) { emit_layernorm(ve, s); },
                  [&](const MatMulSpec& s) { emit_matmul(ve, s); },
+                 [&](const ConstantFillSpec& s) { emit_constant_fill(ve, s); },
              },
              spec);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/jit/specs/conv.h"
+#include "core/jit/specs/data_movement.h"
 #include "core/jit/specs/elementwise.h"
 #include "core/jit/specs/matmul.h"
 #include "core/jit/specs/pad.h"
@@ -22,8 +23,11 @@ namespace nnd::jit {
 void emit_conv(VecEmitter& ve, const ConvSpec& s);
 
 // f32-matmul: the product of two computed tensors (core/jit/generators/matmul.h, written once for
-// every architecture; x86/kernels_matmul.cpp).
+// every architecture; x86/kernels_generic.cpp).
 void emit_matmul(VecEmitter& ve, const MatMulSpec& s);
+
+// f32-const: the IR Constant layer (core/jit/generators/constant_fill.h; x86/kernels_generic.cpp).
+void emit_constant_fill(VecEmitter& ve, const ConstantFillSpec& s);
 
 // f32-dwconv / f32-maxpool / f32-avgpool (no weights) over an already padded input.
 void emit_window(VecEmitter& ve, const WindowSpec& s);

@@ -1,0 +1,151 @@
+// The operators attention exports lean on, on hand-built graphs: MatMul of two computed tensors
+// (stacks over heads, a broadcast leading axis, the batch moved by a Transpose) and constants
+// that meet computed tensors (a class token concatenated in front, a position embedding added,
+// a divisor, a constant on the left of Sub). Checked against index arithmetic on both engines,
+// batch 2; the refusals name the node, the operator and the reason.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/io/onnx_graph_builder.h"
+
+namespace nnd::test {
+namespace {
+
+void expect_contains(const std::string& message, const std::string& part) {
+  EXPECT_NE(message.find(part), std::string::npos) << "message: " << message << "\nexpected to contain: " << part;
+}
+
+// y = a · b per head, a = x[:, 0] as [N, H, M, K] and b = x[:, 1] reshaped to [N, H, K, M].
+TEST(OnnxAttentionOps, MatMulOfTwoComputedTensors) {
+  constexpr int64_t H = 2, M = 3, K = 4;
+  OnnxGraph m(13);
+  m.input("x", {2, H, M, K}).ints("zero", {0}).ints("one", {1}).ints("bshape", {-1, H, K, M});
+  m.output("y");
+  auto& ga = m.node("Gather", {"x", "zero"}, {"a4"});  // [N, 1, H, M, K], squeezed below
+  OnnxGraph::attr(ga, "axis", int64_t{1});
+  m.node("Squeeze", {"a4", "one"}, {"a"});
+  auto& gb = m.node("Gather", {"x", "one"}, {"b4"});
+  OnnxGraph::attr(gb, "axis", int64_t{1});
+  m.node("Squeeze", {"b4", "one"}, {"bm"});
+  m.node("Reshape", {"bm", "bshape"}, {"b"});
+  m.node("MatMul", {"a", "b"}, {"y"}, "scores");
+  const Graph g = m.load();
+  EXPECT_EQ(g.values[static_cast<size_t>(g.outputs[0])].shape, (Dims{H, M, M}));
+  expect_outputs(g, 2, [&](size_t, const std::vector<float>& x) {
+    std::vector<float> y;
+    const int64_t sample = 2 * H * M * K;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < M; ++j) {
+            double acc = 0;
+            for (int64_t t = 0; t < K; ++t) {
+              const double a = x[static_cast<size_t>(n * sample + (h * M + i) * K + t)];
+              const double b = x[static_cast<size_t>(n * sample + H * M * K + (h * K + t) * M + j)];
+              acc += a * b;
+            }
+            y.push_back(static_cast<float>(acc));
+          }
+    return y;
+  });
+}
+
+// One operand's head axis broadcasts (length 1), and the batch sits on axis 1 of both (a
+// Transpose put it there): the product still pairs each sample with itself.
+TEST(OnnxAttentionOps, MatMulBroadcastAndBatchOnAxisOne) {
+  constexpr int64_t H = 3, M = 2, K = 4;
+  OnnxGraph m(13);
+  m.input("x", {H, M, K}).input("w", {1, K, M}).output("y");
+  auto& ta = m.node("Transpose", {"x"}, {"a"});
+  OnnxGraph::attr(ta, "perm", std::vector<int64_t>{1, 0, 2, 3});  // [H, N, M, K]
+  auto& tb = m.node("Transpose", {"w"}, {"b"});
+  OnnxGraph::attr(tb, "perm", std::vector<int64_t>{1, 0, 2, 3});  // [1, N, K, M]
+  m.node("MatMul", {"a", "b"}, {"p"});
+  auto& back = m.node("Transpose", {"p"}, {"y"});
+  OnnxGraph::attr(back, "perm", std::vector<int64_t>{1, 0, 2, 3});
+  const Graph g = m.load();
+  EXPECT_EQ(g.values[static_cast<size_t>(g.outputs[0])].shape, (Dims{H, M, M}));
+  // Two inputs: run the reference engine and the JIT by hand.
+  const std::vector<float> x = wavy(2 * H * M * K, 0.2), w = wavy(2 * K * M, 1.3);
+  for (EngineKind kind : engines_here(g)) {
+    EngineOptions o;
+    o.engine = kind;
+    auto engine = make_engine(g, o);
+    ModelOutputs out = allocate_outputs(g, 2);
+    const InputView in[2] = {{DType::kFloat32, x.data()}, {DType::kFloat32, w.data()}};
+    engine->run(2, std::span<const InputView>(in, 2), out.pointers());
+    size_t o_i = 0;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < M; ++j, ++o_i) {
+            double acc = 0;
+            for (int64_t t = 0; t < K; ++t) {
+              acc += static_cast<double>(x[static_cast<size_t>(((n * H + h) * M + i) * K + t)]) *
+                     w[static_cast<size_t>((n * K + t) * M + j)];
+            }
+            ASSERT_NEAR(out.buffers[0][o_i], acc, 1e-5 * std::max(1.0, std::fabs(acc)))
+                << (kind == EngineKind::kJit ? "jit" : "reference") << " at " << o_i;
+          }
+  }
+}
+
+// y = (Concat(token, x) + pos) / d - (c - x0) with a class token [1, 1, F], a position embedding
+// [1, T + 1, F], a divisor [T + 1, F] and a constant [T + 1, F] on the left of Sub.
+TEST(OnnxAttentionOps, ConstantsBesideComputedTensors) {
+  constexpr int64_t T = 3, F = 4, T1 = T + 1;
+  const std::vector<float> token = wavy(F, 0.5), pos = wavy(T1 * F, 1.5), d = {1, 2, 4, -2, 0.5f, 1, 8, 2, 1, 1, 2, 4, 4, 2, 1, 0.25f};
+  const std::vector<float> c = wavy(T1 * F, 2.5);
+  OnnxGraph m(13);
+  m.input("x", {T, F}).floats("token", {1, 1, F}, token).floats("pos", {1, T1, F}, pos).floats("d", {T1, F}, d);
+  m.floats("c", {T1, F}, c).output("y");
+  auto& cat = m.node("Concat", {"token", "x"}, {"t"}, "prepend");
+  OnnxGraph::attr(cat, "axis", int64_t{1});
+  m.node("Add", {"t", "pos"}, {"p"}, "embed");
+  m.node("Div", {"p", "d"}, {"q"});
+  m.node("Sub", {"c", "t"}, {"r"});
+  m.node("Sub", {"q", "r"}, {"y"});
+  const Graph g = m.load();
+  expect_outputs(g, 2, [&](size_t, const std::vector<float>& x) {
+    std::vector<float> y;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t t = 0; t < T1; ++t)
+        for (int64_t f = 0; f < F; ++f) {
+          const size_t e = static_cast<size_t>(t * F + f);
+          const double tv = t == 0 ? token[static_cast<size_t>(f)] : x[static_cast<size_t>((n * T + t - 1) * F + f)];
+          y.push_back(static_cast<float>((tv + pos[e]) / d[e] - (c[e] - tv)));
+        }
+    return y;
+  });
+}
+
+TEST(OnnxAttentionOps, Refusals) {
+  {  // A constant that varies along the batch axis.
+    OnnxGraph m(13);
+    m.input("x", {2, 3}).floats("c", {2, 2, 3}, wavy(12)).output("y");
+    m.node("Add", {"x", "c"}, {"y"}, "plus");
+    const std::string e = m.refusal();
+    expect_contains(e, "node 'plus' (Add)");
+    expect_contains(e, "varies along the batch axis");
+  }
+  {  // Two computed operands of rank 2 would pair samples with rows.
+    OnnxGraph m(13);
+    m.input("x", {3}).input("z", {3}).output("y");
+    m.node("MatMul", {"x", "z"}, {"y"}, "outer");
+    const std::string e = m.refusal();
+    expect_contains(e, "node 'outer' (MatMul)");
+    expect_contains(e, "two computed operands of rank 2");
+  }
+  {  // Computed operands of different ranks.
+    OnnxGraph m(13);
+    m.input("x", {2, 3, 4}).input("z", {4, 5}).output("y");
+    m.node("MatMul", {"x", "z"}, {"y"}, "mixed");
+    const std::string e = m.refusal();
+    expect_contains(e, "node 'mixed' (MatMul)");
+    expect_contains(e, "two computed operands of ranks 4 and 3");
+  }
+}
+
+}  // namespace
+}  // namespace nnd::test
