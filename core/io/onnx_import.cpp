@@ -48,6 +48,8 @@ Perm batch_front_perm(size_t rank, int batch_axis) {
   return p;
 }
 
+Perm onnx_order(const Symbol& s) { return batch_front_perm(s.rank(), s.batch_outside() ? kBatchOutside : s.perm[0]); }
+
 Perm channels_last_perm(size_t rank) {
   Perm p{0};
   for (size_t i = 2; i < rank; ++i) p.push_back(static_cast<int>(i));
@@ -128,8 +130,8 @@ void Attributes::check_all_read() const {
 // ---------------------------------------------------------------------------------------------
 // Importer
 
-Importer::Importer(const onnx::ModelProto& model, std::string source)
-    : model_(model), source_(std::move(source)) {
+Importer::Importer(const onnx::ModelProto& model, std::string source, bool whole_samples)
+    : model_(model), source_(std::move(source)), whole_samples_(whole_samples) {
   g_.source = source_;
   for (const auto& o : model_.opset_import()) {
     if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = static_cast<int>(o.version());
@@ -162,8 +164,10 @@ Symbol Importer::dynamic_symbol(ValueId v, Perm perm, DType dtype) const {
   Symbol s;
   s.value = v;
   const Dims shape = ir_shape(v);
-  s.dims.assign(shape.size() + 1, 0);
-  s.dims[static_cast<size_t>(perm[0])] = kBatchMarker;
+  const bool outside = perm[0] == kBatchOutside;
+  if (perm.size() != shape.size() + 1) fail(ErrorCode::kInternal, "internal: a layout of the wrong rank");
+  s.dims.assign(outside ? shape.size() : shape.size() + 1, 0);
+  if (!outside) s.dims[static_cast<size_t>(perm[0])] = kBatchMarker;
   for (size_t j = 1; j < perm.size(); ++j) s.dims[static_cast<size_t>(perm[j])] = shape[j - 1];
   s.perm = std::move(perm);
   s.dtype = dtype;
@@ -203,8 +207,8 @@ void Importer::read_inputs() {
       throw Error(ErrorCode::kUnsupported, ctx + ": has rank " + std::to_string(dims.size()) +
                   "; nnd needs a batch axis followed by at least one more axis");
     }
-    const int b = input_batch_axis(in.name(), tt.shape());
-    const int64_t batch = dims[b].has_dim_value() ? dims[b].dim_value() : 0;
+    const int b = whole_samples_ ? kBatchOutside : input_batch_axis(in.name(), tt.shape());
+    const int64_t batch = b != kBatchOutside && dims[b].has_dim_value() ? dims[b].dim_value() : 0;
     declared_batch_ = declared_batch_ < 0 || declared_batch_ == batch ? batch : 0;
     Dims sample;
     for (int k = 0; k < dims.size(); ++k) {
@@ -225,7 +229,7 @@ void Importer::read_inputs() {
     g_.values.push_back(std::move(v));
     g_.inputs.push_back(id);
     g_.input_names.push_back(in.name());
-    symbols_[in.name()] = dynamic_symbol(id, batch_front_perm(sample.size() + 1, b), dtype);
+    symbols_[in.name()] = dynamic_symbol(id, batch_front_perm(static_cast<size_t>(dims.size()), b), dtype);
   }
   if (g_.inputs.empty()) throw Error(ErrorCode::kFormat, source_ + ": the graph has no inputs besides its weights");
   for (const auto& node : graph.node()) {
@@ -249,6 +253,20 @@ bool Importer::batch_anywhere_ok(const std::string& op) {
                                             "Add",       "Sub",     "Mul",     "Div",      "Max",     "Min",
                                             "Sum",       "Mean",    "Pow",     "MatMul",   "Slice",   "Split",
                                             "Gather"};
+  return ops.count(op) > 0;
+}
+
+// Operators whose lowerings take the file's single sample as a whole (a batch outside the ONNX
+// axes, Importer::with_batch_outside): the layout operators, element-wise ones, MatMul and Gemm,
+// Softmax, LayerNormalization (and its pattern), the reductions, slicing and Concat. Everything
+// else refuses such a tensor by name instead of reading its batch from an axis that has none.
+bool Importer::batch_outside_ok(const std::string& op) {
+  static const std::set<std::string> ops = {
+      "Transpose", "Squeeze",   "Unsqueeze", "Reshape", "Flatten", "Identity",  "Dropout",           "Shape",
+      "Cast",      "Relu",      "Sigmoid",   "Tanh",    "Gelu",    "Softsign",  "Add",               "Sub",
+      "Mul",       "Div",       "Max",       "Min",     "Sum",     "Mean",      "Pow",               "Sqrt",
+      "Abs",       "Neg",       "Reciprocal", "MatMul", "Gemm",    "Softmax",   "LayerNormalization", "ReduceMean",
+      "ReduceSum", "ReduceMax", "Slice",     "Split",   "Gather",  "Concat"};
   return ops.count(op) > 0;
 }
 
@@ -336,9 +354,21 @@ Symbol& Importer::tensor(const std::string& name) {
   auto it = symbols_.find(name);
   if (it == symbols_.end()) fail("input '" + name + "' is not produced by any earlier node, initializer or graph input");
   const Symbol& s = it->second;
+  if (!s.is_const() && s.batch_outside()) {
+    if (!batch_outside_ok(current_op_)) {
+      fail(ErrorCode::kUnsupported, "input '" + name + "' is the file's single sample as a whole (an earlier node merged "
+           "its batch of 1 into another axis), which this operator does not take");
+    }
+    return it->second;
+  }
   if (!s.is_const() && s.perm[0] != 0 && !batch_anywhere_ok(current_op_)) {
     if (auto moved = with_batch_on(s, 0)) {
       return batch_first_.try_emplace(name, std::move(*moved)).first->second;
+    }
+    // Axis 0 is data of the file's single sample: an operator that runs per sample on any shape
+    // takes the tensor as that sample as a whole.
+    if (batch_outside_ok(current_op_)) {
+      if (auto outside = with_batch_outside(s)) return batch_first_.try_emplace(name, std::move(*outside)).first->second;
     }
     fail("input '" + name + "' has its batch axis at position " + std::to_string(s.perm[0]) + " (" +
          (declared_batch_ == 1 ? "the file's batch of 1 moved there, and axis 0 has length " + std::to_string(s.dims[0])
@@ -349,7 +379,7 @@ Symbol& Importer::tensor(const std::string& name) {
 }
 
 std::optional<Symbol> Importer::with_batch_on(const Symbol& s, int64_t axis) const {
-  if (s.is_const() || axis < 0 || axis >= static_cast<int64_t>(s.rank())) return std::nullopt;
+  if (s.is_const() || s.batch_outside() || axis < 0 || axis >= static_cast<int64_t>(s.rank())) return std::nullopt;
   if (s.perm[0] == axis) return s;
   if (declared_batch_ != 1 || s.dims[static_cast<size_t>(axis)] != 1) return std::nullopt;
   // Swap the roles of the two length-1 axes: the IR position that held `axis` now holds the old
@@ -363,6 +393,55 @@ std::optional<Symbol> Importer::with_batch_on(const Symbol& s, int64_t axis) con
   Symbol moved = dynamic_symbol(s.value, std::move(perm), s.dtype);
   moved.origin = s.origin;
   return moved;
+}
+
+std::optional<Symbol> Importer::with_batch_outside(const Symbol& s) {
+  if (s.is_const()) return std::nullopt;
+  if (s.batch_outside()) return s;
+  if (declared_batch_ != 1) return std::nullopt;
+  const auto key = std::make_pair(s.value, s.perm);
+  if (auto it = outside_.find(key); it != outside_.end()) return it->second;
+  // IR [N, sample...] -> [N, 1, sample...]: the new IR axis 1 is the ONNX axis that carried the
+  // batch, with the file's length 1; the memory of every sample stays as it is.
+  Perm perm{kBatchOutside};
+  perm.insert(perm.end(), s.perm.begin(), s.perm.end());
+  Dims shape = ir_shape(s.value);
+  shape.insert(shape.begin(), 1);
+  const ValueId v = emit_internal(g_.values[static_cast<size_t>(s.value)].name + ":one_sample", ReshapeParams{shape}, {s.value});
+  Symbol out = dynamic_symbol(v, std::move(perm), s.dtype);
+  out.origin = s.origin;
+  outside_.emplace(key, out);
+  return out;
+}
+
+Symbol Importer::batch_like(const Symbol& s, bool outside, const std::string& role) {
+  if (s.is_const() || s.batch_outside() == outside) return s;
+  if (!outside) fail(ErrorCode::kInternal, "internal: " + role + " is the single sample as a whole, its partner is not");
+  std::optional<Symbol> o = with_batch_outside(s);
+  if (!o) {
+    fail(ErrorCode::kUnsupported, role + " carries the batch on ONNX axis " + std::to_string(s.perm[0]) +
+         " while the other operand is the file's single sample as a whole; with a batch that is not fixed to 1 the two "
+         "cannot be paired");
+  }
+  return *o;
+}
+
+Symbol Importer::batch_on_unit_axis(Symbol& s) {
+  size_t unit = 0;
+  while (unit < s.rank() && s.dims[unit] != 1) ++unit;
+  if (unit == s.rank()) return s;  // served as it is: each sample's output has the file's whole shape
+  Perm perm{kBatchOutside, static_cast<int>(unit)};
+  for (int a : s.perm) {
+    if (a != kBatchOutside && a != static_cast<int>(unit)) perm.push_back(a);
+  }
+  const ValueId v = in_layout(s, perm);
+  Dims shape = ir_shape(v);
+  shape.erase(shape.begin());
+  perm.erase(perm.begin());
+  const ValueId r = emit_internal(g_.values[static_cast<size_t>(s.value)].name + ":batch", ReshapeParams{shape}, {v});
+  Symbol out = dynamic_symbol(r, std::move(perm), s.dtype);
+  out.origin = s.origin;
+  return out;
 }
 
 const Constant& Importer::const_input(const onnx::NodeProto& node, int n, const std::string& role) {
@@ -402,8 +481,8 @@ ValueId Importer::in_layout(Symbol& s, const Perm& perm) {
   if (perm[0] != s.perm[0]) fail(ErrorCode::kInternal, "internal: a layout change cannot move the batch axis");
   auto key = std::make_pair(s.value, perm);
   if (auto it = layouts_.find(key); it != layouts_.end()) return it->second;
-  std::vector<int> pos(s.perm.size());
-  for (size_t j = 0; j < s.perm.size(); ++j) pos[static_cast<size_t>(s.perm[j])] = static_cast<int>(j);
+  std::vector<int> pos(s.dims.size());
+  for (size_t j = s.batch_outside() ? 1 : 0; j < s.perm.size(); ++j) pos[static_cast<size_t>(s.perm[j])] = static_cast<int>(j);
   PermuteParams p;
   Dims target;
   for (size_t j = 1; j < perm.size(); ++j) {
@@ -508,11 +587,13 @@ void Importer::set_outputs() {
     context_ = source_ + ": output '" + out.name() + "'";
     auto it = symbols_.find(out.name());
     if (it == symbols_.end()) fail("is not produced by any node");
-    Symbol& s = it->second;
-    if (s.is_const()) fail(ErrorCode::kUnsupported, "is a constant; nnd serves outputs computed from the inputs");
+    if (it->second.is_const()) fail(ErrorCode::kUnsupported, "is a constant; nnd serves outputs computed from the inputs");
+    // The file's single sample as a whole: an axis of length 1 carries the batch again (with
+    // whole-sample inputs the outputs stay whole too).
+    Symbol s = it->second.batch_outside() && !whole_samples_ ? batch_on_unit_axis(it->second) : it->second;
     // An output whose batch axis is not first in the file (an RNN state [directions, N, units]) is
     // served batch-first, the other axes in the file's order (docs/onnx.md).
-    ValueId v = in_layout(s, batch_front_perm(s.rank(), s.perm[0]));
+    ValueId v = in_layout(s, onnx_order(s));
     const bool is_input = std::find(g_.inputs.begin(), g_.inputs.end(), v) != g_.inputs.end();
     const DType dtype = g_.values[static_cast<size_t>(v)].dtype;
     if (!is_input && dtype != DType::kFloat32) {
@@ -580,7 +661,20 @@ Graph parse_and_import(const void* data, size_t size, const std::string& name) {
   if (!model.has_graph() || model.graph().node_size() == 0) {
     throw Error(ErrorCode::kFormat, name + ": not an ONNX model (no graph with nodes)");
   }
-  return onnx_import::Importer(model, name).run();
+  onnx_import::Importer batch_first(model, name);
+  try {
+    return batch_first.run();
+  } catch (const Error& e) {
+    // A file that fixes every input's batch above 1 may use axis 0 as data (a sequence-first
+    // [T, 1, E] exported at fixed size): read as whole samples, it may load. When that fails too,
+    // the batch-first reading's error stands (it is the one the documentation describes).
+    if (batch_first.declared_batch() <= 1 || (e.code() != ErrorCode::kUnsupported && e.code() != ErrorCode::kFormat)) throw;
+    try {
+      return onnx_import::Importer(model, name, /*whole_samples=*/true).run();
+    } catch (const Error&) {
+      throw e;
+    }
+  }
 }
 
 }  // namespace

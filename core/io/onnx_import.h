@@ -18,6 +18,12 @@
 // its single sample across axis 0 (tf2onnx writes Reshape [1, T, F] -> [T, 1, F] for a transpose
 // whose moved axes have length 1): the batch then moves to another axis of length 1
 // (Importer::with_batch_on), and batch N is served as N samples of the file's batch of one.
+// Where no axis of length 1 is left to carry it (nn.MultiheadAttention's Reshape [T, 1, E] ->
+// [T, H, E/H] merges the batch of 1 with the heads), the tensor becomes the file's single sample
+// as a whole (Importer::with_batch_outside): every ONNX axis is data, the served batch is an IR
+// axis outside them (perm[0] == kBatchOutside), and from there on the ONNX operators run per
+// sample on exactly the shapes the file states. Only the operators batch_outside_ok lists take
+// such a tensor; at a graph output an axis of length 1 (axis 0 first) carries the batch again.
 #pragma once
 
 #include <functional>
@@ -46,6 +52,10 @@ namespace nnd::onnx_import {
 
 using Perm = std::vector<int>;
 
+// perm[0] of a tensor whose served batch is outside its ONNX axes (the file's single sample as a
+// whole, see the top of this file): perm then has one entry more than the tensor has ONNX axes.
+inline constexpr int kBatchOutside = -1;
+
 // The integers behind a DequantizeLinear of a constant (onnx_ops_quant.cpp): what an integer layer
 // takes as weights or bias, next to the dequantized values other readers use.
 struct QuantizedConstant {
@@ -60,11 +70,13 @@ struct Symbol {
   ValueId value = -1;
   std::vector<int64_t> dims;  // ONNX dims; dims[perm[0]] is the batch (kBatchMarker)
   Perm perm;                  // IR axis j holds ONNX axis perm[j]; perm[0] is the batch's axis
+                              // (kBatchOutside: no ONNX axis, every dims entry is data)
   DType dtype = DType::kFloat32;
   std::string origin;  // the ONNX output name under which `value` was emitted
 
   bool is_const() const { return constant.has_value(); }
-  size_t rank() const { return dims.size(); }
+  size_t rank() const { return dims.size(); }  // ONNX rank
+  bool batch_outside() const { return !perm.empty() && perm[0] == kBatchOutside; }
 };
 
 // Attribute access that remembers what was read, so an attribute no lowering understood is
@@ -98,11 +110,19 @@ Perm identity_perm(size_t rank);
 Perm channels_last_perm(size_t rank);
 // The batch (ONNX axis `batch_axis`) first, then the other ONNX axes in order: the IR layout of a
 // tensor whose batch is not ONNX axis 0 (time-major recurrent tensors), and of such graph I/O.
+// With kBatchOutside: every ONNX axis in order behind the served batch.
 Perm batch_front_perm(size_t rank, int batch_axis);
+// The layout of `s` with its ONNX axes in order behind the batch: identity_perm for a batch-first
+// tensor, batch_front_perm(rank, kBatchOutside) for the file's single sample as a whole.
+Perm onnx_order(const Symbol& s);
 
 class Importer {
  public:
-  Importer(const onnx::ModelProto& model, std::string source);
+  // `whole_samples`: every graph input is one sample as a whole (its batch outside the ONNX axes,
+  // all of them data), for files that fix each input's batch above 1 and whose graph uses axis 0
+  // as data (a sequence-first [T, 1, E] exported at fixed size): load_onnx retries such a file so
+  // when it cannot be read batch-first. Outputs are then served whole too.
+  Importer(const onnx::ModelProto& model, std::string source, bool whole_samples = false);
   Graph run();
 
   // --- used by the lowerings (onnx_ops_*.cpp) ---
@@ -119,6 +139,14 @@ class Importer {
   // without moving data, or nothing when the batch is not fixed to 1, `s` is a constant, or
   // `axis` does not have length 1. A batch already on `axis` is returned as it is.
   std::optional<Symbol> with_batch_on(const Symbol& s, int64_t axis) const;
+  // `s` as the file's single sample as a whole (the batch outside its ONNX axes; a free Reshape
+  // that gives the IR value a length-1 axis for the ONNX one that carried the batch), or nothing
+  // when the file does not fix the batch to 1 or `s` is a constant. A tensor already in that form
+  // is returned as it is.
+  std::optional<Symbol> with_batch_outside(const Symbol& s);
+  // `s` with its operands' form: outside the ONNX axes when `outside`, else `s` itself; refuses
+  // (naming `role`) a batch-outside tensor that should carry the batch on an ONNX axis.
+  Symbol batch_like(const Symbol& s, bool outside, const std::string& role);
 
   // The n-th input of the current node (empty names are optional inputs left out).
   bool has_input(const onnx::NodeProto& node, int n) const;
@@ -160,6 +188,9 @@ class Importer {
  private:
   void read_inputs();
   static bool batch_anywhere_ok(const std::string& op);
+  static bool batch_outside_ok(const std::string& op);
+  // A batch-outside graph output with an axis of length 1 (axis 0 first) carrying the batch.
+  Symbol batch_on_unit_axis(Symbol& s);
   int input_batch_axis(const std::string& name, const onnx::TensorShapeProto& shape) const;
   void lower(const onnx::NodeProto& node, int index);
   void lower_chain(const Pattern& p);
@@ -176,11 +207,14 @@ class Importer {
   std::string node_name_;   // its name (or "<op>_<index>" when the file gives none)
   int opset_ = 0;
   int64_t declared_batch_ = -1;  // -1 until the first input is read
+  bool whole_samples_ = false;
   Graph g_;
   std::unordered_map<std::string, Symbol> symbols_;
   // Tensors whose batch tensor() moved to ONNX axis 0 for an operator that needs it first
-  // (with_batch_on); kept apart so that the time-major readers still see the original.
+  // (with_batch_on), or outside the ONNX axes when axis 0 is data (with_batch_outside); kept apart
+  // so that the time-major readers still see the original.
   std::unordered_map<std::string, Symbol> batch_first_;
+  std::map<std::pair<ValueId, Perm>, Symbol> outside_;  // with_batch_outside's conversions
   std::map<std::pair<ValueId, Perm>, ValueId> layouts_;
   std::unordered_map<std::string, int> readers_;
   std::set<std::string> value_names_, node_names_;

@@ -115,10 +115,13 @@ void lower_prelu(Importer& im, const Node_& node, Attributes&) {
 void lower_softmax(Importer& im, const Node_& node, Attributes& a) {
   Symbol& x = im.dynamic_input(node, 0);
   const int64_t axis = im.onnx_axis(x, a.i("axis", im.opset() >= 13 ? -1 : 1));
-  if (axis == 0) im.fail(ErrorCode::kUnsupported, "softmax over the batch axis is not supported");
+  if (axis == 0 && !x.batch_outside()) im.fail(ErrorCode::kUnsupported, "softmax over the batch axis is not supported");
   bool trailing_ones = true;
   for (size_t k = static_cast<size_t>(axis) + 1; k < x.rank(); ++k) trailing_ones = trailing_ones && x.dims[k] == 1;
   if (im.opset() < 13 && !trailing_ones) {
+    if (x.batch_outside()) {
+      im.fail(ErrorCode::kUnsupported, "softmax over several axes (opset < 13) of the file's single sample as a whole is not supported");
+    }
     // Before opset 13 the input is flattened to 2-D at `axis` and normalised over all of
     // [axis, rank) together: reshape (memory order) to (N, prod...), normalise, reshape back.
     const ValueId flat_in = im.in_layout(x, identity_perm(x.rank()));
@@ -135,10 +138,10 @@ void lower_softmax(Importer& im, const Node_& node, Attributes& a) {
   }
   const int ir = im.ir_axis(x, axis);
   if (node.op_type() == "LogSoftmax") {
-    if (ir != static_cast<int>(x.rank()) - 1) {
-      Perm perm{0};
+    if (ir != static_cast<int>(x.perm.size()) - 1) {
+      Perm perm{x.perm[0]};
       for (int ax : x.perm) {
-        if (ax != 0 && ax != axis) perm.push_back(ax);
+        if (ax != x.perm[0] && ax != axis) perm.push_back(ax);
       }
       perm.push_back(static_cast<int>(axis));
       const ValueId v = im.in_layout(x, perm);

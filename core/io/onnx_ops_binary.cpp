@@ -122,7 +122,9 @@ void lower_binary(Importer& im, const Node_& node, Attributes& a) {
   if (node.input_size() != 2) {
     // Sum / Max / Min / Mean of several tensors.
     std::vector<ValueId> ins;
-    Symbol& first = im.dynamic_input(node, 0);
+    bool outside = false;
+    for (int k = 0; k < node.input_size(); ++k) outside = outside || im.dynamic_input(node, k).batch_outside();
+    const Symbol first = im.batch_like(im.dynamic_input(node, 0), outside, "input 0");
     const Perm perm = first.perm;
     for (int k = 0; k < node.input_size(); ++k) {
       Symbol& s = im.dynamic_input(node, k);
@@ -153,12 +155,14 @@ void lower_binary(Importer& im, const Node_& node, Attributes& a) {
     else if (op == "Min") m = MergeOp::kMinimum;
     else if (op == "Div") m = MergeOp::kMultiply;  // x * (1 / y), within an ulp of x / y
     else im.fail(ErrorCode::kUnsupported, "'" + op + "' of two computed tensors is not supported");
-    const Perm perm = lhs.perm;
+    // When one operand is the file's single sample as a whole, the other becomes it too.
+    const Symbol left = im.batch_like(lhs, lhs.batch_outside() || rhs.batch_outside(), "A");
+    const Perm perm = left.perm;
     ValueId divisor = merge_operand(im, rhs, perm);
     if (op == "Div") {
       divisor = im.emit_internal(node.output(0) + ":reciprocal", ActivationParams{ActivationKind::kReciprocal}, {divisor});
     }
-    im.emit(node, 0, MergeParams{m}, {lhs.value, divisor}, perm);
+    im.emit(node, 0, MergeParams{m}, {left.value, divisor}, perm);
     return;
   }
   // One computed tensor and one constant: an affine map along one axis, or a ReLU; a constant that

@@ -19,8 +19,12 @@ void lower_gemm(Importer& im, const Node_& node, Attributes& a) {
     im.fail("A is a constant and B the computed tensor: the result would have the batch on axis 1, not 0");
   }
   Symbol& x = im.dynamic_input(node, 0);
-  if (x.rank() != 2) im.fail("A must have rank 2 (batch, features), got rank " + std::to_string(x.rank()));
-  if (a.i("transA", 0)) im.fail("transA = 1 would transpose across the batch axis");
+  // With the file's single sample as a whole, A is (M, K) per sample: a Dense over its last axis.
+  if (x.rank() != 2) {
+    im.fail(std::string("A must have rank 2 (") + (x.batch_outside() ? "rows" : "batch") + ", features), got rank " +
+            std::to_string(x.rank()));
+  }
+  if (a.i("transA", 0)) im.fail(ErrorCode::kUnsupported, "transA = 1 would transpose across the batch axis");
   const bool trans_b = a.i("transB", 0) != 0;
   a.ignore("broadcast");  // opset < 7
   const double alpha = a.f("alpha", 1.0), beta = a.f("beta", 1.0);
@@ -40,13 +44,14 @@ void lower_gemm(Importer& im, const Node_& node, Attributes& a) {
   if (im.has_input(node, 2)) {
     const Constant& c = im.const_input(node, 2, "C");
     if (c.size() != 1 && c.size() != n) im.fail("C of shape " + list_text(c.dims) + " is not a bias of " + std::to_string(n));
-    if (c.dims.size() == 2 && c.dims[0] != 1) im.fail("C varies along the batch axis");
+    if (c.dims.size() == 2 && c.dims[0] != 1) im.fail(ErrorCode::kUnsupported, "C varies along the rows of A");
     p.bias = filled(n, 0.0f);
     for (int64_t j = 0; j < n; ++j) {
       p.bias.data[static_cast<size_t>(j)] = static_cast<float>(beta * c.real_at(c.size() == 1 ? 0 : j));
     }
   }
-  im.emit(node, 0, p, {im.in_layout(x, identity_perm(2))}, identity_perm(2));
+  const Perm perm = onnx_order(x);
+  im.emit(node, 0, p, {im.in_layout(x, perm)}, perm);
 }
 
 // A · B of two computed tensors (attention's Q·Kᵀ and weights·V, stacks over the leading axes): an
@@ -61,6 +66,18 @@ void lower_matmul_computed(Importer& im, const Node_& node) {
                                          std::to_string(b.rank()) + " (broadcasting would pair one's batch with the other's data)");
   }
   const int r = static_cast<int>(a.rank());
+  if (a.batch_outside() || b.batch_outside()) {
+    // The file's single sample as a whole: the product as ONNX states it, per sample, the leading
+    // axes in ONNX order (MatMulParams broadcasts those of length 1).
+    const Symbol sa = im.batch_like(a, true, "A");
+    if (r < 2) im.fail(ErrorCode::kUnsupported, "operands of rank 1 (vector products) are not supported");
+    const Perm perm = onnx_order(sa);
+    Symbol ma = sa;
+    const ValueId av = im.in_layout(ma, perm);
+    const ValueId bv = merge_operand(im, b, perm);
+    im.emit(node, 0, MatMulParams{}, {av, bv}, perm);
+    return;
+  }
   if (r < 3) {
     im.fail(ErrorCode::kUnsupported, "two computed operands of rank 2: the product would pair the samples of one "
                                      "with the rows of the other");
@@ -127,13 +144,14 @@ void lower_batch_norm(Importer& im, const Node_& node, Attributes& a) {
 void lower_layer_norm(Importer& im, const Node_& node, Attributes& a) {
   Symbol& x = im.dynamic_input(node, 0);
   const int64_t axis = im.onnx_axis(x, a.i("axis", -1));
-  if (axis == 0) im.fail(ErrorCode::kUnsupported, "normalising over the batch axis is not supported");
+  if (axis == 0 && !x.batch_outside()) im.fail(ErrorCode::kUnsupported, "normalising over the batch axis is not supported");
   a.ignore("stash_type");
   LayerNormParams p;
   p.epsilon = a.f("epsilon", 1e-5);
   int64_t count = 1;
+  const Perm perm = onnx_order(x);
   for (int64_t k = axis; k < static_cast<int64_t>(x.rank()); ++k) {
-    p.keras_axes.push_back(static_cast<int>(k));
+    p.keras_axes.push_back(static_cast<int>(k) + (x.batch_outside() ? 1 : 0));  // the IR axis in `perm`
     count *= x.dims[static_cast<size_t>(k)];
   }
   const Constant& scale = im.const_input(node, 1, "Scale");
@@ -144,7 +162,6 @@ void lower_layer_norm(Importer& im, const Node_& node, Attributes& a) {
     if (bias.size() != count) im.fail("B does not cover the normalised axes");
     p.beta = weights_of(bias, {count});
   }
-  const Perm perm = identity_perm(x.rank());
   im.emit(node, 0, p, {im.in_layout(x, perm)}, perm);
 }
 

@@ -71,7 +71,7 @@ AxisVector axis_vector(Importer& im, const Symbol& x, const Constant& c) {
 
 BatchNormParams affine_params(Importer& im, const Symbol& x, int onnx_axis, std::vector<double> scale,
                               std::vector<double> shift) {
-  const int axis = onnx_axis >= 0 ? onnx_axis : static_cast<int>(x.perm[x.rank() - 1]);
+  const int axis = onnx_axis >= 0 ? onnx_axis : x.perm.back();
   const int64_t n = x.dims[static_cast<size_t>(axis)];
   if (n > kMaxMadeUpParameters) im.fail(ErrorCode::kLimit, "an element-wise constant over an axis of " + std::to_string(n) + " elements is too large");
   auto expand = [n](std::vector<double> v) {
@@ -107,6 +107,10 @@ Perm dense_layout(Importer& im, const Symbol& x) {
 
 ValueId merge_operand(Importer& im, Symbol& s, const Perm& perm) {
   if (s.perm[0] == perm[0]) return im.in_layout(s, perm);
+  if (perm[0] == kBatchOutside) {
+    Symbol outside = im.batch_like(s, true, "an operand");
+    return im.in_layout(outside, perm);
+  }
   std::optional<Symbol> moved = im.with_batch_on(s, perm[0]);
   if (!moved) {
     im.fail(ErrorCode::kUnsupported, "the operands carry the batch on different axes (" + std::to_string(perm[0]) +
@@ -120,22 +124,24 @@ ValueId constant_operand(Importer& im, const Constant& c, const Symbol& like, co
   if (c.dims.size() > rank) im.fail("the constant operand " + list_text(c.dims) + " has more axes than the tensor");
   std::vector<int64_t> dims(rank - c.dims.size(), 1);
   dims.insert(dims.end(), c.dims.begin(), c.dims.end());
-  if (dims[static_cast<size_t>(perm[0])] != 1) {
+  if (perm[0] != kBatchOutside && dims[static_cast<size_t>(perm[0])] != 1) {
     im.fail(ErrorCode::kUnsupported, "the constant operand " + list_text(c.dims) + " varies along the batch axis");
   }
   if (c.size() > kMaxMadeUpParameters) im.fail(ErrorCode::kLimit, "a constant operand of " + std::to_string(c.size()) + " elements is too large");
-  // ONNX row-major strides of c, read in the IR order perm[1..].
+  // ONNX row-major strides of c, read in the IR order perm[1..] (every ONNX axis but the batch's;
+  // all of them when the batch is outside).
   std::vector<int64_t> stride(rank, 1);
   for (size_t k = rank - 1; k-- > 0;) stride[k] = stride[k + 1] * dims[k + 1];
+  const size_t axes = perm.size() - 1;
   Weights w;
-  for (size_t j = 1; j < rank; ++j) w.shape.push_back(dims[static_cast<size_t>(perm[j])]);
+  for (size_t j = 1; j <= axes; ++j) w.shape.push_back(dims[static_cast<size_t>(perm[j])]);
   w.data.reserve(static_cast<size_t>(c.size()));
-  std::vector<int64_t> index(rank - 1, 0);
+  std::vector<int64_t> index(axes, 0);
   for (int64_t i = 0; i < c.size(); ++i) {
     int64_t at = 0;
-    for (size_t j = 1; j < rank; ++j) at += index[j - 1] * stride[static_cast<size_t>(perm[j])];
+    for (size_t j = 1; j <= axes; ++j) at += index[j - 1] * stride[static_cast<size_t>(perm[j])];
     w.data.push_back(static_cast<float>(c.real_at(at)));
-    for (size_t j = rank - 1; j-- > 0;) {  // next IR index, last axis fastest
+    for (size_t j = axes; j-- > 0;) {  // next IR index, last axis fastest
       if (++index[j] < w.shape[j]) break;
       index[j] = 0;
     }

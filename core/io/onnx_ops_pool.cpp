@@ -78,10 +78,12 @@ void lower_reduce(Importer& im, const Node_& node, Attributes& a) {
   const size_t r = x.rank();
   std::vector<bool> reduced(r, false);
   for (int64_t ax : axes) reduced[static_cast<size_t>(im.onnx_axis(x, ax))] = true;
-  const int batch = x.perm[0];
-  if (reduced[static_cast<size_t>(batch)]) im.fail(ErrorCode::kUnsupported, "reducing over the batch axis is not supported");
+  const int batch = x.perm[0];  // kBatchOutside for the file's single sample as a whole
+  if (batch != kBatchOutside && reduced[static_cast<size_t>(batch)]) {
+    im.fail(ErrorCode::kUnsupported, "reducing over the batch axis is not supported");
+  }
   Perm red, kept;  // ONNX axes, in x's IR order
-  for (size_t j = 1; j < r; ++j) (reduced[static_cast<size_t>(x.perm[j])] ? red : kept).push_back(x.perm[j]);
+  for (size_t j = 1; j < x.perm.size(); ++j) (reduced[static_cast<size_t>(x.perm[j])] ? red : kept).push_back(x.perm[j]);
   int64_t count = 1, kept_size = 1;
   for (int ax : red) count *= x.dims[static_cast<size_t>(ax)];
   for (int ax : kept) kept_size *= x.dims[static_cast<size_t>(ax)];
@@ -98,6 +100,7 @@ void lower_reduce(Importer& im, const Node_& node, Attributes& a) {
   } else {
     if (kept.empty()) im.fail("axes " + list_text(axes) + ": the result would have no axis besides the batch");
     const auto renumber = [&](int ax) {
+      if (ax == kBatchOutside) return ax;
       return static_cast<int>(ax - std::count(reduced.begin(), reduced.begin() + ax, true));
     };
     for (size_t k = 0; k < r; ++k) {
@@ -143,8 +146,9 @@ void lower_reduce(Importer& im, const Node_& node, Attributes& a) {
     v = im.in_layout(src, pooling_layout);
     GlobalPoolParams p;
     p.kind = sum || mean ? PoolKind::kAverage : PoolKind::kMax;
-    if (kept.size() == 1 && (r == 3 || r == 4)) {
-      p.rank = static_cast<int>(r) - 2;
+    const size_t ir_rank = x.perm.size();  // r, or r + 1 with the batch outside the ONNX axes
+    if (kept.size() == 1 && (ir_rank == 3 || ir_rank == 4)) {
+      p.rank = static_cast<int>(ir_rank) - 2;
       p.keepdims = keepdims;
       steps.emplace_back("pool", p);  // its shape is out_shape
     } else {

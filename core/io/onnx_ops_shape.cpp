@@ -59,12 +59,12 @@ void lower_unsqueeze(Importer& im, const Node_& node, Attributes& a) {
   }
   // With a batch the file fixes to 1 the new axis 0 has length 1 like the batch: operators that
   // need the batch first take it there (Importer::with_batch_on).
-  if (inserted[0] && im.declared_batch() != 1) {
+  if (inserted[0] && !x.batch_outside() && im.declared_batch() != 1) {
     im.fail(ErrorCode::kUnsupported, "inserting an axis before the batch axis is not supported");
   }
   // New axes sit in the IR right after the IR position of the ONNX axis before them.
   Perm perm;
-  for (int old : x.perm) perm.push_back(old_to_new[static_cast<size_t>(old)]);
+  for (int old : x.perm) perm.push_back(old == kBatchOutside ? old : old_to_new[static_cast<size_t>(old)]);
   if (inserted[0]) perm.insert(perm.begin() + 1, 0);  // any place will do for a new axis of length 1
   for (int64_t k = 1; k < r; ++k) {
     if (!inserted[static_cast<size_t>(k)]) continue;
@@ -86,7 +86,7 @@ void lower_squeeze(Importer& im, const Node_& node, Attributes& a) {
       if (k >= 0 && k < r) named[static_cast<size_t>(k)] = true;
     }
     // A batch the file fixes to 1 moves to a kept axis of length 1 before its axis goes.
-    if (!x.is_const() && named[static_cast<size_t>(x.perm[0])]) {
+    if (!x.is_const() && !x.batch_outside() && named[static_cast<size_t>(x.perm[0])]) {
       for (int64_t k = 0; k < r; ++k) {
         if (named[static_cast<size_t>(k)]) continue;
         if (auto moved = im.with_batch_on(x, k)) {
@@ -126,10 +126,11 @@ void lower_squeeze(Importer& im, const Node_& node, Attributes& a) {
     im.set_constant(node, 0, std::move(c));
     return;
   }
-  if (dims.size() < 2) im.fail("the result would have no axis besides the batch");
+  if (dims.size() < (x.batch_outside() ? 1u : 2u)) im.fail("the result would have no axis besides the batch");
   Perm perm;
   for (int old : x.perm) {
-    if (old_to_new[static_cast<size_t>(old)] >= 0) perm.push_back(old_to_new[static_cast<size_t>(old)]);
+    if (old == kBatchOutside) perm.push_back(old);
+    else if (old_to_new[static_cast<size_t>(old)] >= 0) perm.push_back(old_to_new[static_cast<size_t>(old)]);
   }
   reshape_in_place(im, node, x, dims, perm);
 }
@@ -157,7 +158,7 @@ void lower_transpose(Importer& im, const Node_& node, Attributes& a) {
   // the batch, and the importer refuses the tensor for operators that need the batch first
   // (Importer::input).
   Perm perm;
-  for (int old : x.perm) perm.push_back(inverse[static_cast<size_t>(old)]);
+  for (int old : x.perm) perm.push_back(old == kBatchOutside ? old : inverse[static_cast<size_t>(old)]);
   im.alias(node, 0, x, perm);  // no data moves: only the layout's meaning changes
 }
 
@@ -288,6 +289,52 @@ void reshape_one_sample(Importer& im, const Node_& node, Symbol& x, const OneSam
   im.emit(node, 0, ReshapeParams{sample}, {v}, perm);
 }
 
+// Reshape of the file's single sample as a whole (a batch outside the ONNX axes): the target as
+// ONNX states it (0 copies an axis, one -1 is inferred), on each sample's elements in ONNX order.
+// Nothing when the target does not fit.
+std::optional<std::vector<int64_t>> sample_target(const Symbol& x, const std::vector<int64_t>& t) {
+  int64_t total = 1;
+  for (int64_t d : x.dims) total *= d;
+  std::vector<int64_t> dims;
+  int unknown = -1;
+  int64_t known = 1;
+  for (size_t k = 0; k < t.size(); ++k) {
+    int64_t d = t[k];
+    if (d == 0) {
+      if (k >= x.rank()) return std::nullopt;
+      d = x.dims[k];
+    } else if (d == -1) {
+      if (unknown >= 0) return std::nullopt;
+      unknown = static_cast<int>(k);
+    } else if (d < 1 || d > total) {
+      return std::nullopt;  // the batch marker included: a sample has no batch size
+    }
+    if (d != -1) known *= d;
+    dims.push_back(d);
+  }
+  if (unknown >= 0) {
+    if (total % known) return std::nullopt;
+    dims[static_cast<size_t>(unknown)] = total / known;
+  } else if (known != total) {
+    return std::nullopt;
+  }
+  return dims;
+}
+
+void reshape_outside(Importer& im, const Node_& node, Symbol& x, const std::vector<int64_t>& t) {
+  const std::optional<std::vector<int64_t>> dims = sample_target(x, t);
+  if (!dims) im.fail("the target shape " + list_text(t) + " does not fit the input " + list_text(x.dims));
+  const ValueId v = im.in_layout(x, onnx_order(x));
+  const Perm perm = batch_front_perm(dims->size(), kBatchOutside);
+  if (Dims(*dims) == im.ir_shape(v)) {
+    Symbol s = x;
+    s.value = v;
+    im.alias(node, 0, s, perm);
+    return;
+  }
+  im.emit(node, 0, ReshapeParams{Dims(*dims)}, {v}, perm);
+}
+
 void lower_reshape(Importer& im, const Node_& node, Attributes& a) {
   const bool allow_zero = a.i("allowzero", 0) != 0;
   Symbol& x = im.input(node, 0);
@@ -313,9 +360,23 @@ void lower_reshape(Importer& im, const Node_& node, Attributes& a) {
   }
   if (t.empty()) im.fail("the target shape is empty");
   if (allow_zero && std::count(t.begin(), t.end(), 0)) im.fail("allowzero with a 0 in the shape");
-  if (const auto one = one_sample_reshape(im, x, t); one && one->batch_axis != x.perm[0]) {
+  if (x.batch_outside()) {
+    reshape_outside(im, node, x, t);
+    return;
+  }
+  const auto one = one_sample_reshape(im, x, t);
+  if (one && one->batch_axis != x.perm[0]) {
     reshape_one_sample(im, node, x, *one);
     return;
+  }
+  if (!one && im.declared_batch() == 1) {
+    // No axis of length 1 is left to carry the file's batch of 1 (nn.MultiheadAttention's
+    // [T, 1, E] -> [T, H, E/H]): from here on the tensor is that single sample as a whole.
+    Symbol outside = *im.with_batch_outside(x);
+    if (sample_target(outside, t)) {
+      reshape_outside(im, node, outside, t);
+      return;
+    }
   }
   if (x.perm[0] != 0) {
     reshape_behind_batch(im, node, x, t);
@@ -370,6 +431,13 @@ void lower_flatten(Importer& im, const Node_& node, Attributes& a) {
   const int64_t axis = a.i("axis", 1);
   const int64_t r = static_cast<int64_t>(x.rank());
   const int64_t k = axis < 0 ? axis + r : axis;
+  if (x.batch_outside()) {
+    if (k < 0 || k > r) im.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < r; ++i) (i < k ? outer : inner) *= x.dims[static_cast<size_t>(i)];
+    reshape_outside(im, node, x, {outer, inner});
+    return;
+  }
   if (k < 1 || k > r) im.fail(ErrorCode::kUnsupported, "axis " + std::to_string(axis) + ": flattening into the batch axis is not supported");
   const ValueId v = im.in_layout(x, identity_perm(x.rank()));
   Dims target;
@@ -402,9 +470,12 @@ void lower_concat(Importer& im, const Node_& node, Attributes& a) {
   }
   // The layout and the batch come from the first computed input; constants among the inputs (a
   // learned class token before the patches) become IR Constant nodes in that layout.
+  // When one computed input is the file's single sample as a whole, all of them become it.
   int computed = 0;
   while (im.input(node, computed).is_const()) ++computed;
-  Symbol& first = im.input(node, computed);
+  bool outside = false;
+  for (int k = 0; k < node.input_size(); ++k) outside = outside || im.input(node, k).batch_outside();
+  const Symbol first = im.batch_like(im.input(node, computed), outside, "input " + std::to_string(computed));
   const int64_t onnx_axis = im.onnx_axis(first, axis);
   if (onnx_axis == first.perm[0]) im.fail(ErrorCode::kUnsupported, "concatenation along the batch axis is not supported");
   const Perm perm = first.perm;
@@ -415,7 +486,8 @@ void lower_concat(Importer& im, const Node_& node, Attributes& a) {
     if (s.is_const()) {
       ins.push_back(constant_operand(im, *s.constant, first, perm, node.output(0) + ":constant" + std::to_string(k)));
     } else {
-      ins.push_back(im.in_layout(s, perm));
+      Symbol operand = im.batch_like(s, outside, "input " + std::to_string(k));
+      ins.push_back(im.in_layout(operand, perm));
     }
   }
   ConcatParams p;
@@ -433,7 +505,7 @@ std::optional<Steps> crop_steps(Importer& im, const Symbol& x, const std::vector
   };
   std::vector<Span> axes;  // IR order, batch excluded
   Dims result;
-  for (size_t j = 1; j < x.rank(); ++j) {
+  for (size_t j = 1; j < x.perm.size(); ++j) {
     const size_t a = static_cast<size_t>(x.perm[j]);
     axes.push_back({x.dims[a], crop_begin[a], crop_end[a]});
     result.push_back(x.dims[a] - crop_begin[a] - crop_end[a]);
@@ -552,7 +624,7 @@ void gather_computed(Importer& im, const Node_& node, Symbol& x, const Constant&
   for (int p : row.perm) {
     if (p != a) perm.push_back(p > a ? p - 1 : p);
   }
-  if (dims.size() < 2) im.fail("the result would have no axis besides the batch");
+  if (perm.size() < 2) im.fail("the result would have no axis besides the batch");
   reshape_in_place(im, node, row, dims, perm);
 }
 
@@ -573,12 +645,13 @@ void lower_gather(Importer& im, const Node_& node, Attributes& a) {
 // is unstrided). Rank 3 and 4 tensors, at most rank - 2 strided axes.
 Perm subsample_layout(Importer& im, const Symbol& x, const std::vector<int64_t>& stride) {
   const size_t r = x.rank();
+  const size_t ir_rank = x.perm.size();  // r, or r + 1 with the batch outside the ONNX axes
   const int batch = x.perm[0];
   std::vector<int64_t> strided;
   for (size_t a = 0; a < r; ++a) {
     if (static_cast<int>(a) != batch && stride[a] > 1) strided.push_back(static_cast<int64_t>(a));
   }
-  if ((r != 3 && r != 4) || strided.size() > r - 2) {
+  if ((ir_rank != 3 && ir_rank != 4) || strided.size() > ir_rank - 2) {
     im.fail(ErrorCode::kUnsupported, "a slice with steps on axes " + list_text(strided) + " of a rank-" + std::to_string(r) +
             " tensor is not supported (steps on at most rank - 2 axes of a rank 3 or 4 tensor)");
   }
@@ -598,12 +671,11 @@ Perm subsample_layout(Importer& im, const Symbol& x, const std::vector<int64_t>&
 
 // Keeps every stride[a]-th element along each ONNX axis a of `x` (output 0 of `node`, replaced).
 void subsample(Importer& im, const Node_& node, Symbol& x, const std::vector<int64_t>& stride) {
-  const size_t r = x.rank();
   const Perm perm = subsample_layout(im, x, stride);
   const ValueId in = im.in_layout(x, perm);
   PoolParams p;
   p.kind = PoolKind::kMax;
-  p.rank = static_cast<int>(r) - 2;
+  p.rank = static_cast<int>(perm.size()) - 2;
   if (p.rank == 2) {
     p.window.stride_h = stride[static_cast<size_t>(perm[1])];
     p.window.stride_w = stride[static_cast<size_t>(perm[2])];

@@ -383,7 +383,7 @@ std::vector<int64_t> averaged_axes(Importer& im, const onnx::GraphProto& g, int 
   for (int64_t ax : *axes) out.push_back(im.onnx_axis(x, ax));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
-  if (out[0] == 0) im.fail(where + " averages over the batch axis");
+  if (out[0] == x.perm[0]) im.fail(where + " averages over the batch axis");
   return out;
 }
 

@@ -3,6 +3,7 @@
 // and batch N is served as N samples of the file's batch of one. Checked on the fixture files made
 // by tools/onnx_fixtures (sample by sample against batch-1 runs, both engines), on small graphs
 // against index arithmetic, and the refusals that remain name the node, operator and reason.
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -116,23 +117,102 @@ TEST(OnnxFixedBatch, Refusals) {
     EXPECT_NE(e.find("node 'r' (Reshape)"), std::string::npos) << e;
     EXPECT_NE(e.find("moves data across the batch axis"), std::string::npos) << e;
   }
-  {  // No axis of length 1 is left to carry the batch.
-    OnnxGraph m(13);
-    m.fixed_input("x", {1, 6, 4}).ints("t", {2, 3, 4}).output("y");
-    m.node("Reshape", {"x", "t"}, {"y"}, "r");
-    const std::string e = m.refusal();
-    EXPECT_NE(e.find("node 'r' (Reshape)"), std::string::npos) << e;
-    EXPECT_NE(e.find("moves data across the batch axis"), std::string::npos) << e;
-  }
-  {  // The batch moved to axis 1 and axis 0 is data: a Softmax needs the batch first.
+  {  // The batch moved to axis 1 and axis 0 is data: a max pool needs the batch first.
     OnnxGraph m(13);
     m.fixed_input("x", {1, 3, 4}).ints("tm", {3, 1, 4}).output("y");
     m.node("Reshape", {"x", "tm"}, {"t"});
-    m.node("Softmax", {"t"}, {"y"}, "softmax");
+    auto& pool = m.node("MaxPool", {"t"}, {"y"}, "pool");
+    OnnxGraph::attr(pool, "kernel_shape", std::vector<int64_t>{2});
     const std::string e = m.refusal();
-    EXPECT_NE(e.find("node 'softmax' (Softmax)"), std::string::npos) << e;
+    EXPECT_NE(e.find("node 'pool' (MaxPool)"), std::string::npos) << e;
     EXPECT_NE(e.find("batch of 1 moved there, and axis 0 has length 3"), std::string::npos) << e;
   }
+  {  // The single sample as a whole reaches an operator that does not take it.
+    OnnxGraph m(13);
+    m.fixed_input("x", {1, 6, 4}).ints("t", {2, 3, 4}).output("y");
+    m.node("Reshape", {"x", "t"}, {"r"});
+    auto& pool = m.node("MaxPool", {"r"}, {"y"}, "pool");
+    OnnxGraph::attr(pool, "kernel_shape", std::vector<int64_t>{2});
+    const std::string e = m.refusal();
+    EXPECT_NE(e.find("node 'pool' (MaxPool)"), std::string::npos) << e;
+    EXPECT_NE(e.find("is the file's single sample as a whole"), std::string::npos) << e;
+  }
+  {  // A file that fixes its batch above 1 and fails both ways: the batch-first reading's error.
+    OnnxGraph m(13);
+    m.fixed_input("x", {3, 2, 4, 4}).ints("axes", {0}).output("y");
+    auto& mean = m.node("ReduceMean", {"x"}, {"m"}, "mean");
+    OnnxGraph::attr(mean, "axes", std::vector<int64_t>{0});
+    auto& pool = m.node("MaxPool", {"m"}, {"y"}, "pool");
+    OnnxGraph::attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+    const std::string e = m.refusal();
+    EXPECT_NE(e.find("node 'mean' (ReduceMean)"), std::string::npos) << e;
+    EXPECT_NE(e.find("reducing over the batch axis is not supported"), std::string::npos) << e;
+  }
+}
+
+// Where no axis of length 1 is left to carry the file's batch of 1 ([1, 6, 4] -> [2, 3, 4], as
+// nn.MultiheadAttention merges the batch with the heads), the tensor is the single sample as a
+// whole: the reshape keeps each sample's elements, and an output without an axis of length 1 is
+// served with the file's whole shape per sample.
+TEST(OnnxFixedBatch, NoAxisLeftForTheBatchReadsTheTensorAsOneSample) {
+  OnnxGraph m(13);
+  m.fixed_input("x", {1, 6, 4}).ints("t", {2, 3, 4}).output("y");
+  m.node("Reshape", {"x", "t"}, {"r"});
+  m.node("Softmax", {"r"}, {"y"});
+  const Graph g = m.load();
+  EXPECT_EQ(g.values[static_cast<size_t>(g.inputs[0])].shape, (Dims{6, 4}));
+  EXPECT_EQ(g.values[static_cast<size_t>(g.outputs[0])].shape, (Dims{2, 3, 4}));
+  expect_outputs(g, 2, [](size_t, const std::vector<float>& x) {
+    std::vector<float> y(x.size());
+    for (size_t row = 0; row < x.size() / 4; ++row) {
+      double sum = 0;
+      for (size_t i = 0; i < 4; ++i) sum += std::exp(static_cast<double>(x[row * 4 + i]));
+      for (size_t i = 0; i < 4; ++i) y[row * 4 + i] = static_cast<float>(std::exp(static_cast<double>(x[row * 4 + i])) / sum);
+    }
+    return y;
+  });
+  expect_batch_is_samples(g);
+}
+
+// The batch moved to axis 1 with axis 0 data ([3, 1, 4]): a softmax over the last axis runs on the
+// single sample as a whole, and the output's axis of length 1 carries the batch again.
+TEST(OnnxFixedBatch, PerSampleOperatorTakesAxisZeroAsData) {
+  OnnxGraph m(13);
+  m.fixed_input("x", {1, 3, 4}).ints("tm", {3, 1, 4}).output("y");
+  m.node("Reshape", {"x", "tm"}, {"t"});
+  m.node("Softmax", {"t"}, {"y"});
+  const Graph g = m.load();
+  EXPECT_EQ(g.values[static_cast<size_t>(g.outputs[0])].shape, (Dims{3, 4}));
+  expect_outputs(g, 2, [](size_t, const std::vector<float>& x) {
+    std::vector<float> y(x.size());
+    for (size_t row = 0; row < x.size() / 4; ++row) {
+      double sum = 0;
+      for (size_t i = 0; i < 4; ++i) sum += std::exp(static_cast<double>(x[row * 4 + i]));
+      for (size_t i = 0; i < 4; ++i) y[row * 4 + i] = static_cast<float>(std::exp(static_cast<double>(x[row * 4 + i])) / sum);
+    }
+    return y;
+  });
+  expect_batch_is_samples(g);
+}
+
+// A file that fixes its batch above 1 and reduces over axis 0: refused batch-first, it loads as
+// whole samples ([3, 4] per sample, the mean over its rows), and its output stays whole.
+TEST(OnnxFixedBatch, FixedBatchAboveOneUsingAxisZeroAsDataLoadsAsWholeSamples) {
+  OnnxGraph m(13);
+  m.fixed_input("x", {3, 4}).output("y");
+  auto& mean = m.node("ReduceMean", {"x"}, {"y"});
+  OnnxGraph::attr(mean, "axes", std::vector<int64_t>{0});
+  const Graph g = m.load();
+  EXPECT_EQ(g.values[static_cast<size_t>(g.inputs[0])].shape, (Dims{3, 4}));
+  EXPECT_EQ(g.values[static_cast<size_t>(g.outputs[0])].shape, (Dims{1, 4}));
+  expect_outputs(g, 2, [](size_t, const std::vector<float>& x) {
+    std::vector<float> y;
+    for (size_t s = 0; s < x.size() / 12; ++s) {
+      for (size_t c = 0; c < 4; ++c) y.push_back((x[s * 12 + c] + x[s * 12 + 4 + c] + x[s * 12 + 8 + c]) / 3.0f);
+    }
+    return y;
+  });
+  expect_batch_is_samples(g);
 }
 
 }  // namespace

@@ -56,7 +56,8 @@ inline NpyArray read_listed_npy(const std::filesystem::path& dir, const nlohmann
 // The model's inputs from the listed files, batch first. The batch axis of a file is its "N"
 // axis, or, when the file fixes every axis (batch 1), the first axis of length 1 whose removal
 // leaves the model's per-sample shape (a time-major [T, 1, F] input): moving an axis of length 1
-// keeps the bytes.
+// keeps the bytes. A file whose whole shape is the model's per-sample shape (a model that fixes
+// its batch above 1 and uses axis 0 as data, read as whole samples) is one sample.
 inline ModelInputs prepare_listed_inputs(const Graph& g, const nlohmann::json& listed,
                                          const std::filesystem::path& dir, const char* name_key = "name") {
   std::map<std::string, NpyArray> arrays;
@@ -69,6 +70,10 @@ inline ModelInputs prepare_listed_inputs(const Graph& g, const nlohmann::json& l
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       if (g.input_names[i] != name || axis != 0) continue;
       const Dims& sample = g.values[static_cast<size_t>(g.inputs[i])].shape;
+      if (a.shape == sample) {
+        a.shape.insert(a.shape.begin(), 1);
+        break;
+      }
       for (size_t k = 0; k < a.shape.size(); ++k) {
         std::vector<int64_t> rest = a.shape;
         rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(k));

@@ -1041,6 +1041,89 @@ def vit_class_token_batch1_opset17():
                       desc="the tiny ViT with 4 heads, exported with the batch fixed to 1, opset 17")
 
 
+def random_zero_parameters(module, rng):
+    """Random values for parameters their module initialises to zero (torchvision's ViT head), so
+    that the output depends on the whole network."""
+    with torch.no_grad():
+        for p in module.parameters():
+            if not p.detach().abs().sum():
+                p.copy_(torch.from_numpy(rng.randn(*p.shape, scale=0.2)))
+    return module
+
+
+class Mha(nn.Module):
+    # nn.MultiheadAttention as self-attention, the way torch 1.13 exports it: one packed in-
+    # projection sliced in three, the batch merged with the heads (Reshape [T, N, E] -> [T, N*H,
+    # E/H]), bmm-style products, the out-projection as a Gemm on [T*N, E].
+    def __init__(self, e, heads, batch_first):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(e, heads, batch_first=batch_first)
+
+    def forward(self, x):
+        return self.attn(x, x, x, need_weights=False)[0]
+
+
+@case
+def mha_batch1():
+    rng = Rng("mha_batch1")
+    return torch_case(Mha(16, 4, True), [rng.randn(1, 6, 16)], 13, False, layout="NTC",
+                      desc="nn.MultiheadAttention(16, 4, batch_first=True) self-attention, exported with the "
+                           "batch fixed to 1: the batch of 1 merges with the heads ([6, 1, 16] -> [6, 4, 4]), "
+                           "so the loader reads the whole tensor as one sample")
+
+
+@case
+def mha_seq_first_fixed_opset17():
+    rng = Rng("mha_seq_first_fixed_opset17")
+    return torch_case(Mha(16, 4, False), [rng.randn(6, 1, 16)], 17, False, layout="TNC",
+                      desc="nn.MultiheadAttention(16, 4) sequence-first, every axis fixed ([6, 1, 16]): axis 0 "
+                           "(6 steps) is data, so the file is read as whole samples of [6, 1, 16]; opset 17")
+
+
+@case
+def mha_free_batch():
+    rng = Rng("mha_free_batch")
+    return torch_case(Mha(8, 2, True), [rng.randn(2, 5, 8)], 13, True, layout="NTC",
+                      desc="nn.MultiheadAttention(8, 2, batch_first=True) with a free batch: the exporter "
+                           "computes N*H from the batch size (refused, see kRefused)")
+
+
+def transformer_encoder(layers, norm_first, activation, batch_first=True):
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, activation=activation, batch_first=batch_first,
+                                       norm_first=norm_first)
+    return nn.TransformerEncoder(layer, layers, enable_nested_tensor=False) if layers > 1 else layer
+
+
+@case
+def transformer_encoder_batch1_opset14():
+    rng = Rng("transformer_encoder_batch1_opset14")
+    m = randomize_norms(transformer_encoder(2, True, "gelu"), rng)
+    return torch_case(m, [rng.randn(1, 5, 16)], 14, False, layout="NTC",
+                      desc="nn.TransformerEncoder of 2 pre-norm nn.TransformerEncoderLayer(16, 2 heads, "
+                           "feed-forward 32, Erf-GELU), batch_first, exported with the batch fixed to 1")
+
+
+@case
+def transformer_layer_seq_first_fixed():
+    rng = Rng("transformer_layer_seq_first_fixed")
+    m = randomize_norms(transformer_encoder(1, False, "relu", batch_first=False), rng)
+    return torch_case(m, [rng.randn(7, 1, 16)], 13, False, layout="TNC",
+                      desc="one post-norm nn.TransformerEncoderLayer(16, 2 heads, feed-forward 32, ReLU), "
+                           "sequence-first at the fixed shape [7, 1, 16] (read as whole samples)")
+
+
+@case
+def torchvision_vit_batch1_opset17():
+    rng = Rng("torchvision_vit_batch1_opset17")
+    m = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32,
+                                             mlp_dim=64, num_classes=10)
+    m = random_zero_parameters(randomize_norms(m, rng), rng)
+    return torch_case(m, [rng.randn(1, 3, 32, 32)], 17, False,
+                      desc="torchvision.models.VisionTransformer (image 32, patch 8, 2 layers of 2 heads, "
+                           "hidden 32, MLP 64, 10 classes; the zero-initialised head made random), batch "
+                           "fixed to 1, opset 17")
+
+
 @case
 def lstm_batch_first():
     rng = Rng("lstm_batch_first")
