@@ -251,6 +251,7 @@ Constant fold_binary(ConstOp op, const Constant& a, const Constant& b, const std
   const int64_t n = count_of(c.dims, what);
   auto index_in = [&](const std::vector<int64_t>& d, int64_t i) { return broadcast_index(c.dims, d, i); };
   c.is_int = a.is_int && b.is_int && op != ConstOp::kPow;
+  if (op == ConstOp::kMod && !c.is_int) throw Error(ErrorCode::kFormat, what + ": Mod of floating-point values needs fmod = 1");
   for (int64_t i = 0; i < n; ++i) {
     const int64_t ia = index_in(a.dims, i), ib = index_in(b.dims, i);
     if (c.is_int) {
@@ -272,6 +273,12 @@ Constant fold_binary(ConstOp op, const Constant& a, const Constant& b, const std
         case ConstOp::kMin: v = std::min(x, y); break;
         case ConstOp::kMax: v = std::max(x, y); break;
         case ConstOp::kPow: break;
+        case ConstOp::kMod:
+        case ConstOp::kFmod:
+          if (y == 0) throw Error(ErrorCode::kFormat, what + ": integer Mod by zero");
+          v = y == -1 ? 0 : x % y;  // INT64_MIN % -1 overflows in C++
+          if (op == ConstOp::kMod && v != 0 && (v < 0) != (y < 0)) v += y;
+          break;
       }
       if (overflow) throw Error(ErrorCode::kLimit, what + ": integer overflow in constant arithmetic");
       c.ints.push_back(v);
@@ -286,6 +293,8 @@ Constant fold_binary(ConstOp op, const Constant& a, const Constant& b, const std
         case ConstOp::kMin: v = std::min(x, y); break;
         case ConstOp::kMax: v = std::max(x, y); break;
         case ConstOp::kPow: v = std::pow(x, y); break;
+        case ConstOp::kMod:  // refused above
+        case ConstOp::kFmod: v = std::fmod(x, y); break;
       }
       c.reals.push_back(v);
     }
@@ -517,6 +526,69 @@ Constant fold_where(const Constant& cond, const Constant& x, const Constant& y, 
     else c.reals.push_back(src.real_at(k));
   }
   return c;
+}
+
+Constant fold_range(const Constant& start, const Constant& limit, const Constant& delta, const std::string& what) {
+  for (const Constant* c : {&start, &limit, &delta}) {
+    if (c->size() != 1) throw Error(ErrorCode::kFormat, what + ": Range takes scalars");
+  }
+  Constant c;
+  c.is_int = start.is_int && limit.is_int && delta.is_int;
+  const double s = start.real_at(0), l = limit.real_at(0), d = delta.real_at(0);
+  if (d == 0 || !std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d)) {
+    throw Error(ErrorCode::kFormat, what + ": Range with delta 0 or a non-finite bound");
+  }
+  const double steps = std::ceil((l - s) / d);
+  const int64_t n = steps > 0 ? static_cast<int64_t>(std::min(steps, static_cast<double>(kMaxFoldedElements) + 1)) : 0;
+  c.dims = {n};
+  check_fold_size(c.dims, what);
+  for (int64_t i = 0; i < n; ++i) {
+    if (c.is_int) c.ints.push_back(start.int_at(0) + i * delta.int_at(0));
+    else c.reals.push_back(s + static_cast<double>(i) * d);
+  }
+  return c;
+}
+
+Constant fold_not(const Constant& c, const std::string& what) {
+  if (!c.is_int) throw Error(ErrorCode::kFormat, what + ": Not takes a bool tensor");
+  Constant out = c;
+  out.elem_type = 0;
+  for (int64_t& v : out.ints) v = v == 0 ? 1 : 0;
+  return out;
+}
+
+Constant fold_scatter_nd(const Constant& data, const Constant& indices, const Constant& updates, const std::string& what) {
+  if (!indices.is_int || indices.dims.empty()) throw Error(ErrorCode::kFormat, what + ": ScatterND indices must be integers of rank >= 1");
+  const size_t k = static_cast<size_t>(indices.dims.back());
+  if (k < 1 || k > data.dims.size()) throw Error(ErrorCode::kFormat, what + ": ScatterND index tuples longer than the data's rank");
+  // updates: indices.dims[:-1] + data.dims[k:]; each tuple addresses a block of `block` elements.
+  std::vector<int64_t> want(indices.dims.begin(), indices.dims.end() - 1);
+  want.insert(want.end(), data.dims.begin() + static_cast<std::ptrdiff_t>(k), data.dims.end());
+  if (updates.dims != want) throw Error(ErrorCode::kFormat, what + ": ScatterND updates do not have the shape indices and data give");
+  int64_t block = 1;
+  for (size_t a = k; a < data.dims.size(); ++a) block *= data.dims[a];
+  Constant out = data;
+  out.elem_type = 0;
+  out.batch_broadcast = false;
+  if (out.is_int != updates.is_int) {
+    out = fold_cast(out, updates.is_int, what);
+  }
+  const int64_t tuples = block ? updates.size() / block : 0;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t at = 0;
+    for (size_t a = 0; a < k; ++a) {
+      const int64_t dim = data.dims[a];
+      int64_t i = indices.int_at(t * static_cast<int64_t>(k) + static_cast<int64_t>(a));
+      if (i < 0) i += dim;
+      if (i < 0 || i >= dim) throw Error(ErrorCode::kFormat, what + ": ScatterND index " + std::to_string(i) + " out of range");
+      at = at * dim + i;
+    }
+    for (int64_t e = 0; e < block; ++e) {
+      if (out.is_int) out.ints[static_cast<size_t>(at * block + e)] = updates.int_at(t * block + e);
+      else out.reals[static_cast<size_t>(at * block + e)] = updates.real_at(t * block + e);
+    }
+  }
+  return out;
 }
 
 }  // namespace nnd::onnx_import

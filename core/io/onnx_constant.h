@@ -49,7 +49,9 @@ void check_fold_size(const std::vector<int64_t>& dims, const std::string& what);
 Constant decode_tensor(const onnx::TensorProto& t, const std::string& what);
 
 // Element-wise arithmetic with numpy broadcasting, on reals or (for Add/Sub/Mul/Div) ints.
-enum class ConstOp { kAdd, kSub, kMul, kDiv, kMin, kMax, kPow };
+// kMod is ONNX Mod with fmod 0 (integers; the remainder takes the divisor's sign, as Python's %),
+// kFmod with fmod 1 (the dividend's sign, as C's fmod).
+enum class ConstOp { kAdd, kSub, kMul, kDiv, kMin, kMax, kPow, kMod, kFmod };
 Constant fold_binary(ConstOp op, const Constant& a, const Constant& b, const std::string& what);
 
 // Equal (a bool tensor, as integers 0 / 1) and Where (cond ? x : y), with numpy broadcasting.
@@ -74,5 +76,12 @@ Constant fold_slice(const Constant& data, const std::vector<int64_t>& starts,
 Constant fold_transpose(const Constant& data, std::vector<int64_t> perm, const std::string& what);
 // Casts to integers (truncating toward zero) or reals.
 Constant fold_cast(const Constant& c, bool to_int, const std::string& what);
+
+// Range(start, limit, delta) (scalars; integers when all three are), Not (of a bool tensor), and
+// ScatterND without reduction (data with updates written at the index tuples of `indices`, later
+// tuples winning): what torchvision's Swin computes its shifted-window mask with, from shapes.
+Constant fold_range(const Constant& start, const Constant& limit, const Constant& delta, const std::string& what);
+Constant fold_not(const Constant& c, const std::string& what);
+Constant fold_scatter_nd(const Constant& data, const Constant& indices, const Constant& updates, const std::string& what);
 
 }  // namespace nnd::onnx_import

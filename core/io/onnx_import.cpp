@@ -266,7 +266,7 @@ bool Importer::batch_outside_ok(const std::string& op) {
       "Cast",      "Relu",      "Sigmoid",   "Tanh",    "Gelu",    "Softsign",  "Add",               "Sub",
       "Mul",       "Div",       "Max",       "Min",     "Sum",     "Mean",      "Pow",               "Sqrt",
       "Abs",       "Neg",       "Reciprocal", "MatMul", "Gemm",    "Softmax",   "LayerNormalization", "ReduceMean",
-      "ReduceSum", "ReduceMax", "Slice",     "Split",   "Gather",  "Concat"};
+      "ReduceSum", "ReduceMax", "Slice",     "Split",   "Gather",  "Concat",    "Pad"};
   return ops.count(op) > 0;
 }
 
@@ -353,14 +353,18 @@ Symbol& Importer::input(const onnx::NodeProto& node, int n) {
 Symbol& Importer::tensor(const std::string& name) {
   auto it = symbols_.find(name);
   if (it == symbols_.end()) fail("input '" + name + "' is not produced by any earlier node, initializer or graph input");
-  const Symbol& s = it->second;
-  if (!s.is_const() && s.batch_outside()) {
-    if (!batch_outside_ok(current_op_)) {
+  if (!it->second.is_const() && it->second.batch_outside()) {
+    if (batch_outside_ok(current_op_)) return it->second;
+    // An operator that needs the batch on an axis: an axis of length 1 carries it again.
+    auto r = restored_.find(name);
+    if (r == restored_.end()) r = restored_.emplace(name, batch_on_unit_axis(it->second)).first;
+    if (r->second.batch_outside()) {
       fail(ErrorCode::kUnsupported, "input '" + name + "' is the file's single sample as a whole (an earlier node merged "
-           "its batch of 1 into another axis), which this operator does not take");
+           "its batch of 1 into another axis, and no axis of length 1 is left to carry it), which this operator does not take");
     }
-    return it->second;
+    it = r;
   }
+  const Symbol& s = it->second;
   if (!s.is_const() && s.perm[0] != 0 && !batch_anywhere_ok(current_op_)) {
     if (auto moved = with_batch_on(s, 0)) {
       return batch_first_.try_emplace(name, std::move(*moved)).first->second;

@@ -147,6 +147,10 @@ class Importer {
   // `s` with its operands' form: outside the ONNX axes when `outside`, else `s` itself; refuses
   // (naming `role`) a batch-outside tensor that should carry the batch on an ONNX axis.
   Symbol batch_like(const Symbol& s, bool outside, const std::string& role);
+  // The reverse: a batch-outside `s` with an axis of length 1 (axis 0 first) carrying the batch
+  // again (a free Reshape when that axis comes first in the IR layout), or `s` itself when no
+  // axis has length 1. For graph outputs and for operators that need the batch on an axis.
+  Symbol batch_on_unit_axis(Symbol& s);
 
   // The n-th input of the current node (empty names are optional inputs left out).
   bool has_input(const onnx::NodeProto& node, int n) const;
@@ -189,8 +193,6 @@ class Importer {
   void read_inputs();
   static bool batch_anywhere_ok(const std::string& op);
   static bool batch_outside_ok(const std::string& op);
-  // A batch-outside graph output with an axis of length 1 (axis 0 first) carrying the batch.
-  Symbol batch_on_unit_axis(Symbol& s);
   int input_batch_axis(const std::string& name, const onnx::TensorShapeProto& shape) const;
   void lower(const onnx::NodeProto& node, int index);
   void lower_chain(const Pattern& p);
@@ -215,6 +217,9 @@ class Importer {
   // so that the time-major readers still see the original.
   std::unordered_map<std::string, Symbol> batch_first_;
   std::map<std::pair<ValueId, Perm>, Symbol> outside_;  // with_batch_outside's conversions
+  // Batch-outside tensors given back a batch axis (batch_on_unit_axis) for an operator that does
+  // not take the single sample as a whole (a Conv after attention), by ONNX name.
+  std::unordered_map<std::string, Symbol> restored_;
   std::map<std::pair<ValueId, Perm>, ValueId> layouts_;
   std::unordered_map<std::string, int> readers_;
   std::set<std::string> value_names_, node_names_;

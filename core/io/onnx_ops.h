@@ -1,6 +1,6 @@
 // The ONNX operator lowerings, one unit per operator family (like core/jit/lower/):
 //   onnx_ops_constant.cpp    Identity, Dropout, Constant, ConstantOfShape, Shape, Cast, and the
-//                            arithmetic exporters apply to shapes (Abs, Neg, Sqrt, Erf, Equal, Where...)
+//                            arithmetic exporters apply to shapes (Abs, Neg, Sqrt, Erf, Mod, Equal, Where...)
 //   onnx_ops_shape.cpp       Unsqueeze, Squeeze, Transpose, Reshape, Flatten, Concat, Gather, Slice,
 //                            Split, Expand
 //   onnx_ops_conv.cpp        Conv (grouped, depthwise), ConvTranspose

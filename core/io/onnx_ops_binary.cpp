@@ -2,6 +2,7 @@
 // Two computed tensors are an IR Merge, a computed tensor and a constant an affine map.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -142,7 +143,14 @@ void lower_binary(Importer& im, const Node_& node, Attributes& a) {
       {"Add", ConstOp::kAdd}, {"Sub", ConstOp::kSub}, {"Mul", ConstOp::kMul}, {"Div", ConstOp::kDiv},
       {"Min", ConstOp::kMin}, {"Max", ConstOp::kMax}, {"Pow", ConstOp::kPow}, {"Sum", ConstOp::kAdd}};
   if (lhs.is_const() && rhs.is_const()) {
-    im.set_constant(node, 0, fold_binary(const_ops.at(op), *lhs.constant, *rhs.constant, im.context()));
+    // With a batch the file fixes to 1, arithmetic on the batch size is arithmetic on 1: every
+    // sample sees the numbers of the file's single one (Swin's B * windows after patch merging).
+    const auto batch_as_file = [&](const Constant& c) {
+      Constant k = c;
+      if (im.declared_batch() == 1 && k.is_int) std::replace(k.ints.begin(), k.ints.end(), kBatchMarker, int64_t{1});
+      return k;
+    };
+    im.set_constant(node, 0, fold_binary(const_ops.at(op), batch_as_file(*lhs.constant), batch_as_file(*rhs.constant), im.context()));
     return;
   }
   if (!lhs.is_const() && !rhs.is_const()) {

@@ -1,5 +1,5 @@
 // ONNX plumbing and constants: Identity/Dropout, Constant, ConstantOfShape, Shape, Cast, and the
-// operators exporters apply to shapes (unary arithmetic, Equal, Where), folded at load time.
+// operators exporters apply to shapes (unary arithmetic, Mod, Equal, Where), folded at load time.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -20,7 +20,12 @@ void lower_identity(Importer& im, const Node_& node, Attributes& a) {
   a.ignore("is_test");
   if (node.op_type() == "Dropout" && im.has_input(node, 2)) {
     const Constant& training = im.const_input(node, 2, "training_mode");
-    if (training.size() == 1 && training.real_at(0) != 0) im.fail("training_mode is true; nnd runs inference");
+    // Training mode with a ratio of 0 drops nothing: the identity (torchvision's Swin calls
+    // F.dropout(attn, p=0.0) without training=False, so its exports carry exactly that).
+    const double ratio = im.has_input(node, 1) ? im.const_input(node, 1, "ratio").real_at(0) : 0.5;
+    if (training.size() == 1 && training.real_at(0) != 0 && ratio != 0) {
+      im.fail("training_mode is true with ratio " + num(ratio) + "; nnd runs inference");
+    }
   }
   const Symbol& s = im.input(node, 0);
   im.alias(node, 0, s, s.perm);
@@ -161,6 +166,36 @@ void lower_const_unary(Importer& im, const Node_& node, Attributes&) {
   im.set_constant(node, 0, std::move(out));
 }
 
+// Mod on constants: the shape arithmetic of padding to a multiple (torchvision's Swin pads each
+// feature map to whole windows: (w - W % w) % w).
+void lower_mod(Importer& im, const Node_& node, Attributes& a) {
+  const bool fmod = a.i("fmod", 0) != 0;
+  if (!im.input(node, 0).is_const() || !im.input(node, 1).is_const()) {
+    im.fail(ErrorCode::kUnsupported, "Mod of a computed tensor is not supported (nnd folds it on constants only)");
+  }
+  const Constant& x = im.const_input(node, 0, "A");
+  const Constant& y = im.const_input(node, 1, "B");
+  im.set_constant(node, 0, fold_binary(fmod ? ConstOp::kFmod : ConstOp::kMod, x, y, im.context()));
+}
+
+// Range, Not and ScatterND on constants: torchvision's Swin builds its shifted-window attention
+// mask from shapes with them (a computed input is refused by const_input, naming it).
+void lower_range(Importer& im, const Node_& node, Attributes&) {
+  im.set_constant(node, 0, fold_range(im.const_input(node, 0, "start"), im.const_input(node, 1, "limit"),
+                                      im.const_input(node, 2, "delta"), im.context()));
+}
+
+void lower_not(Importer& im, const Node_& node, Attributes&) {
+  im.set_constant(node, 0, fold_not(im.const_input(node, 0, "X"), im.context()));
+}
+
+void lower_scatter_nd(Importer& im, const Node_& node, Attributes& a) {
+  const std::string reduction = a.s("reduction", "none");
+  if (reduction != "none") im.fail(ErrorCode::kUnsupported, "reduction '" + reduction + "' is not supported (only none)");
+  im.set_constant(node, 0, fold_scatter_nd(im.const_input(node, 0, "data"), im.const_input(node, 1, "indices"),
+                                           im.const_input(node, 2, "updates"), im.context()));
+}
+
 // Equal and Where on constants (the shape arithmetic of some `expand` exports).
 void lower_equal(Importer& im, const Node_& node, Attributes&) {
   const Constant& a = im.const_input(node, 0, "A");
@@ -188,9 +223,13 @@ void add_constant_lowerings(LoweringTable& t) {
   t.add("Erf", lower_const_unary);
   t.add("Floor", lower_const_unary);
   t.add("Identity", lower_identity);
+  t.add("Mod", lower_mod);
   t.add("Neg", lower_const_unary);
+  t.add("Not", lower_not);
+  t.add("Range", lower_range);
   t.add("Reciprocal", lower_const_unary);
   t.add("Shape", lower_shape);
+  t.add("ScatterND", lower_scatter_nd);
   t.add("Sqrt", lower_const_unary);
   t.add("Where", lower_where);
 }

@@ -1,6 +1,7 @@
 // ONNX Pad in every mode (constant, reflect, edge, wrap).
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -108,6 +109,14 @@ void lower_pad(Importer& im, const Node_& node, Attributes& a) {
   Symbol& x = im.dynamic_input(node, 0);
   const size_t r = x.rank();
   if (pads.size() != 2 * r) im.fail("pads " + list_text(pads) + " do not match rank " + std::to_string(r));
+  // No padding at all (torchvision's Swin pads each map to whole windows, often by 0): the identity.
+  if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; })) {
+    im.alias(node, 0, x, x.perm);
+    return;
+  }
+  if (x.batch_outside()) {
+    im.fail(ErrorCode::kUnsupported, "padding the file's single sample as a whole (its batch merged into another axis) is not supported");
+  }
   if (r != 3 && r != 4) im.fail(ErrorCode::kUnsupported, "padding a tensor of rank " + std::to_string(r) + " is not supported");
   for (int64_t p : pads) {
     if (p < 0) im.fail(ErrorCode::kUnsupported, "negative pads (cropping) are not supported");

@@ -303,11 +303,13 @@ std::optional<std::vector<int64_t>> sample_target(const Symbol& x, const std::ve
     if (d == 0) {
       if (k >= x.rank()) return std::nullopt;
       d = x.dims[k];
+    } else if (d == kBatchMarker) {
+      d = 1;  // the batch size of a tensor that carries it on an axis: 1 in this one sample
     } else if (d == -1) {
       if (unknown >= 0) return std::nullopt;
       unknown = static_cast<int>(k);
     } else if (d < 1 || d > total) {
-      return std::nullopt;  // the batch marker included: a sample has no batch size
+      return std::nullopt;
     }
     if (d != -1) known *= d;
     dims.push_back(d);
@@ -697,11 +699,19 @@ void lower_slice(Importer& im, const Node_& node, Attributes& a) {
     if (im.has_input(node, 3)) axes = im.const_input(node, 3, "axes").as_ints(im.context() + ": axes");
     if (im.has_input(node, 4)) steps = im.const_input(node, 4, "steps").as_ints(im.context() + ": steps");
   }
-  Symbol& x = im.input(node, 0);
-  if (x.is_const()) {
-    im.set_constant(node, 0, fold_slice(*x.constant, starts, ends, axes, steps, im.context()));
+  Symbol* input = &im.input(node, 0);
+  if (input->is_const()) {
+    im.set_constant(node, 0, fold_slice(*input->constant, starts, ends, axes, steps, im.context()));
     return;
   }
+  // Steps subsample in a pooling layout of rank 3-4 with the batch on an ONNX axis: the single
+  // sample as a whole gets one back (Swin's patch merging x[:, 0::2, 0::2, :] after attention).
+  Symbol restored;
+  if (input->batch_outside() && std::any_of(steps.begin(), steps.end(), [](int64_t s) { return s != 1; })) {
+    restored = im.batch_on_unit_axis(*input);
+    input = &restored;
+  }
+  Symbol& x = *input;
   if (axes.empty()) {
     for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
   }

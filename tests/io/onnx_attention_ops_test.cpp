@@ -120,6 +120,77 @@ TEST(OnnxAttentionOps, ConstantsBesideComputedTensors) {
   });
 }
 
+// What torchvision's Swin Transformer adds around its windows: Mod in the shape arithmetic of
+// padding to whole windows (ONNX's integer Mod takes the divisor's sign, fmod = 1 the dividend's),
+// a Pad of nothing, and F.dropout(p=0.0) exported in training mode: both the identity.
+TEST(OnnxAttentionOps, SwinShapeArithmeticPadAndDropout) {
+  {  // Mod([0, 7, -2], [5, 4, 10]) = [0, 3, 8]: Python's %, not C's (which gives -2).
+    OnnxGraph m(13);
+    m.input("x", {24}).ints("a", {0, 7, -2}).ints("b", {5, 4, 10}).output("y");
+    m.node("Mod", {"a", "b"}, {"shape"});
+    m.node("Reshape", {"x", "shape"}, {"y"});
+    const Graph g = m.load();
+    EXPECT_EQ(g.values[static_cast<size_t>(g.outputs[0])].shape, (Dims{3, 8}));
+  }
+  {  // fmod = 1: [0, 0, 0] - Mod([0, -3, -7], [5, 4, 4]) = [0, 3, 3] (C's fmod: -3, -3).
+    OnnxGraph m(13);
+    m.input("x", {9}).ints("a", {0, -3, -7}).ints("b", {5, 4, 4}).ints("zero", {0, 0, 0}).output("y");
+    auto& mod = m.node("Mod", {"a", "b"}, {"r"});
+    OnnxGraph::attr(mod, "fmod", int64_t{1});
+    m.node("Sub", {"zero", "r"}, {"shape"});
+    m.node("Reshape", {"x", "shape"}, {"y"});
+    const Graph g = m.load();
+    EXPECT_EQ(g.values[static_cast<size_t>(g.outputs[0])].shape, (Dims{3, 3}));
+  }
+  {  // Pad by nothing (any rank) and Dropout with ratio 0 in training mode: y = x.
+    OnnxGraph m(13);
+    m.input("x", {5}).ints("pads", {0, 0, 0, 0}).scalar("ratio", 0.0f).bools("training", {true}).output("y");
+    m.node("Pad", {"x", "pads"}, {"p"});
+    m.node("Dropout", {"p", "ratio", "training"}, {"y"});
+    const Graph g = m.load();
+    expect_outputs(g, 2, [](size_t, const std::vector<float>& x) { return x; });
+  }
+  {  // Range(4, -1, -2) = [4, 2, 0] and ScatterND([0..5], [[0], [5]], [5, 0]) = [5, 1, 2, 3, 4, 0]
+     // as gather indices.
+    OnnxGraph m(13);
+    m.input("x", {6}).ints("start", {4}).ints("limit", {-1}).ints("delta", {-2});
+    m.ints("data", {0, 1, 2, 3, 4, 5}).ints("where", {2, 1}, {0, 5}).ints("updates", {5, 0}).output("y").output("z");
+    m.node("Squeeze", {"start"}, {"s"});
+    m.node("Squeeze", {"limit"}, {"l"});
+    m.node("Squeeze", {"delta"}, {"d"});
+    m.node("Range", {"s", "l", "d"}, {"steps"});
+    auto& g1 = m.node("Gather", {"x", "steps"}, {"y"});
+    OnnxGraph::attr(g1, "axis", int64_t{1});
+    m.node("ScatterND", {"data", "where", "updates"}, {"order"});
+    auto& g2 = m.node("Gather", {"x", "order"}, {"z"});
+    OnnxGraph::attr(g2, "axis", int64_t{1});
+    const Graph g = m.load();
+    expect_outputs(g, 2, [](size_t k, const std::vector<float>& x) {
+      std::vector<float> y;
+      const std::vector<size_t> pick = k == 0 ? std::vector<size_t>{4, 2, 0} : std::vector<size_t>{5, 1, 2, 3, 4, 0};
+      for (size_t n = 0; n < 2; ++n)
+        for (size_t i : pick) y.push_back(x[n * 6 + i]);
+      return y;
+    });
+  }
+  {  // Mod of a computed tensor and a real dropout are refused by name.
+    OnnxGraph m(13);
+    m.input("x", {5}).ints("b", {3}).output("y");
+    m.node("Mod", {"x", "b"}, {"y"}, "mod");
+    const std::string e = m.refusal();
+    expect_contains(e, "node 'mod' (Mod)");
+    expect_contains(e, "Mod of a computed tensor is not supported");
+  }
+  {
+    OnnxGraph m(13);
+    m.input("x", {5}).scalar("ratio", 0.5f).bools("training", {true}).output("y");
+    m.node("Dropout", {"x", "ratio", "training"}, {"y"}, "drop");
+    const std::string e = m.refusal();
+    expect_contains(e, "node 'drop' (Dropout)");
+    expect_contains(e, "training_mode is true with ratio 0.5");
+  }
+}
+
 TEST(OnnxAttentionOps, Refusals) {
   {  // A constant that varies along the batch axis.
     OnnxGraph m(13);

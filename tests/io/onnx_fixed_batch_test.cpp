@@ -51,7 +51,8 @@ void expect_batch_is_samples(const Graph& g) {
 }
 
 TEST(OnnxFixedBatch, FixtureFilesServeBatchNAsNSamples) {
-  for (const char* name : {"tf_lstm_fixed_batch_reshape", "lstm_fixed_batch_time_major"}) {
+  for (const char* name : {"tf_lstm_fixed_batch_reshape", "lstm_fixed_batch_time_major", "mha_batch1",
+                           "transformer_encoder_batch1_opset14", "torchvision_swin_batch1_opset17"}) {
     SCOPED_TRACE(name);
     const Graph g = load_model((fs::path(NND_TEST_DATA_DIR) / "onnx" / (std::string(name) + ".onnx")).string());
     expect_batch_is_samples(g);
@@ -140,10 +141,11 @@ TEST(OnnxFixedBatch, Refusals) {
   {  // A file that fixes its batch above 1 and fails both ways: the batch-first reading's error.
     OnnxGraph m(13);
     m.fixed_input("x", {3, 2, 4, 4}).ints("axes", {0}).output("y");
-    auto& mean = m.node("ReduceMean", {"x"}, {"m"}, "mean");
+    auto& mean = m.node("ReduceMean", {"x"}, {"m"}, "mean");  // [3, 2, 4, 4] -> [2, 4, 4]
     OnnxGraph::attr(mean, "axes", std::vector<int64_t>{0});
-    auto& pool = m.node("MaxPool", {"m"}, {"y"}, "pool");
-    OnnxGraph::attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+    OnnxGraph::attr(mean, "keepdims", int64_t{0});
+    auto& pool = m.node("MaxPool", {"m"}, {"y"}, "pool");  // no axis of length 1 for a batch
+    OnnxGraph::attr(pool, "kernel_shape", std::vector<int64_t>{2});
     const std::string e = m.refusal();
     EXPECT_NE(e.find("node 'mean' (ReduceMean)"), std::string::npos) << e;
     EXPECT_NE(e.find("reducing over the batch axis is not supported"), std::string::npos) << e;
@@ -171,6 +173,22 @@ TEST(OnnxFixedBatch, NoAxisLeftForTheBatchReadsTheTensorAsOneSample) {
     }
     return y;
   });
+  expect_batch_is_samples(g);
+}
+
+// After the single sample as a whole, an operator that needs the batch on an axis (a pool, a
+// Conv after attention) gets it back on an axis of length 1: [1, 6, 4] -> [2, 3, 4] (whole) ->
+// [1, 4, 2, 3] -> a 1x1 max pool, the identity.
+TEST(OnnxFixedBatch, AxisOfLengthOneCarriesTheBatchAgainForAPool) {
+  OnnxGraph m(13);
+  m.fixed_input("x", {1, 6, 4}).ints("t", {2, 3, 4}).ints("nchw", {1, 4, 2, 3}).output("y");
+  m.node("Reshape", {"x", "t"}, {"r"});
+  m.node("Reshape", {"r", "nchw"}, {"q"});
+  auto& pool = m.node("MaxPool", {"q"}, {"y"});
+  OnnxGraph::attr(pool, "kernel_shape", std::vector<int64_t>{1, 1});
+  const Graph g = m.load();
+  EXPECT_EQ(g.values[static_cast<size_t>(g.outputs[0])].shape, (Dims{4, 2, 3}));
+  expect_outputs(g, 2, [](size_t, const std::vector<float>& x) { return x; });
   expect_batch_is_samples(g);
 }
 

@@ -70,6 +70,23 @@ class OnnxGraph {
     for (int64_t v : values) t->add_int64_data(v);
     return *this;
   }
+  // An int64 initializer of any shape (index tuples, say).
+  OnnxGraph& ints(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& values) {
+    auto* t = m_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto_DataType_INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
+    return *this;
+  }
+  OnnxGraph& bools(const std::string& name, const std::vector<bool>& values) {
+    auto* t = m_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto_DataType_BOOL);
+    t->add_dims(static_cast<int64_t>(values.size()));
+    for (bool v : values) t->add_int32_data(v ? 1 : 0);
+    return *this;
+  }
   // A node named `name` (PyTorch-style "/scope/Op" names matter for the IR names).
   onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& inputs,
                         const std::vector<std::string>& outputs, const std::string& name = "") {

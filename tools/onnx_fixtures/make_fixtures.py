@@ -1125,6 +1125,20 @@ def torchvision_vit_batch1_opset17():
 
 
 @case
+def torchvision_swin_batch1_opset17():
+    rng = Rng("torchvision_swin_batch1_opset17")
+    from torchvision.models.swin_transformer import SwinTransformer
+    m = SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
+                        num_classes=10)
+    m = random_zero_parameters(randomize_norms(m, rng), rng)
+    return torch_case(m, [rng.randn(1, 3, 64, 64)], 17, False,
+                      desc="torchvision SwinTransformer (patch 4, embed 16, 2 stages of 2 blocks, 2 and 4 heads, "
+                           "window 4: shifted windows with the attention mask built from shapes by Range / "
+                           "ScatterND, cyclic shift as Slice + Concat, patch merging by strided slices), batch "
+                           "fixed to 1, opset 17")
+
+
+@case
 def lstm_batch_first():
     rng = Rng("lstm_batch_first")
     m = Seq(lambda s, x: s.rnn(x)[0], rnn=nn.LSTM(8, 16, batch_first=True))
