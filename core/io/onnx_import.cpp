@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/io/file_bytes.h"
+#include "core/io/onnx_batch_trace.h"
 #include "core/io/onnx_loader.h"
 #include "core/ir/shape_inference.h"
 #include "core/util/error.h"
@@ -130,8 +131,9 @@ void Attributes::check_all_read() const {
 // ---------------------------------------------------------------------------------------------
 // Importer
 
-Importer::Importer(const onnx::ModelProto& model, std::string source, bool whole_samples)
-    : model_(model), source_(std::move(source)), whole_samples_(whole_samples) {
+Importer::Importer(const onnx::ModelProto& model, std::string source, BatchReading reading)
+    : model_(model), source_(std::move(source)), whole_samples_(reading == BatchReading::kWholeSamples) {
+  if (reading == BatchReading::kFreeAsOne) trace_ = std::make_unique<BatchTrace>();
   g_.source = source_;
   for (const auto& o : model_.opset_import()) {
     if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = static_cast<int>(o.version());
@@ -142,6 +144,8 @@ Importer::Importer(const onnx::ModelProto& model, std::string source, bool whole
   g_.producer = model_.producer_name();
   if (!model_.producer_version().empty()) g_.producer += (g_.producer.empty() ? "" : " ") + model_.producer_version();
 }
+
+Importer::~Importer() = default;
 
 void Importer::fail(const std::string& message) const { fail(ErrorCode::kFormat, message); }
 void Importer::fail(ErrorCode code, const std::string& message) const { throw Error(code, context_ + ": " + message); }
@@ -230,8 +234,14 @@ void Importer::read_inputs() {
     g_.inputs.push_back(id);
     g_.input_names.push_back(in.name());
     symbols_[in.name()] = dynamic_symbol(id, batch_front_perm(static_cast<size_t>(dims.size()), b), dtype);
+    if (trace_) trace_->input(in.name(), b);
   }
   if (g_.inputs.empty()) throw Error(ErrorCode::kFormat, source_ + ": the graph has no inputs besides its weights");
+  if (trace_) {
+    // Read as the file's batch of one; the trace checks that this reading holds for any batch.
+    if (declared_batch_ != 0) throw Error(ErrorCode::kUnsupported, source_ + ": an input fixes its batch size");
+    declared_batch_ = 1;
+  }
   for (const auto& node : graph.node()) {
     for (const auto& name : node.input()) {
       if (!name.empty()) ++readers_[name];
@@ -350,6 +360,11 @@ Symbol& Importer::input(const onnx::NodeProto& node, int n) {
   return tensor(node.input(n));
 }
 
+const Symbol* Importer::symbol(const std::string& name) const {
+  auto it = symbols_.find(name);
+  return it == symbols_.end() ? nullptr : &it->second;
+}
+
 Symbol& Importer::tensor(const std::string& name) {
   auto it = symbols_.find(name);
   if (it == symbols_.end()) fail("input '" + name + "' is not produced by any earlier node, initializer or graph input");
@@ -430,9 +445,9 @@ Symbol Importer::batch_like(const Symbol& s, bool outside, const std::string& ro
   return *o;
 }
 
-Symbol Importer::batch_on_unit_axis(Symbol& s) {
-  size_t unit = 0;
-  while (unit < s.rank() && s.dims[unit] != 1) ++unit;
+Symbol Importer::batch_on_unit_axis(Symbol& s, int axis) {
+  size_t unit = axis >= 0 ? static_cast<size_t>(axis) : 0;
+  while (axis < 0 && unit < s.rank() && s.dims[unit] != 1) ++unit;
   if (unit == s.rank()) return s;  // served as it is: each sample's output has the file's whole shape
   Perm perm{kBatchOutside, static_cast<int>(unit)};
   for (int a : s.perm) {
@@ -583,6 +598,7 @@ void Importer::lower(const onnx::NodeProto& node, int index) {
       fail(ErrorCode::kUnsupported, "output " + std::to_string(k) + " ('" + name + "') is used but not supported");
     }
   }
+  if (trace_) trace_->node(*this, node);
 }
 
 void Importer::set_outputs() {
@@ -593,8 +609,15 @@ void Importer::set_outputs() {
     if (it == symbols_.end()) fail("is not produced by any node");
     if (it->second.is_const()) fail(ErrorCode::kUnsupported, "is a constant; nnd serves outputs computed from the inputs");
     // The file's single sample as a whole: an axis of length 1 carries the batch again (with
-    // whole-sample inputs the outputs stay whole too).
-    Symbol s = it->second.batch_outside() && !whole_samples_ ? batch_on_unit_axis(it->second) : it->second;
+    // whole-sample inputs the outputs stay whole too). A free batch read per sample is served on
+    // the axis the trace found it on.
+    const int axis = trace_ ? trace_->output_axis(*this, out.name()) : -1;
+    Symbol s = it->second.batch_outside() && !whole_samples_ ? batch_on_unit_axis(it->second, axis) : it->second;
+    if (axis >= 0 && !s.batch_outside() && s.perm[0] != axis) {
+      std::optional<Symbol> moved = with_batch_on(s, axis);
+      if (!moved) fail(ErrorCode::kInternal, "internal: the batch cannot be moved to the axis the trace found");
+      s = std::move(*moved);
+    }
     // An output whose batch axis is not first in the file (an RNN state [directions, N, units]) is
     // served batch-first, the other axes in the file's order (docs/onnx.md).
     ValueId v = in_layout(s, onnx_order(s));
@@ -622,7 +645,9 @@ void Importer::lower_chain(const Pattern& p) {
   node_name_ = p.name;
   context_ = source_ + ": nodes '" + label(p.nodes.front()) + "' to '" + label(p.nodes.back()) + "' (" + current_op_ +
              " pattern)";
-  for (size_t k = lower_pattern(*this, model_.graph(), p); k < p.nodes.size(); ++k) lower(nodes[p.nodes[k]], p.nodes[k]);
+  size_t k = lower_pattern(*this, model_.graph(), p);
+  if (trace_ && k > 0) trace_->pattern(*this, model_.graph(), p, k);
+  for (; k < p.nodes.size(); ++k) lower(nodes[p.nodes[k]], p.nodes[k]);
 }
 
 Graph Importer::run() {
@@ -665,18 +690,26 @@ Graph parse_and_import(const void* data, size_t size, const std::string& name) {
   if (!model.has_graph() || model.graph().node_size() == 0) {
     throw Error(ErrorCode::kFormat, name + ": not an ONNX model (no graph with nodes)");
   }
+  using onnx_import::BatchReading;
   onnx_import::Importer batch_first(model, name);
   try {
     return batch_first.run();
   } catch (const Error& e) {
     // A file that fixes every input's batch above 1 may use axis 0 as data (a sequence-first
-    // [T, 1, E] exported at fixed size): read as whole samples, it may load. When that fails too,
-    // the batch-first reading's error stands (it is the one the documentation describes).
-    if (batch_first.declared_batch() <= 1 || (e.code() != ErrorCode::kUnsupported && e.code() != ErrorCode::kFormat)) throw;
+    // [T, 1, E] exported at fixed size): read as whole samples, it may load. A file with a free
+    // batch may compute with the batch size (nn.MultiheadAttention's N * heads): read as a batch
+    // of one, each sample on its own, it may load. When the second reading fails too, the
+    // batch-first reading's error stands (it is the one the documentation describes); a refusal
+    // of the second reading that says something else is added to it.
+    const int64_t declared = batch_first.declared_batch();
+    if (declared == 1 || (e.code() != ErrorCode::kUnsupported && e.code() != ErrorCode::kFormat)) throw;
     try {
-      return onnx_import::Importer(model, name, /*whole_samples=*/true).run();
-    } catch (const Error&) {
-      throw e;
+      return onnx_import::Importer(model, name, declared > 1 ? BatchReading::kWholeSamples : BatchReading::kFreeAsOne).run();
+    } catch (const Error& second) {
+      const std::string again = second.what(), prefix = name + ": ";
+      if (declared > 1 || again == e.what() || again.find("one sample at a time") == std::string::npos) throw e;
+      throw Error(e.code(), std::string(e.what()) + " (read one sample at a time instead: " +
+                                (again.rfind(prefix, 0) == 0 ? again.substr(prefix.size()) : again) + ")");
     }
   }
 }

@@ -24,10 +24,13 @@
 // axis outside them (perm[0] == kBatchOutside), and from there on the ONNX operators run per
 // sample on exactly the shapes the file states. Only the operators batch_outside_ok lists take
 // such a tensor; at a graph output an axis of length 1 (axis 0 first) carries the batch again.
+// A free batch the graph computes with (N * heads) is read the same way, as a batch of one, when
+// a BatchTrace proves the graph keeps samples apart (BatchReading::kFreeAsOne).
 #pragma once
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -103,6 +106,7 @@ class Attributes {
 };
 
 class Importer;
+class BatchTrace;
 using Lowering = void (*)(Importer&, const onnx::NodeProto&, Attributes&);
 
 // Identity permutation of `rank` axes, and channels-last (ONNX N, C, S... -> IR N, S..., C).
@@ -116,13 +120,25 @@ Perm batch_front_perm(size_t rank, int batch_axis);
 // tensor, batch_front_perm(rank, kBatchOutside) for the file's single sample as a whole.
 Perm onnx_order(const Symbol& s);
 
+// How the importer reads the batch of a file's inputs. load_onnx tries kAsDeclared first and the
+// others only where that fails.
+enum class BatchReading {
+  kAsDeclared,  // the free axis (or the one the file fixes) is the batch
+  // Every graph input is one sample as a whole (its batch outside the ONNX axes, all of them
+  // data), for files that fix each input's batch above 1 and whose graph uses axis 0 as data (a
+  // sequence-first [T, 1, E] exported at fixed size). Outputs are then served whole too.
+  kWholeSamples,
+  // A free batch read as a batch of one, each sample on its own: the shape arithmetic exporters
+  // write on the batch size (nn.MultiheadAttention's N * heads) folds as for a file that fixes the
+  // batch to 1, and a BatchTrace (onnx_batch_trace.h) proves node by node that the graph keeps
+  // the samples of any batch apart, refusing the node that would mix them.
+  kFreeAsOne,
+};
+
 class Importer {
  public:
-  // `whole_samples`: every graph input is one sample as a whole (its batch outside the ONNX axes,
-  // all of them data), for files that fix each input's batch above 1 and whose graph uses axis 0
-  // as data (a sequence-first [T, 1, E] exported at fixed size): load_onnx retries such a file so
-  // when it cannot be read batch-first. Outputs are then served whole too.
-  Importer(const onnx::ModelProto& model, std::string source, bool whole_samples = false);
+  Importer(const onnx::ModelProto& model, std::string source, BatchReading reading = BatchReading::kAsDeclared);
+  ~Importer();
   Graph run();
 
   // --- used by the lowerings (onnx_ops_*.cpp) ---
@@ -150,12 +166,15 @@ class Importer {
   // The reverse: a batch-outside `s` with an axis of length 1 (axis 0 first) carrying the batch
   // again (a free Reshape when that axis comes first in the IR layout), or `s` itself when no
   // axis has length 1. For graph outputs and for operators that need the batch on an axis.
-  Symbol batch_on_unit_axis(Symbol& s);
+  // `axis`, when given, is the one to take (a graph output of a free batch read per sample).
+  Symbol batch_on_unit_axis(Symbol& s, int axis = -1);
 
   // The n-th input of the current node (empty names are optional inputs left out).
   bool has_input(const onnx::NodeProto& node, int n) const;
   Symbol& input(const onnx::NodeProto& node, int n);
   Symbol& tensor(const std::string& name);  // any tensor lowered so far, by name
+  // The symbol of tensor `name` as its producer left it (no layout conversion), or nullptr.
+  const Symbol* symbol(const std::string& name) const;
   const Constant& const_input(const onnx::NodeProto& node, int n, const std::string& role);
   Symbol& dynamic_input(const onnx::NodeProto& node, int n);
 
@@ -210,6 +229,7 @@ class Importer {
   int opset_ = 0;
   int64_t declared_batch_ = -1;  // -1 until the first input is read
   bool whole_samples_ = false;
+  std::unique_ptr<BatchTrace> trace_;  // kFreeAsOne only
   Graph g_;
   std::unordered_map<std::string, Symbol> symbols_;
   // Tensors whose batch tensor() moved to ONNX axis 0 for an operator that needs it first

@@ -14,7 +14,7 @@ namespace nnd::onnx_import {
 
 std::string list_text(const std::vector<int64_t>& v) {
   std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + (v[i] == kBatchMarker ? std::string("N") : std::to_string(v[i]));
   return s + "]";
 }
 

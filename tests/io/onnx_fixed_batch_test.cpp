@@ -18,38 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Output k of `g` for `batch` samples of input `x` (one input), engine `kind`.
-std::vector<std::vector<float>> run(const Graph& g, EngineKind kind, int64_t batch, const std::vector<float>& x) {
-  EngineOptions o;
-  o.engine = kind;
-  auto engine = make_engine(g, o);
-  ModelOutputs out = allocate_outputs(g, batch);
-  const InputView in{DType::kFloat32, x.data()};
-  engine->run(batch, std::span<const InputView>(&in, 1), out.pointers());
-  return out.buffers;
-}
-
-// Three different samples in one run give, sample by sample, what each gives alone.
-void expect_batch_is_samples(const Graph& g) {
-  ASSERT_EQ(g.inputs.size(), 1u);
-  const int64_t per = count_of(g.values[static_cast<size_t>(g.inputs[0])].shape);
-  const std::vector<float> x3 = wavy(3 * per, 0.4);
-  for (EngineKind kind : engines_here(g)) {
-    const auto all = run(g, kind, 3, x3);
-    for (int64_t s = 0; s < 3; ++s) {
-      const std::vector<float> one(x3.begin() + s * per, x3.begin() + (s + 1) * per);
-      const auto alone = run(g, kind, 1, one);
-      for (size_t k = 0; k < alone.size(); ++k) {
-        ASSERT_EQ(all[k].size(), 3 * alone[k].size());
-        for (size_t i = 0; i < alone[k].size(); ++i) {
-          ASSERT_EQ(all[k][static_cast<size_t>(s) * alone[k].size() + i], alone[k][i])
-              << (kind == EngineKind::kJit ? "jit" : "reference") << " output " << k << " sample " << s << " at " << i;
-        }
-      }
-    }
-  }
-}
-
 TEST(OnnxFixedBatch, FixtureFilesServeBatchNAsNSamples) {
   for (const char* name : {"tf_lstm_fixed_batch_reshape", "lstm_fixed_batch_time_major", "mha_batch1",
                            "transformer_encoder_batch1_opset14", "torchvision_swin_batch1_opset17"}) {

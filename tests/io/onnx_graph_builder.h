@@ -148,6 +148,17 @@ inline int64_t count_of(const Dims& d) {
   return n;
 }
 
+// Output k of `g` for `batch` samples of input `x` (one input), engine `kind`.
+inline std::vector<std::vector<float>> run_batch(const Graph& g, EngineKind kind, int64_t batch, const std::vector<float>& x) {
+  EngineOptions o;
+  o.engine = kind;
+  auto engine = make_engine(g, o);
+  ModelOutputs out = allocate_outputs(g, batch);
+  const InputView in{DType::kFloat32, x.data()};
+  engine->run(batch, std::span<const InputView>(&in, 1), out.pointers());
+  return out.buffers;
+}
+
 // Runs `g` on one input of `batch` samples (wavy values) in the reference engine and the JIT (where
 // the build has one: engines_here()), and
 // checks output k against want(k, input) within 1e-5 * max(1, |want|).
@@ -156,18 +167,35 @@ inline void expect_outputs(const Graph& g, int64_t batch,
   ASSERT_EQ(g.inputs.size(), 1u);
   const std::vector<float> x = wavy(batch * count_of(g.values[static_cast<size_t>(g.inputs[0])].shape));
   for (EngineKind kind : test::engines_here(g)) {
-    EngineOptions o;
-    o.engine = kind;
-    auto engine = make_engine(g, o);
-    ModelOutputs out = allocate_outputs(g, batch);
-    const InputView in{DType::kFloat32, x.data()};
-    engine->run(batch, std::span<const InputView>(&in, 1), out.pointers());
+    const std::vector<std::vector<float>> out = run_batch(g, kind, batch, x);
     for (size_t k = 0; k < g.outputs.size(); ++k) {
       const std::vector<float> w = want(k, x);
-      ASSERT_EQ(w.size(), out.buffers[k].size()) << "output " << k;
+      ASSERT_EQ(w.size(), out[k].size()) << "output " << k;
       for (size_t i = 0; i < w.size(); ++i) {
-        ASSERT_NEAR(out.buffers[k][i], w[i], 1e-5 * std::max(1.0f, std::fabs(w[i])))
+        ASSERT_NEAR(out[k][i], w[i], 1e-5 * std::max(1.0f, std::fabs(w[i])))
             << (kind == EngineKind::kJit ? "jit" : "reference") << " output " << k << " at " << i;
+      }
+    }
+  }
+}
+
+// Three different samples in one run give, sample by sample, what each gives alone (bit for bit,
+// on every engine here).
+inline void expect_batch_is_samples(const Graph& g) {
+  ASSERT_EQ(g.inputs.size(), 1u);
+  const int64_t per = count_of(g.values[static_cast<size_t>(g.inputs[0])].shape);
+  const std::vector<float> x3 = wavy(3 * per, 0.4);
+  for (EngineKind kind : engines_here(g)) {
+    const auto all = run_batch(g, kind, 3, x3);
+    for (int64_t s = 0; s < 3; ++s) {
+      const std::vector<float> one(x3.begin() + s * per, x3.begin() + (s + 1) * per);
+      const auto alone = run_batch(g, kind, 1, one);
+      for (size_t k = 0; k < alone.size(); ++k) {
+        ASSERT_EQ(all[k].size(), 3 * alone[k].size());
+        for (size_t i = 0; i < alone[k].size(); ++i) {
+          ASSERT_EQ(all[k][static_cast<size_t>(s) * alone[k].size() + i], alone[k][i])
+              << (kind == EngineKind::kJit ? "jit" : "reference") << " output " << k << " sample " << s << " at " << i;
+        }
       }
     }
   }

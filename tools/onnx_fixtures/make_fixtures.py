@@ -1085,7 +1085,17 @@ def mha_free_batch():
     rng = Rng("mha_free_batch")
     return torch_case(Mha(8, 2, True), [rng.randn(2, 5, 8)], 13, True, layout="NTC",
                       desc="nn.MultiheadAttention(8, 2, batch_first=True) with a free batch: the exporter "
-                           "computes N*H from the batch size (refused, see kRefused)")
+                           "computes N*H and T*N from the batch size, so the loader reads the batch as 1, one "
+                           "sample at a time, after its batch trace proved the graph keeps samples apart")
+
+
+@case
+def mha_seq_first_free_batch_opset14():
+    rng = Rng("mha_seq_first_free_batch_opset14")
+    return torch_case(Mha(16, 4, False), [rng.randn(6, 3, 16)], 14, True, layout="TNC",
+                      dynamic_axes={"x": {1: "N"}, "y": {1: "N"}},
+                      desc="nn.MultiheadAttention(16, 4) sequence-first with a free batch on axis 1 of [T, N, E] "
+                           "(served batch first): heads merged into N*H, out-projection over T*N rows")
 
 
 def transformer_encoder(layers, norm_first, activation, batch_first=True):
@@ -1101,6 +1111,15 @@ def transformer_encoder_batch1_opset14():
     return torch_case(m, [rng.randn(1, 5, 16)], 14, False, layout="NTC",
                       desc="nn.TransformerEncoder of 2 pre-norm nn.TransformerEncoderLayer(16, 2 heads, "
                            "feed-forward 32, Erf-GELU), batch_first, exported with the batch fixed to 1")
+
+
+@case
+def transformer_encoder_free_batch_opset14():
+    rng = Rng("transformer_encoder_free_batch_opset14")
+    m = randomize_norms(transformer_encoder(2, True, "gelu"), rng)
+    return torch_case(m, [rng.randn(3, 5, 16)], 14, True, layout="NTC",
+                      desc="nn.TransformerEncoder of 2 pre-norm nn.TransformerEncoderLayer(16, 2 heads, "
+                           "feed-forward 32, Erf-GELU), batch_first, with a free batch (read one sample at a time)")
 
 
 @case
@@ -1122,6 +1141,30 @@ def torchvision_vit_batch1_opset17():
                       desc="torchvision.models.VisionTransformer (image 32, patch 8, 2 layers of 2 heads, "
                            "hidden 32, MLP 64, 10 classes; the zero-initialised head made random), batch "
                            "fixed to 1, opset 17")
+
+
+@case
+def torchvision_vit_free_batch_opset17():
+    rng = Rng("torchvision_vit_free_batch_opset17")
+    m = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32,
+                                             mlp_dim=64, num_classes=10)
+    m = random_zero_parameters(randomize_norms(m, rng), rng)
+    return torch_case(m, [rng.randn(3, 3, 32, 32)], 17, True,
+                      desc="torchvision.models.VisionTransformer as torchvision_vit_batch1_opset17 with a free "
+                           "batch: the class token expanded over the batch (Expand to [N, 1, 32]), heads merged "
+                           "with N; opset 17")
+
+
+@case
+def torchvision_swin_free_batch_opset17():
+    rng = Rng("torchvision_swin_free_batch_opset17")
+    from torchvision.models.swin_transformer import SwinTransformer
+    m = SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
+                        num_classes=10)
+    m = random_zero_parameters(randomize_norms(m, rng), rng)
+    return torch_case(m, [rng.randn(2, 3, 64, 64)], 17, True,
+                      desc="torchvision SwinTransformer as torchvision_swin_batch1_opset17 with a free batch: "
+                           "windows merged with the batch (B * windows), the mask broadcast over it; opset 17")
 
 
 @case
