@@ -557,6 +557,20 @@ Constant fold_not(const Constant& c, const std::string& what) {
   return out;
 }
 
+Constant fold_trilu(const Constant& c, int64_t k, bool upper, const std::string& what) {
+  if (c.dims.size() < 2) throw Error(ErrorCode::kFormat, what + ": Trilu needs a tensor of rank 2 or more");
+  Constant out = c;
+  out.elem_type = 0;
+  const int64_t rows = c.dims[c.dims.size() - 2], cols = c.dims.back();
+  for (int64_t i = 0; i < c.size(); ++i) {
+    const int64_t col = i % cols, row = (i / cols) % rows;
+    if (upper ? col - row >= k : col - row <= k) continue;
+    if (out.is_int) out.ints[static_cast<size_t>(i)] = 0;
+    else out.reals[static_cast<size_t>(i)] = 0.0;
+  }
+  return out;
+}
+
 Constant fold_scatter_nd(const Constant& data, const Constant& indices, const Constant& updates, const std::string& what) {
   if (!indices.is_int || indices.dims.empty()) throw Error(ErrorCode::kFormat, what + ": ScatterND indices must be integers of rank >= 1");
   const size_t k = static_cast<size_t>(indices.dims.back());

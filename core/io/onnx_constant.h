@@ -82,6 +82,9 @@ Constant fold_cast(const Constant& c, bool to_int, const std::string& what);
 // tuples winning): what torchvision's Swin computes its shifted-window mask with, from shapes.
 Constant fold_range(const Constant& start, const Constant& limit, const Constant& delta, const std::string& what);
 Constant fold_not(const Constant& c, const std::string& what);
+// Trilu: the upper (upper = true: column - row >= k) or lower (column - row <= k) triangle of the
+// last two axes, the rest zero (torch 2's causal attention mask: ones(L, S).tril()).
+Constant fold_trilu(const Constant& c, int64_t k, bool upper, const std::string& what);
 Constant fold_scatter_nd(const Constant& data, const Constant& indices, const Constant& updates, const std::string& what);
 
 }  // namespace nnd::onnx_import

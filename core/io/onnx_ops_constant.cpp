@@ -185,6 +185,18 @@ void lower_range(Importer& im, const Node_& node, Attributes&) {
                                       im.const_input(node, 2, "delta"), im.context()));
 }
 
+void lower_trilu(Importer& im, const Node_& node, Attributes& a) {
+  const bool upper = a.i("upper", 1) != 0;
+  const Constant& x = im.const_input(node, 0, "the input (Trilu of a computed tensor is not supported)");
+  int64_t k = 0;
+  if (im.has_input(node, 1)) {
+    const std::vector<int64_t> ks = im.const_input(node, 1, "k").as_ints(im.context() + ": k");
+    if (ks.size() != 1) im.fail("k must hold one integer");
+    k = ks[0];
+  }
+  im.set_constant(node, 0, fold_trilu(x, k, upper, im.context()));
+}
+
 void lower_not(Importer& im, const Node_& node, Attributes&) {
   im.set_constant(node, 0, fold_not(im.const_input(node, 0, "X"), im.context()));
 }
@@ -226,6 +238,7 @@ void add_constant_lowerings(LoweringTable& t) {
   t.add("Mod", lower_mod);
   t.add("Neg", lower_const_unary);
   t.add("Not", lower_not);
+  t.add("Trilu", lower_trilu);
   t.add("Range", lower_range);
   t.add("Reciprocal", lower_const_unary);
   t.add("Shape", lower_shape);

@@ -191,6 +191,34 @@ TEST(OnnxAttentionOps, SwinShapeArithmeticPadAndDropout) {
   }
 }
 
+// torch 2's causal attention mask: Trilu of a constant folds. A 3x3 matrix of ones: the lower
+// triangle with k = 0 (ones(L, S).tril()), the upper with k = 1 (above the diagonal only), added to
+// x; a Trilu of a computed tensor is refused by name.
+TEST(OnnxAttentionOps, TriluOfAConstantFolds) {
+  OnnxGraph m(14);
+  m.input("x", {3, 3}).floats("ones", {3, 3}, std::vector<float>(9, 1.0f)).ints("one", {}, {1}).output("y").output("z");
+  auto& lower = m.node("Trilu", {"ones"}, {"l"});
+  OnnxGraph::attr(lower, "upper", int64_t{0});
+  m.node("Trilu", {"ones", "one"}, {"u"});
+  m.node("Add", {"x", "l"}, {"y"});
+  m.node("Add", {"x", "u"}, {"z"});
+  const Graph g = m.load();
+  expect_outputs(g, 2, [](size_t k, const std::vector<float>& x) {
+    std::vector<float> y = x;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const int row = static_cast<int>(i / 3 % 3), col = static_cast<int>(i % 3);
+      if (k == 0 ? col <= row : col - row >= 1) y[i] += 1.0f;
+    }
+    return y;
+  });
+  OnnxGraph c(14);
+  c.input("x", {3, 3}).output("y");
+  c.node("Trilu", {"x"}, {"y"}, "tri");
+  const std::string e = c.refusal();
+  expect_contains(e, "node 'tri' (Trilu)");
+  expect_contains(e, "Trilu of a computed tensor is not supported");
+}
+
 TEST(OnnxAttentionOps, Refusals) {
   {  // A constant that varies along the batch axis.
     OnnxGraph m(13);

@@ -28,7 +28,8 @@ void batch_size(OnnxGraph& m, const std::string& x, const std::string& out) {
 
 TEST(OnnxFreeBatch, FixtureFilesLoadAndServeBatchNAsNSamples) {
   for (const char* name : {"mha_free_batch", "mha_seq_first_free_batch_opset14", "transformer_encoder_free_batch_opset14",
-                           "torchvision_vit_free_batch_opset17", "torchvision_swin_free_batch_opset17"}) {
+                           "torchvision_vit_free_batch_opset17", "torchvision_swin_free_batch_opset17",
+                           "sdpa_torch2_causal_free_batch"}) {
     SCOPED_TRACE(name);
     const Graph g = load_model((fs::path(NND_TEST_DATA_DIR) / "onnx" / (std::string(name) + ".onnx")).string());
     expect_batch_is_samples(g);

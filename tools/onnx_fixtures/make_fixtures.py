@@ -1321,6 +1321,78 @@ def lstm_time_major_fixed():
 
 
 @case
+def sdpa_torch2_causal_free_batch():
+    # What torch 2.x writes for nn.MultiheadAttention(batch_first=True) with need_weights=False and
+    # is_causal (its F.scaled_dot_product_attention symbolic, opset 14; torch 1.13 here cannot
+    # export it): the head split as views over N * H computed from Shape, the scale 1/sqrt(D) from
+    # the query's last dimension, sqrt(scale) multiplied into Q and Kᵀ, the causal mask built by
+    # Expand + Trilu + Equal + Where from the two sequence lengths, the heads merged over T * N
+    # rows for the out-projection Gemm. The free batch is read one sample at a time.
+    rng = Rng("sdpa_torch2_causal_free_batch")
+    T, E, H = 5, 8, 2
+    D = E // H
+    g = G("sdpa_torch2_causal_free_batch", 14)
+    w_in, b_in = rng.randn(E, 3 * E, scale=0.4), rng.randn(3 * E, scale=0.2)
+    w_out, b_out = rng.randn(E, E, scale=0.4), rng.randn(E, scale=0.2)
+    for k, v in dict(w_in=w_in, b_in=b_in, w_out=w_out, b_out=b_out).items():
+        g.init(k, v.astype(np.float32))
+    for k, v in dict(i0=[0], i1=[1], i2=[2], m1=[-1], m2=[-2], big=[np.iinfo(np.int64).max], heads=[H], d=[D],
+                     e=[E], thirds=[E, E, E]).items():
+        g.init(k, np.array(v, dtype=np.int64))
+    g.init("one", np.array([1.0], dtype=np.float32))
+    g.init("zero", np.array([0.0], dtype=np.float32))
+    g.init("ninf", np.array([-np.inf], dtype=np.float32))
+    x = g.input("x", ["N", T, E])
+    xt = g.node("Transpose", [x], perm=[1, 0, 2])  # [T, N, E]
+    shape = g.node("Shape", [xt])
+    t_, n_ = g.node("Gather", [shape, "i0"], axis=0), g.node("Gather", [shape, "i1"], axis=0)
+    qkv = g.node("Add", [g.node("MatMul", [xt, "w_in"]), "b_in"])
+    q, k, v = g.node("Split", [qkv, "thirds"], n_out=3, axis=2)
+    nh = g.node("Mul", [n_, "heads"])
+    heads = []
+    for part in (q, k, v):
+        r = g.node("Reshape", [part, g.node("Concat", [t_, nh, "d"], axis=0)])  # [T, N*H, D]
+        r = g.node("Transpose", [r], perm=[1, 0, 2])  # [N*H, T, D]
+        heads.append(g.node("Reshape", [r, g.node("Concat", [n_, "heads", t_, "d"], axis=0)]))  # [N, H, T, D]
+    q4, k4, v4 = heads
+    last = g.node("Slice", [g.node("Shape", [q4]), "m1", "big"])
+    scale = g.node("Div", ["one", g.node("Sqrt", [g.node("Cast", [last], to=TensorProto.FLOAT)])])
+    root = g.node("Sqrt", [scale])
+    qs = g.node("Mul", [q4, root])
+    ks = g.node("Mul", [g.node("Transpose", [k4], perm=[0, 1, 3, 2]), root])
+    tl = g.node("Slice", [g.node("Shape", [q4]), "m2", "m1"])
+    sl = g.node("Slice", [g.node("Shape", [k4]), "m2", "m1"])
+    ones = g.node("Expand", ["one", g.node("Concat", [tl, sl], axis=0)])
+    mask = g.node("Where", [g.node("Equal", [g.node("Trilu", [ones], upper=0), "zero"]), "ninf", "zero"])
+    att = g.node("Softmax", [g.node("Add", [g.node("MatMul", [qs, ks]), mask])], axis=-1)
+    o = g.node("MatMul", [att, v4])  # [N, H, T, D]
+    o = g.node("Transpose", [o], perm=[2, 0, 1, 3])  # [T, N, H, D]
+    rows = g.node("Reshape", [o, g.node("Concat", [g.node("Mul", [t_, n_]), "e"], axis=0)])  # [T*N, E]
+    proj = g.node("Gemm", [rows, "w_out", "b_out"])
+    back = g.node("Reshape", [proj, g.node("Concat", [t_, n_, "e"], axis=0)])
+    g.node("Transpose", [back], out="y", perm=[1, 0, 2])
+    g.output("y", ["N", T, E])
+    xin = rng.randn(2, T, E)
+
+    def ref(xin):
+        x64 = np.asarray(xin, np.float64)
+        qkv64 = x64 @ w_in.astype(np.float64) + b_in.astype(np.float64)
+        n = x64.shape[0]
+        split = [qkv64[..., i * E:(i + 1) * E].reshape(n, T, H, D).transpose(0, 2, 1, 3) for i in range(3)]
+        s = split[0] @ split[1].transpose(0, 1, 3, 2) / np.sqrt(D)
+        s = s + np.triu(np.full((T, T), -np.inf), 1)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        o64 = (p @ split[2]).transpose(0, 2, 1, 3).reshape(n, T, E)
+        return [o64 @ w_out.astype(np.float64) + b_out.astype(np.float64)]
+
+    return hand_case(g, [xin], "torch 2.x-style nn.MultiheadAttention export with scaled_dot_product_attention "
+                               "(is_causal): heads as views over N*H from Shape, 1/sqrt(D) from the query's shape "
+                               "with sqrt(scale) on Q and Kᵀ, causal mask by Expand + Trilu + Equal + Where, heads "
+                               "merged over T*N rows for the Gemm; free batch, opset 14", ref, layout="NTC", dyn=True)
+
+
+@case
 def tf_lstm_fixed_batch_reshape():
     # What tf2onnx writes for a Keras LSTM with the batch fixed to 1: its optimizer turns the
     # batch-major <-> time-major Transposes into Reshapes (only axes of length 1 move), so the
