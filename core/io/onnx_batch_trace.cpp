@@ -347,6 +347,14 @@ void BatchTrace::dynamic_node(const Importer& im, const Node_& node) {
       }
     }
   };
+  // Numbers computed from the batch size are shapes, read where a shape is read (followed below);
+  // anywhere else (added to a tensor, a pad width, a table) they would differ per batch size.
+  for (int k = 0; k < node.input_size(); ++k) {
+    if (!has(node, k) || dynamic(im, node, k) || !any(times_n(im, node.input(k)))) continue;
+    const bool shape = ((op == "Reshape" || op == "Expand") && k == 1) || (op == "Slice" && k == 2) ||
+                       ((op == "Resize" || op == "Upsample") && k == node.input_size() - 1);
+    if (!shape) refuse(im, "input " + std::to_string(k) + " ('" + node.input(k) + "') of '" + op + "' is computed from the batch size");
+  }
   const Symbol& x0 = sym(im, node.input(0));
   const std::vector<int64_t> d0 = dims_of(x0);
   const size_t r0 = d0.size();
@@ -368,6 +376,10 @@ void BatchTrace::dynamic_node(const Importer& im, const Node_& node) {
     if (op == "Resize" || op == "Upsample") {
       for (int k = 1; k < node.input_size(); ++k) {
         if (dynamic(im, node, k)) refuse(im, "a computed Resize parameter is not followed");
+        const Constant f = has(node, k) ? times_n(im, node.input(k)) : Constant{};
+        for (size_t i = 1; i < f.ints.size(); ++i) {  // sizes [N, C, H, W]: the batch size only as N
+          if (f.ints[i]) refuse(im, "the Resize sizes hold the batch size on axis " + std::to_string(i));
+        }
       }
     } else {
       params_plain(1);

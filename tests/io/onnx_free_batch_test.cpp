@@ -147,6 +147,16 @@ TEST(OnnxFreeBatch, RefusalsNameTheNodeThatWouldMixSamples) {
     m.node("Reshape", {"x", "s"}, {"y"});
     expect_refusal(m, "half", "divided by a number that does not divide it evenly");
   }
+  {  // The batch size added to the data: every batch size would give other numbers.
+    OnnxGraph m(13);
+    m.input("x", {4}).ints("one", {1}).output("y");
+    batch_size(m, "x", "n");
+    m.node("Mul", {"n", "one"}, {"n1"});
+    auto& cast = m.node("Cast", {"n1"}, {"nf"});
+    OnnxGraph::attr(cast, "to", int64_t{onnx::TensorProto_DataType_FLOAT});
+    m.node("Add", {"x", "nf"}, {"y"}, "plus");
+    expect_refusal(m, "plus", "input 1 ('nf') of 'Add' is computed from the batch size");
+  }
   {  // x · xᵀ: every sample times every other.
     OnnxGraph m(13);
     m.input("x", {4}).output("y");
