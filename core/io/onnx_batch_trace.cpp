@@ -101,7 +101,9 @@ const std::set<std::string> kBroadcast = {"Add", "Sub", "Mul", "Div", "Pow", "Ma
 const std::set<std::string> kRowsApart = {"Conv",      "ConvTranspose",    "BatchNormalization", "AveragePool",
                                           "MaxPool",   "GlobalAveragePool", "GlobalMaxPool",     "QLinearConv",
                                           "ConvInteger", "Resize",         "Upsample",           "InstanceNormalization",
-                                          "LRN",       "QuantizeLinear",   "DequantizeLinear"};
+                                          "LRN"};
+// Element-wise with per-tensor or per-axis parameters (a scale per channel of `axis`).
+const std::set<std::string> kQuantize = {"QuantizeLinear", "DequantizeLinear"};
 
 }  // namespace
 
@@ -367,6 +369,14 @@ void BatchTrace::dynamic_node(const Importer& im, const Node_& node) {
   if (kUnary.count(op)) {
     params_plain(1);
     set_all(first_dynamic());
+  } else if (kQuantize.count(op)) {
+    const BatchPos p = first_dynamic();
+    params_plain(1);
+    const std::vector<int64_t> scale = dims_of(sym(im, node.input(1)));
+    if (!scale.empty() && scale[0] > 1 && normal(im, attr_i(node, "axis", 1), r0) == p.axis) {
+      refuse(im, op + " has a scale per element of the axis that carries the batch");
+    }
+    pos_[out0] = p;
   } else if (kBroadcast.count(op)) {
     std::vector<std::string> ins(node.input().begin(), node.input().end());
     set_all(broadcast(im, ins, out_rank()));

@@ -5,6 +5,7 @@
 // against one-sample runs, both engines), on small graphs against index arithmetic, and on the
 // graphs the trace must refuse because they do mix samples: each refusal names the node, keeps
 // the batch-first reading's error and adds the trace's reason.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -94,6 +95,31 @@ TEST(OnnxFreeBatch, TimeStepsMergedAroundTheBatchForAGemm) {
         for (size_t i = 0; i < 4; ++i) s += static_cast<double>(x[row * 4 + i]) * w[o * 4 + i];
         y[row * 4 + o] = static_cast<float>(s);
       }
+    }
+    return y;
+  });
+  expect_batch_is_samples(g);
+}
+
+// Quantize/dequantize after the heads went back out of the batch axis: element-wise, per tensor.
+TEST(OnnxFreeBatch, QuantizeDequantizeAfterTheMergedAxis) {
+  OnnxGraph m(13);
+  m.input("x", {2, 4}).ints("two", {2}).ints("four", {4}).ints("eight", {8}).scalar("scale", 0.25f).output("y");
+  batch_size(m, "x", "n");
+  m.node("Mul", {"n", "two"}, {"nh"});
+  OnnxGraph::attr(m.node("Concat", {"nh", "four"}, {"s"}), "axis", int64_t{0});
+  m.node("Reshape", {"x", "s"}, {"r"});
+  m.node("Relu", {"r"}, {"a"});
+  OnnxGraph::attr(m.node("Concat", {"n", "eight"}, {"back"}), "axis", int64_t{0});
+  m.node("Reshape", {"a", "back"}, {"b"});
+  m.node("QuantizeLinear", {"b", "scale"}, {"q"});
+  m.node("DequantizeLinear", {"q", "scale"}, {"y"});
+  const Graph g = m.load();
+  expect_outputs(g, 2, [](size_t, const std::vector<float>& x) {
+    std::vector<float> y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float q = std::min(255.0f, std::nearbyint(std::max(0.0f, x[i]) / 0.25f));  // uint8, zero point 0
+      y[i] = q * 0.25f;
     }
     return y;
   });
