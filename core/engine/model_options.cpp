@@ -2,16 +2,9 @@
 
 #include "core/util/closest_match.h"
 #include "core/util/error.h"
+#include "core/util/quote_value.h"
 
 namespace nnd {
-
-namespace {
-
-[[noreturn]] void refuse(const std::string& key, const std::string& message) {
-  throw Error(ErrorCode::kInvalidArgument, key + ": " + message);
-}
-
-}  // namespace
 
 const char* precision_name(Precision p) { return p == Precision::kInt8 ? "int8" : "float32"; }
 
@@ -22,7 +15,8 @@ const std::vector<std::string>& model_option_keys() {
   return keys;
 }
 
-void set_model_option(ModelOptions& o, const std::string& key, const std::string& value) {
+std::string apply_model_option(ModelOptions& o, const std::string& key, const std::string& value) {
+  const std::string got = "got " + quote_value(value);
   if (key == "engine") {
     if (value == "auto") {
       o.engine_auto = true;
@@ -31,25 +25,25 @@ void set_model_option(ModelOptions& o, const std::string& key, const std::string
       o.engine_auto = false;
       o.engine.engine = *kind;
     } else {
-      refuse(key, "expected reference, jit or auto, got '" + value + "'");
+      return "expected reference, jit or auto, " + got;
     }
   } else if (key == "isa") {
     auto isa = parse_isa(value);
     if (!isa) {
-      std::string msg = "unknown ISA '" + value + "'; expected " + isa_choice_list();
+      std::string msg = "unknown ISA " + quote_value(value) + "; expected " + isa_choice_list();
       if (const std::string near = closest_match(value, isa_choice_ids()); !near.empty()) {
         msg += " (did you mean '" + near + "'?)";
       }
-      refuse(key, msg);
+      return msg;
     }
     o.engine.isa = *isa;
   } else if (key == "math") {
     auto m = parse_math_mode(value);
-    if (!m) refuse(key, "expected exact or fast, got '" + value + "'");
+    if (!m) return "expected exact or fast, " + got;
     o.engine.math = *m;
   } else if (key == "threads") {
     auto n = parse_threads(value);
-    if (!n) refuse(key, "expected auto or a count 1.." + std::to_string(kMaxThreads) + ", got '" + value + "'");
+    if (!n) return "expected auto or a count 1.." + std::to_string(kMaxThreads) + ", " + got;
     o.engine.threads = *n;
   } else if (key == "precision") {
     if (value == "float32") {
@@ -57,13 +51,13 @@ void set_model_option(ModelOptions& o, const std::string& key, const std::string
     } else if (value == "int8") {
       o.precision = Precision::kInt8;
     } else {
-      refuse(key, "expected float32 or int8, got '" + value + "'");
+      return "expected float32 or int8, " + got;
     }
   } else if (key == "quantization") {
-    if (value.empty()) refuse(key, "expected the path of a quantization file, got ''");
+    if (value.empty()) return "expected the path of a quantization file, got ''";
     o.quantization = value;
   } else if (key == "isa_calibration_cache") {
-    if (value.empty()) refuse(key, "expected a file path or off, got ''");
+    if (value.empty()) return "expected a file path or off, got ''";
     o.engine.isa_cache = value == "off" ? "" : value;
   } else if (key.rfind("inputs.", 0) == 0 && key.size() > 7) {
     const std::string input = key.substr(7);
@@ -73,12 +67,12 @@ void set_model_option(ModelOptions& o, const std::string& key, const std::string
     } else if (value == "float32") {
       t = DType::kFloat32;
     } else {
-      refuse(key, "expected uint8 or float32, got '" + value + "'");
+      return "expected uint8 or float32, " + got;
     }
     for (auto& [name, dtype] : o.input_dtypes) {
       if (name == input) {
         dtype = t;
-        return;
+        return "";
       }
     }
     o.input_dtypes.emplace_back(input, t);
@@ -95,12 +89,18 @@ void set_model_option(ModelOptions& o, const std::string& key, const std::string
     std::string msg = "unknown option (known: " + list + ")";
     const std::string near = closest_match(head, known);
     if (near == "inputs.") {
-      msg += "; did you mean 'inputs." + (dot == std::string::npos ? "NAME" : key.substr(dot + 1)) + "'?";
+      msg += "; did you mean 'inputs." + (dot == std::string::npos ? "NAME" : bare_value(key.substr(dot + 1))) + "'?";
     } else if (!near.empty()) {
       msg += "; did you mean '" + near + "'?";
     }
-    refuse(key, msg);
+    return msg;
   }
+  return "";
+}
+
+void set_model_option(ModelOptions& options, const std::string& key, const std::string& value) {
+  const std::string problem = apply_model_option(options, key, value);
+  if (!problem.empty()) throw Error(ErrorCode::kInvalidArgument, bare_value(key) + ": " + problem);
 }
 
 }  // namespace nnd

@@ -39,4 +39,9 @@ const std::vector<std::string>& model_option_keys();
 // with the key and names the accepted values (and the closest known key or ISA for a typo).
 void set_model_option(ModelOptions& options, const std::string& key, const std::string& value);
 
+// The same, returning instead of throwing: "" when the option was set, else why not, without the
+// key ("unknown ISA 'avx3'; expected ..."), for a caller that reports it at the key's place (the
+// daemon's config reader gives the line and column). Values are quoted by quote_value.
+std::string apply_model_option(ModelOptions& options, const std::string& key, const std::string& value);
+
 }  // namespace nnd

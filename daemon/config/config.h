@@ -90,9 +90,6 @@ Config load_config(const std::string& path);
 Config parse_config(const std::string& yaml_text, const std::string& source_name,
                     const std::string& base_dir);
 
-// The closest of `candidates` to `word` when it is near enough to be a plausible typo, else "".
-std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
-
 // The socket path of `endpoint` by the rule of ipc/nnd_endpoint.h (shared with the IPC server
 // and libnnclient): a value containing '/' is the path; a name is <dir>/<name>.sock with <dir>
 // $NND_RUNTIME_DIR, else /run/nnd when it is a directory, else /tmp. "" for an empty endpoint.

@@ -112,22 +112,9 @@ std::string ConfigReader::kind(const YAML::Node& v) {
   }
 }
 
-namespace {
+std::string ConfigReader::quote(const std::string& token) { return quote_value(token); }
 
-bool short_printable(const std::string& token) {
-  return token.size() <= ConfigReader::kMaxQuotedBytes &&
-         std::all_of(token.begin(), token.end(), [](unsigned char c) { return c >= 0x20 && c < 0x7f; });
-}
-
-}  // namespace
-
-std::string ConfigReader::quote(const std::string& token) {
-  return short_printable(token) ? "'" + token + "'" : bare(token);
-}
-
-std::string ConfigReader::bare(const std::string& token) {
-  return short_printable(token) ? token : "a value of " + std::to_string(token.size()) + " bytes";
-}
+std::string ConfigReader::bare(const std::string& token) { return bare_value(token); }
 
 std::string ConfigReader::key_path(const std::string& where, const std::string& name) {
   // A key is quoted only when it could be one: a name of letters, digits, '_' and '-'.

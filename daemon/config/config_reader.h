@@ -16,6 +16,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/util/closest_match.h"
+#include "core/util/quote_value.h"
 #include "daemon/config/config.h"
 
 namespace nnd::daemon {
@@ -108,11 +110,10 @@ class ConfigReader {
 
   // How a node of the wrong type is described in a message.
   static std::string kind(const YAML::Node& v);
-  // A value or key as a message quotes it: 'token' when it is one short printable line, else
-  // only its size. A config path may name any file (the config is read as root at start, and
-  // its errors reach the journal, STATUS= and nnctl): text that did not parse as the schema is
-  // never repeated in full.
-  static constexpr size_t kMaxQuotedBytes = 64;
+  // A value or key as a message quotes it (core/util/quote_value.h): 'token' when it is one
+  // short printable line, else only its size. A config path may name any file (the config is
+  // read as root at start): text that did not parse as the schema is never repeated in full.
+  static constexpr size_t kMaxQuotedBytes = nnd::kMaxQuotedBytes;
   static std::string quote(const std::string& token);
   static std::string bare(const std::string& token);  // the same without the quotes
   // "where.name" for a key (a key that is no name -- long, or with other characters than

@@ -9,21 +9,29 @@
 #include <utility>
 #include <vector>
 
-#include "core/engine/engine_options.h"
-#include "core/ir/tensor.h"
+#include "core/engine/model_options.h"
 
 namespace nnd::daemon {
+
+// ModelOptions that name the reference engine (not `engine: auto`).
+inline ModelOptions named_reference_engine() {
+  ModelOptions o;
+  o.engine_auto = false;
+  o.engine.engine = EngineKind::kReference;
+  return o;
+}
 
 struct ModelSettings {
   std::string name;           // unique name clients use
   std::string path;           // absolute path of the model file (.h5, .keras, .onnx)
-  std::vector<std::pair<std::string, DType>> input_dtypes;  // overrides by input name
   uint32_t max_batch = 16;    // largest batch one engine run may carry (and one request)
   uint32_t batch_delay_us = 0;  // how long a lone request may wait for others to batch with
   int32_t priority = 0;       // higher is served first when several models have work
-  EngineOptions engine;       // engine, ISA, math mode, threads
-  bool engine_auto = false;   // config `engine: auto`: the JIT where it exists, else the
-                              // reference engine (the registry falls back and logs it)
+  // engine, isa, math, threads, precision and the input types: the options libnnd's
+  // nnd_options_set takes too, set by the same code (core/engine/model_options.h), and made into
+  // an engine by the same code (core/engine_factory/model_engine.h). The config's default is
+  // `engine: auto` (models_section.cpp); a ModelSettings made in code names the reference engine.
+  ModelOptions options = named_reference_engine();
   bool required = false;      // a failure to load/compile it fails the start-up even when the
                               // daemon skips failed models (daemon.on_model_error: skip)
 };

@@ -64,10 +64,10 @@ void parse_model(ConfigReader& r, const YAML::Node& m, size_t index, const std::
   }
   static const std::vector<std::string> known = {
       "name", "path", "inputs", "max_batch", "batch_delay_us", "priority", "engine", "isa",
-      "math", "threads", "required"};
+      "math", "threads", "precision", "required"};
   ModelSettings ms;
-  ms.engine_auto = true;  // default `engine: auto`
-  ms.engine.engine = EngineKind::kJit;
+  ms.options.engine_auto = true;  // default `engine: auto`
+  ms.options.engine.engine = EngineKind::kJit;
   bool has_name = false, has_path = false, ok = true;
   const size_t before = r.issues.size();
   r.for_each_key(m, where, known, [&](const std::string& k, const YAML::Node& v,
@@ -129,12 +129,8 @@ void parse_model(ConfigReader& r, const YAML::Node& m, size_t index, const std::
         }
         std::string t;
         if (!r.string_value(it->second, ikey, t)) continue;
-        if (t == "uint8") {
-          ms.input_dtypes.emplace_back(in, DType::kUInt8);
-        } else if (t == "float32") {
-          ms.input_dtypes.emplace_back(in, DType::kFloat32);
-        } else {
-          r.issue(it->second, ikey, "expected uint8 or float32, got " + ConfigReader::quote(t));
+        if (const std::string problem = apply_model_option(ms.options, "inputs." + in, t); !problem.empty()) {
+          r.issue(it->second, ikey, problem);
         }
       }
     } else if (k == "max_batch") {
@@ -145,45 +141,12 @@ void parse_model(ConfigReader& r, const YAML::Node& m, size_t index, const std::
       r.boolean(v, key, ms.required);
     } else if (k == "priority") {
       r.integer(v, key, -1000, 1000, ms.priority);
-    } else if (k == "engine") {
-      std::string e;
-      if (!r.string_value(v, key, e)) return;
-      if (e == "auto") {
-        ms.engine_auto = true;
-        ms.engine.engine = EngineKind::kJit;
-      } else if (auto kind = parse_engine_kind(e)) {
-        ms.engine_auto = false;
-        ms.engine.engine = *kind;
-      } else {
-        r.issue(v, key, "expected reference, jit or auto, got " + ConfigReader::quote(e));
-      }
-    } else if (k == "isa") {
-      std::string e;
-      if (!r.string_value(v, key, e)) return;
-      if (auto isa = parse_isa(e)) {
-        ms.engine.isa = *isa;
-      } else {
-        std::string msg = "unknown ISA " + ConfigReader::quote(e) + "; expected " + isa_choice_list();
-        if (auto near = closest_match(e, isa_choice_ids()); !near.empty()) {
-          msg += " (did you mean " + ConfigReader::quote(near) + "?)";
-        }
-        r.issue(v, key, msg);
-      }
-    } else if (k == "math") {
-      std::string e;
-      if (!r.string_value(v, key, e)) return;
-      if (auto mm = parse_math_mode(e)) {
-        ms.engine.math = *mm;
-      } else {
-        r.issue(v, key, "expected exact or fast, got " + ConfigReader::quote(e));
-      }
-    } else if (k == "threads") {
-      std::string e;
-      if (!r.string_value(v, key, e)) return;
-      if (auto n = parse_threads(e)) {
-        ms.engine.threads = *n;
-      } else {
-        r.issue(v, key, "expected auto or a count 1.." + std::to_string(kMaxThreads) + ", got " + ConfigReader::quote(e));
+    } else {
+      // engine, isa, math, threads, precision: spelt, checked and explained as libnnd does.
+      std::string text;
+      if (!r.string_value(v, key, text)) return;
+      if (const std::string problem = apply_model_option(ms.options, k, text); !problem.empty()) {
+        r.issue(v, key, problem);
       }
     }
   });

@@ -16,6 +16,7 @@
 
 #include "core/engine/engine_options.h"
 #include "core/engine_factory/engine_factory.h"
+#include "core/engine_factory/model_engine.h"
 #include "core/io/model_file.h"
 #include "core/ir/cost.h"
 #include "core/jit/jit_engine.h"
@@ -49,30 +50,11 @@ struct Fnv {
   }
 };
 
-size_t dtype_bytes(DType t) { return t == DType::kUInt8 ? 1 : 4; }
+size_t dtype_bytes(DType t) { return t == DType::kUInt8 ? 1 : 4; }  // the input types a config sets
 
 std::vector<std::pair<std::string, DType>> sorted(std::vector<std::pair<std::string, DType>> v) {
   std::sort(v.begin(), v.end());
   return v;
-}
-
-void warm_up_engine(Engine& e, const Graph& g, const std::vector<DType>& dtypes) {
-  std::vector<std::vector<unsigned char>> in(g.inputs.size());
-  std::vector<InputView> views(g.inputs.size());
-  for (size_t i = 0; i < g.inputs.size(); ++i) {
-    const Value& v = g.values[static_cast<size_t>(g.inputs[i])];
-    in[i].assign(static_cast<size_t>(element_count(v.shape, v.name)) * dtype_bytes(dtypes[i]), 0);
-    views[i].dtype = dtypes[i];
-    views[i].data = in[i].data();
-  }
-  std::vector<std::vector<float>> out(g.outputs.size());
-  std::vector<float*> ptrs(g.outputs.size());
-  for (size_t i = 0; i < g.outputs.size(); ++i) {
-    const Value& v = g.values[static_cast<size_t>(g.outputs[i])];
-    out[i].assign(static_cast<size_t>(element_count(v.shape, v.name)), 0.f);
-    ptrs[i] = out[i].data();
-  }
-  e.run(1, views, ptrs);
 }
 
 uint64_t file_size_or_zero(const std::string& path) {
@@ -83,8 +65,8 @@ uint64_t file_size_or_zero(const std::string& path) {
 }  // namespace
 
 std::string engine_setting_name(const ModelSettings& s) {
-  if (s.engine_auto) return "auto";
-  return s.engine.engine == EngineKind::kJit ? "jit" : "reference";
+  if (s.options.engine_auto) return "auto";
+  return s.options.engine.engine == EngineKind::kJit ? "jit" : "reference";
 }
 
 uint64_t model_signature(const Graph& g, const std::vector<DType>& input_dtypes, uint32_t max_batch) {
@@ -129,21 +111,17 @@ Graph interface_graph(const Graph& g) {
 }
 
 bool compile_settings_equal(const ModelSettings& a, const ModelSettings& b) {
-  return a.name == b.name && a.path == b.path && sorted(a.input_dtypes) == sorted(b.input_dtypes) &&
-         a.engine.engine == b.engine.engine && a.engine.isa == b.engine.isa &&
-         a.engine.math == b.engine.math && a.engine.threads == b.engine.threads &&
-         a.engine_auto == b.engine_auto;
+  const ModelOptions& x = a.options;
+  const ModelOptions& y = b.options;
+  return a.name == b.name && a.path == b.path && sorted(x.input_dtypes) == sorted(y.input_dtypes) &&
+         x.engine.engine == y.engine.engine && x.engine.isa == y.engine.isa &&
+         x.engine.math == y.engine.math && x.engine.threads == y.engine.threads &&
+         x.engine_auto == y.engine_auto && x.precision == y.precision && x.quantization == y.quantization;
 }
 
 bool same_settings(const ModelSettings& a, const ModelSettings& b) {
   return compile_settings_equal(a, b) && a.max_batch == b.max_batch &&
          a.batch_delay_us == b.batch_delay_us && a.priority == b.priority && a.required == b.required;
-}
-
-// Whether a JIT failure means "no JIT here" (the reference engine can stand in) rather than a
-// failure of this model.
-bool jit_unavailable(const Error& e) {
-  return e.code() == ErrorCode::kIsaUnavailable || e.code() == ErrorCode::kUnsupported;
 }
 
 std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool warm_up,
@@ -166,22 +144,11 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
   }
   Graph& g = m->graph;
 
-  // Input dtype overrides, by Keras input name.
-  m->input_dtypes.assign(g.inputs.size(), DType::kFloat32);
-  for (size_t i = 0; i < g.inputs.size(); ++i) {
-    m->input_dtypes[i] = g.values[static_cast<size_t>(g.inputs[i])].dtype;
-  }
-  for (const auto& [name, dtype] : settings.input_dtypes) {
-    const auto it = std::find(g.input_names.begin(), g.input_names.end(), name);
-    if (it == g.input_names.end()) {
-      std::string known;
-      for (const std::string& n : g.input_names) known += (known.empty() ? "" : ", ") + n;
-      throw Error(ErrorCode::kInvalidArgument, "model '" + settings.name + "': inputs: " + settings.path +
-                  " has no input named '" + name + "' (its inputs: " + known + ")");
-    }
-    const size_t i = static_cast<size_t>(it - g.input_names.begin());
-    m->input_dtypes[i] = dtype;
-    g.values[static_cast<size_t>(g.inputs[i])].dtype = dtype;
+  // Input dtype overrides, by input name.
+  try {
+    m->input_dtypes = apply_input_dtypes(g, settings.options);
+  } catch (const Error& e) {
+    throw Error(e.code(), "model '" + settings.name + "': " + e.what());
   }
 
   for (size_t i = 0; i < g.inputs.size(); ++i) {
@@ -204,26 +171,17 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
                                        ", over daemon.max_model_memory_bytes (" + byte_text(max_memory_bytes) + ")");
   }
 
-  // One engine, shared by every worker. `engine: auto` asks for the JIT and falls back to the
-  // reference engine only when the JIT is not available for this CPU or model (compile_model).
-  EngineOptions opts = settings.engine;
+  // One engine, shared by every worker, made as libnnd makes it: `engine: auto` asks for the JIT
+  // and falls back to the reference engine only when the JIT is not available for this CPU or
+  // model.
   try {
-    if (settings.engine_auto) {
-      opts.engine = EngineKind::kJit;
-      try {
-        m->engine = new_engine(g, opts);
-      } catch (const Error& e) {
-        if (!jit_unavailable(e)) throw;
-        if (log) {
-          log(LogLevel::kWarning, "model '" + settings.name + "': engine auto: the JIT is unavailable (" +
-                                      error_code_name(e.code()) + ": " + e.what() +
-                                      "); serving the float64 reference engine, which is much slower");
-        }
-        opts.engine = EngineKind::kReference;
-      }
+    ModelEngine made = make_model_engine(g, settings.options, new_engine);
+    m->engine = std::move(made.engine);
+    if (!made.fallback_reason.empty() && log) {
+      log(LogLevel::kWarning, "model '" + settings.name + "': engine auto: the JIT is unavailable (" +
+                                  made.fallback_reason + "); serving the float64 reference engine, which is much slower");
     }
-    if (!m->engine) m->engine = new_engine(g, opts);
-    if (warm_up) warm_up_engine(*m->engine, g, m->input_dtypes);
+    if (warm_up) warm_up_engine(*m->engine, g);
   } catch (const std::bad_alloc&) {
     throw Error(ErrorCode::kLimit, model_text + ": out of memory while compiling it (its need: " +
                                        describe_memory_need(need) + ")");
@@ -314,7 +272,7 @@ std::shared_ptr<ModelSet> build_model_set(const std::vector<ModelSettings>& mode
       const size_t i = todo[k];
       try {
         ModelSettings settings = models[i];
-        settings.engine.isa_cache = options.isa_cache;
+        settings.options.engine.isa_cache = options.isa_cache;
         set->models[i] = compile_model(settings, options.warm_up, options.log, options.load_graph,
                                        options.make_engine, options.max_model_memory_bytes);
       } catch (const std::exception& e) {

@@ -15,6 +15,8 @@
 
 #include "core/engine/engine_options.h"
 #include "core/jit/isa.h"
+#include "core/engine/model_options.h"
+#include "core/util/closest_match.h"
 #include "daemon/config/config.h"
 
 namespace fs = std::filesystem;
@@ -114,17 +116,17 @@ TEST_F(ConfigTest, ValidConfigAndDefaults) {
   const ModelSettings& a = c.models[0];
   EXPECT_EQ(a.name, "ball");
   EXPECT_EQ(a.path, (dir_ / "models" / "a.h5").string());  // relative to the config's folder
-  ASSERT_EQ(a.input_dtypes.size(), 2u);
-  EXPECT_EQ(a.input_dtypes[0].first, "patch");
-  EXPECT_EQ(a.input_dtypes[0].second, nnd::DType::kUInt8);
-  EXPECT_EQ(a.input_dtypes[1].second, nnd::DType::kFloat32);
+  ASSERT_EQ(a.options.input_dtypes.size(), 2u);
+  EXPECT_EQ(a.options.input_dtypes[0].first, "patch");
+  EXPECT_EQ(a.options.input_dtypes[0].second, nnd::DType::kUInt8);
+  EXPECT_EQ(a.options.input_dtypes[1].second, nnd::DType::kFloat32);
   EXPECT_EQ(a.max_batch, 64u);
   EXPECT_EQ(a.batch_delay_us, 150u);
   EXPECT_EQ(a.priority, 5);
-  EXPECT_FALSE(a.engine_auto);
-  EXPECT_EQ(a.engine.engine, nnd::EngineKind::kReference);
-  EXPECT_EQ(a.engine.isa, nnd::jit::isa_from_id("sse4.1") ? nnd::IsaChoice(nnd::jit::Isa::kSse41) : nnd::IsaChoice::kAuto);
-  EXPECT_EQ(a.engine.math, nnd::MathMode::kFast);
+  EXPECT_FALSE(a.options.engine_auto);
+  EXPECT_EQ(a.options.engine.engine, nnd::EngineKind::kReference);
+  EXPECT_EQ(a.options.engine.isa, nnd::jit::isa_from_id("sse4.1") ? nnd::IsaChoice(nnd::jit::Isa::kSse41) : nnd::IsaChoice::kAuto);
+  EXPECT_EQ(a.options.engine.math, nnd::MathMode::kFast);
   EXPECT_EQ(c.model_lines[0], 14);
 
   // Defaults, as config/SCHEMA.md documents them.
@@ -141,13 +143,13 @@ TEST_F(ConfigTest, ValidConfigAndDefaults) {
   EXPECT_EQ(d.daemon.slots_per_client, 16u);
   EXPECT_EQ(d.daemon.spin_us, 50u);
   const ModelSettings& m = d.models[0];
-  EXPECT_TRUE(m.engine_auto);
-  EXPECT_EQ(m.engine.isa, nnd::IsaChoice::kAuto);
-  EXPECT_EQ(m.engine.math, nnd::MathMode::kExact);
+  EXPECT_TRUE(m.options.engine_auto);
+  EXPECT_EQ(m.options.engine.isa, nnd::IsaChoice::kAuto);
+  EXPECT_EQ(m.options.engine.math, nnd::MathMode::kExact);
   EXPECT_EQ(m.max_batch, 16u);
   EXPECT_EQ(m.batch_delay_us, 0u);
   EXPECT_EQ(m.priority, 0);
-  EXPECT_TRUE(m.input_dtypes.empty());
+  EXPECT_TRUE(m.options.input_dtypes.empty());
 
   // An empty model list is allowed (the daemon then serves nothing).
   EXPECT_TRUE(parse("models: []\n").models.empty());
@@ -155,14 +157,35 @@ TEST_F(ConfigTest, ValidConfigAndDefaults) {
 
 // threads: auto or 1..kMaxThreads per model (EngineOptions::threads); default 1.
 TEST_F(ConfigTest, ModelThreads) {
-  EXPECT_EQ(parse("models:\n  - name: m\n    path: models/b.h5\n").models[0].engine.threads, 1);
-  EXPECT_EQ(parse("models:\n  - name: m\n    path: models/b.h5\n    threads: 3\n").models[0].engine.threads, 3);
-  EXPECT_EQ(parse("models:\n  - name: m\n    path: models/b.h5\n    threads: auto\n").models[0].engine.threads,
+  EXPECT_EQ(parse("models:\n  - name: m\n    path: models/b.h5\n").models[0].options.engine.threads, 1);
+  EXPECT_EQ(parse("models:\n  - name: m\n    path: models/b.h5\n    threads: 3\n").models[0].options.engine.threads, 3);
+  EXPECT_EQ(parse("models:\n  - name: m\n    path: models/b.h5\n    threads: auto\n").models[0].options.engine.threads,
             nnd::kAutoThreads);
   expect_one("models:\n  - name: m\n    path: models/b.h5\n    threads: 0\n", 4, "models[0].threads",
              "expected auto or a count 1..64, got '0'");
   expect_one("models:\n  - name: m\n    path: models/b.h5\n    threads: many\n", 4, "models[0].threads",
              "expected auto or a count 1..64, got 'many'");
+}
+
+// The engine keys are read by core/engine/model_options.h, as libnnd's nnd_options_set reads
+// them: the same spellings, defaults and messages, at the key's line.
+TEST_F(ConfigTest, ModelOptionsAsLibnndReadsThem) {
+  const Config c = parse("models:\n  - name: m\n    path: models/b.h5\n    precision: int8\n");
+  EXPECT_EQ(c.models[0].options.precision, nnd::Precision::kInt8);
+  EXPECT_TRUE(c.models[0].options.engine_auto);
+  EXPECT_EQ(parse("models:\n  - name: m\n    path: models/b.h5\n").models[0].options.precision,
+            nnd::Precision::kFloat32);
+  for (const char* key : {"engine", "isa", "math", "threads", "precision"}) {
+    nnd::ModelOptions o;
+    const std::string problem = nnd::apply_model_option(o, key, "bogus");
+    ASSERT_FALSE(problem.empty()) << key;
+    expect_one(std::string("models:\n  - name: m\n    path: models/b.h5\n    ") + key + ": bogus\n", 4, std::string("models[0].") + key,
+               problem);
+  }
+  // A value that is no short printable token is named by its size, not repeated.
+  const std::string long_value(500, 'x');
+  expect_one("models:\n  - name: m\n    path: models/b.h5\n    engine: " + long_value + "\n", 4, "models[0].engine",
+             "expected reference, jit or auto, got a value of 500 bytes");
 }
 
 TEST_F(ConfigTest, UnknownKeySuggestsClosest) {
@@ -471,8 +494,8 @@ TEST_F(ConfigTest, DefaultConfigIsValid) {
   EXPECT_EQ(c.models[0].max_batch, 64u);
   EXPECT_EQ(c.models[1].name, "field_boundary");
   EXPECT_EQ(c.models[2].name, "detector");
-  ASSERT_EQ(c.models[2].input_dtypes.size(), 1u);
-  EXPECT_EQ(c.models[2].input_dtypes[0].second, nnd::DType::kUInt8);
+  ASSERT_EQ(c.models[2].options.input_dtypes.size(), 1u);
+  EXPECT_EQ(c.models[2].options.input_dtypes[0].second, nnd::DType::kUInt8);
 }
 
 TEST(ConfigEndpoint, SocketPathRule) {
@@ -489,8 +512,8 @@ TEST(ConfigEndpoint, SocketPathRule) {
 }
 
 TEST(ConfigSuggest, ClosestMatch) {
-  EXPECT_EQ(closest_match("max_btach", {"max_batch", "name"}), "max_batch");
-  EXPECT_EQ(closest_match("xyz", {"max_batch", "name"}), "");
+  EXPECT_EQ(nnd::closest_match("max_btach", {"max_batch", "name"}), "max_batch");
+  EXPECT_EQ(nnd::closest_match("xyz", {"max_batch", "name"}), "");
 }
 
 // daemon.run_as (drop root after binding the socket): a user of the user database, with its

@@ -45,7 +45,7 @@ class RegistryTest : public ::testing::Test {
     ModelSettings s;
     s.name = name;
     s.path = (dir_ / file).string();
-    s.engine_auto = true;
+    s.options.engine_auto = true;
     return s;
   }
 
@@ -54,7 +54,7 @@ class RegistryTest : public ::testing::Test {
                                     model("field_boundary", "field_boundary.h5"),
                                     model("detector", "detector.h5")};
     v[0].max_batch = 64;
-    v[2].input_dtypes = {{"input", nnd::DType::kUInt8}};
+    v[2].options.input_dtypes = {{"input", nnd::DType::kUInt8}};
     return v;
   }
 
@@ -227,7 +227,7 @@ TEST_F(RegistryTest, ReuseIsDecidedByContentAndSchedulingChangesDoNotRecompile) 
   EXPECT_NE(fifth->find("field_boundary")->signature, fb1->signature);
 
   // An input dtype override changes what is compiled and the layout.
-  v[1].input_dtypes = {{"input", nnd::DType::kUInt8}};
+  v[1].options.input_dtypes = {{"input", nnd::DType::kUInt8}};
   auto sixth = build_model_set(v, fifth.get(), opts(), &st);
   EXPECT_EQ(st.compiled, 1u);
   EXPECT_EQ(sixth->find("field_boundary")->version, 2u);
@@ -294,7 +294,7 @@ TEST_F(RegistryTest, SkipFailedLeavesOnlyTheBrokenModelOut) {
 
 TEST_F(RegistryTest, UnknownInputOverrideNamesTheInput) {
   auto v = examples();
-  v[0].input_dtypes = {{"no_such_input", nnd::DType::kUInt8}};
+  v[0].options.input_dtypes = {{"no_such_input", nnd::DType::kUInt8}};
   try {
     build_model_set(v, nullptr, opts());
     FAIL();
@@ -383,8 +383,8 @@ TEST_F(RegistryTest, IsaChoiceIsLoggedAndCached) {
 // this model on x86-64 or AArch64 today); `engine: auto` serves the reference engine in both cases.
 TEST_F(RegistryTest, EngineJitCompilesOrNamesTheMissingArchitecture) {
   ModelSettings jit = model("ball", "ball_patch.h5");
-  jit.engine_auto = false;
-  jit.engine.engine = nnd::EngineKind::kJit;
+  jit.options.engine_auto = false;
+  jit.options.engine.engine = nnd::EngineKind::kJit;
   bool has_jit = !nnd::jit::all_isas().empty();
   try {
     const auto m = compile_model(jit, false, {});
@@ -409,13 +409,33 @@ TEST_F(RegistryTest, EngineJitCompilesOrNamesTheMissingArchitecture) {
   }
 }
 
+// `precision: int8` is refused while compiling, as libnnd refuses it (make_model_engine), naming the
+// model; `engine: auto` does not fall back to the reference engine for it.
+TEST_F(RegistryTest, PrecisionInt8IsRefusedNamingTheModel) {
+  ModelSettings m = model("ball", "ball_patch.h5");
+  m.options.precision = nnd::Precision::kInt8;
+  try {
+    compile_model(m, false, {});
+    FAIL() << "precision int8 compiled";
+  } catch (const nnd::Error& e) {
+    EXPECT_EQ(e.code(), nnd::ErrorCode::kUnsupported) << e.what();
+    const std::string w = e.what();
+    EXPECT_NE(w.find("model 'ball'"), std::string::npos) << w;
+    EXPECT_NE(w.find("precision int8 is not available"), std::string::npos) << w;
+  }
+  // A change of precision is a change of what is compiled (a reload recompiles the model).
+  ModelSettings f = model("ball", "ball_patch.h5");
+  EXPECT_FALSE(compile_settings_equal(m, f));
+  EXPECT_TRUE(compile_settings_equal(f, model("ball", "ball_patch.h5")));
+}
+
 // `threads: 2` reaches the engine, and the served model says how many cores one run uses (the
 // dispatcher schedules it as a split model) and logs it; one thread is not a split model.
 TEST_F(RegistryTest, SplitModelKnowsItsThreadsAndSaysSo) {
   if (nnd::jit::all_isas().empty()) GTEST_SKIP() << "no JIT ISA for this build's architecture";
   Logs log;
   std::vector<ModelSettings> v = {model("split", "detector.h5"), model("whole", "detector.h5")};
-  v[0].engine.threads = 2;
+  v[0].options.engine.threads = 2;
   auto set = build_model_set(v, nullptr, opts_logging_to(log));
   const std::vector<std::string>& logs = log.lines;
   EXPECT_EQ(set->find("split")->run_threads, 2);
