@@ -4,7 +4,8 @@
  * (nnclient_model_info), and runs batches on it (nnclient_infer, or the submit/wait pair, or the
  * zero-copy request API). Inputs and outputs are dense, batch-major, channels-last arrays: input
  * k of a request holds `batch` samples of the shape nnclient_model_info reports, in that input's
- * dtype (float32 or uint8); outputs are float32.
+ * dtype (float32 or uint8); outputs are float32, or int64 (NNCLIENT_INT64) for the indices of an
+ * ONNX ArgMax/ArgMin.
  *
  * Linking: libnnclient (shared or static) needs only libc. pkg-config name: nnclient; CMake:
  * find_package(nnclient) then target nnclient::nnclient.
@@ -100,7 +101,9 @@ typedef struct nnclient_handle nnclient_t;   /* opaque connection handle (the ta
                                                "nnclient": C++ has namespace nnclient) */
 typedef struct nnclient_request nnclient_request_t; /* opaque in-flight request */
 
-typedef enum nnclient_dtype { NNCLIENT_FLOAT32 = 0, NNCLIENT_UINT8 = 1 } nnclient_dtype;
+/* NNCLIENT_INT64: an output of indices (an ONNX ArgMax/ArgMin: a classifier's label), 8 bytes per
+ * element. */
+typedef enum nnclient_dtype { NNCLIENT_FLOAT32 = 0, NNCLIENT_UINT8 = 1, NNCLIENT_INT64 = 2 } nnclient_dtype;
 
 #define NNCLIENT_MAX_RANK 6
 #define NNCLIENT_MAX_TENSORS 8

@@ -175,11 +175,14 @@ inline std::string dims_string(const TensorInfo& t) {
   }
   return s + (t.rank == 1 ? ",)" : ")");
 }
-inline const char* dtype_name(nnclient_dtype t) { return t == NNCLIENT_UINT8 ? "uint8" : "float32"; }
+inline const char* dtype_name(nnclient_dtype t) {
+  return t == NNCLIENT_UINT8 ? "uint8" : t == NNCLIENT_INT64 ? "int64" : "float32";
+}
 
 namespace detail {
-// The dtype a typed view of a tensor needs: float for float32, uint8_t (unsigned char) for uint8;
-// std::byte views any tensor as raw bytes. Any other T does not compile.
+// The dtype a typed view of a tensor needs: float for float32, uint8_t (unsigned char) for uint8,
+// int64_t for int64 (ArgMax indices); std::byte views any tensor as raw bytes. Any other T does
+// not compile.
 template <typename T>
 constexpr bool is_bytes() {
   return std::is_same_v<std::remove_cv_t<T>, std::byte>;
@@ -187,9 +190,10 @@ constexpr bool is_bytes() {
 template <typename T>
 constexpr nnclient_dtype dtype_of() {
   using U = std::remove_cv_t<T>;
-  static_assert(std::is_same_v<U, float> || std::is_same_v<U, uint8_t> || std::is_same_v<U, std::byte>,
-                "a tensor view is float (float32), uint8_t (uint8) or std::byte (raw bytes)");
-  return std::is_same_v<U, uint8_t> ? NNCLIENT_UINT8 : NNCLIENT_FLOAT32;
+  static_assert(std::is_same_v<U, float> || std::is_same_v<U, uint8_t> || std::is_same_v<U, int64_t> ||
+                    std::is_same_v<U, std::byte>,
+                "a tensor view is float (float32), uint8_t (uint8), int64_t (int64) or std::byte (raw bytes)");
+  return std::is_same_v<U, uint8_t> ? NNCLIENT_UINT8 : std::is_same_v<U, int64_t> ? NNCLIENT_INT64 : NNCLIENT_FLOAT32;
 }
 }  // namespace detail
 
@@ -288,7 +292,8 @@ class Request {
     throw Error(NNCLIENT_E_INVALID_ARGUMENT,
                 std::string(side) + " " + std::to_string(k) + " is " + dtype_name(actual) + ", not " +
                     dtype_name(detail::dtype_of<T>()) + ": ask for " + side + "<" +
-                    (actual == NNCLIENT_UINT8 ? "uint8_t" : "float") + ">(" + std::to_string(k) +
+                    (actual == NNCLIENT_UINT8 ? "uint8_t" : actual == NNCLIENT_INT64 ? "int64_t" : "float") + ">(" +
+                    std::to_string(k) +
                     ") (or std::byte for raw bytes); nothing is converted");
   }
 

@@ -159,14 +159,14 @@ static nnclient_status convert_info(nnclient_t* c, const struct nnd_ipc_model_in
     for (uint32_t k = 0; k < count; ++k) {
       const struct nnd_ipc_tensor_info* t = side == 0 ? &w->inputs[k] : &w->outputs[k];
       nnclient_tensor_info* o = side == 0 ? &info->inputs[k] : &info->outputs[k];
-      if (t->rank > NNCLIENT_MAX_RANK || t->dtype > 1) {
+      if (t->rank > NNCLIENT_MAX_RANK || t->dtype > 2) {
         return nnc_set_err(c, NNCLIENT_E_PROTOCOL, "model info: tensor %u has rank %u, dtype %u", k,
                        t->rank, t->dtype);
       }
       nnc_copy_name(o->name, t->name, sizeof o->name);
-      o->dtype = t->dtype == 1 ? NNCLIENT_UINT8 : NNCLIENT_FLOAT32;
+      o->dtype = t->dtype == 1 ? NNCLIENT_UINT8 : t->dtype == 2 ? NNCLIENT_INT64 : NNCLIENT_FLOAT32;
       o->rank = t->rank;
-      uint64_t bytes = o->dtype == NNCLIENT_UINT8 ? 1 : 4;
+      uint64_t bytes = o->dtype == NNCLIENT_UINT8 ? 1 : o->dtype == NNCLIENT_INT64 ? 8 : 4;
       for (uint32_t d = 0; d < t->rank; ++d) {
         if (t->dims[d] < 0 || __builtin_mul_overflow(bytes, (uint64_t)t->dims[d], &bytes)) {
           return nnc_set_err(c, NNCLIENT_E_PROTOCOL, "model info: bad dimension %lld",

@@ -277,7 +277,7 @@ NND_IPC_ASSERT_OFFSET(nnd_ipc_model_query, model, 8);
 
 struct nnd_ipc_tensor_info {
   char name[NND_IPC_MAX_NAME];
-  uint32_t dtype;            /* 0 float32, 1 uint8 */
+  uint32_t dtype;            /* 0 float32, 1 uint8, 2 int64 (an output: ArgMax indices) */
   uint32_t rank;
   int64_t dims[NND_IPC_MAX_RANK];  /* per sample, batch excluded */
 };

@@ -56,14 +56,14 @@ void warm_up_engine(Engine& e, const Graph& g) {
     views[i].dtype = v.dtype;
     views[i].data = in[i].data();
   }
-  std::vector<std::vector<float>> out(g.outputs.size());
-  std::vector<float*> ptrs(g.outputs.size());
+  std::vector<std::vector<int64_t>> out(g.outputs.size());  // 8 bytes per element: room for any dtype
+  std::vector<OutputView> outs(g.outputs.size());
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const Value& v = g.values[static_cast<size_t>(g.outputs[i])];
     out[i].resize(static_cast<size_t>(element_count(v.shape, v.name)));
-    ptrs[i] = out[i].data();
+    outs[i] = {output_view_dtype(v.dtype), out[i].data()};
   }
-  e.run(1, views, ptrs);
+  e.run(1, views, outs);
 }
 
 }  // namespace nnd

@@ -48,6 +48,10 @@ ModelInputs prepare_inputs(const Graph& g, const std::map<std::string, std::stri
     auto it = files.find(g.input_names[i]);
     if (it == files.end()) continue;
     NpyArray a = read_npy(it->second);
+    if (a.dtype != DType::kFloat32 && a.dtype != DType::kUInt8) {
+      throw Error(ErrorCode::kInvalidArgument, it->second + ": " + dtype_name(a.dtype) + " data; an input takes float32 "
+                                                            "or uint8 (camera bytes)");
+    }
     const Dims& want = g.values[g.inputs[i]].shape;
     Dims got_sample(a.shape.size() > 0 ? a.shape.begin() + 1 : a.shape.end(), a.shape.end());
     if (a.shape.empty() || got_sample != want) {
@@ -77,10 +81,20 @@ ModelInputs prepare_inputs(const Graph& g, const std::map<std::string, std::stri
   return in;
 }
 
-std::vector<float*> ModelOutputs::pointers() {
-  std::vector<float*> p;
-  for (auto& b : buffers) p.push_back(b.data());
-  return p;
+std::vector<OutputView> ModelOutputs::views() {
+  std::vector<OutputView> v;
+  for (size_t i = 0; i < dtypes.size(); ++i) {
+    v.push_back({dtypes[i], dtypes[i] == DType::kInt64 ? static_cast<void*>(indices[i].data()) : buffers[i].data()});
+  }
+  return v;
+}
+
+double ModelOutputs::value(size_t output, size_t k) const {
+  return dtypes[output] == DType::kInt64 ? static_cast<double>(indices[output][k]) : buffers[output][k];
+}
+
+size_t ModelOutputs::size(size_t output) const {
+  return dtypes[output] == DType::kInt64 ? indices[output].size() : buffers[output].size();
 }
 
 ModelOutputs allocate_outputs(const Graph& g, int64_t batch) {
@@ -88,7 +102,10 @@ ModelOutputs allocate_outputs(const Graph& g, int64_t batch) {
   out.batch = batch;
   for (ValueId v : g.outputs) {
     const int64_t n = checked_mul(batch, element_count(g.values[v].shape, "output"), "output");
-    out.buffers.emplace_back(static_cast<size_t>(n));
+    const DType t = output_view_dtype(g.values[v].dtype);
+    out.dtypes.push_back(t);
+    out.buffers.emplace_back(t == DType::kInt64 ? 0 : static_cast<size_t>(n));
+    out.indices.emplace_back(t == DType::kInt64 ? static_cast<size_t>(n) : 0);
   }
   return out;
 }
@@ -108,7 +125,8 @@ std::vector<std::string> write_outputs(const Graph& g, const ModelOutputs& out,
     const Dims& s = g.values[g.outputs[i]].shape;
     shape.insert(shape.end(), s.begin(), s.end());
     const std::string path = (std::filesystem::path(dir) / (file + ".npy")).string();
-    write_npy_f32(path, shape, out.buffers[i].data());
+    write_npy(path, shape, out.dtypes[i],
+              out.dtypes[i] == DType::kInt64 ? static_cast<const void*>(out.indices[i].data()) : out.buffers[i].data());
     paths.push_back(path);
   }
   return paths;

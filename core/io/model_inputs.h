@@ -35,15 +35,19 @@ struct ModelInputs {
 ModelInputs prepare_inputs(const Graph& g, const std::map<std::string, std::string>& files,
                            int64_t batch);
 
-// Output buffers for a run of `batch` samples, one per graph output.
+// Output buffers for a run of `batch` samples, one per graph output, in its dtype.
 struct ModelOutputs {
   int64_t batch = 1;
-  std::vector<std::vector<float>> buffers;
-  std::vector<float*> pointers();
+  std::vector<DType> dtypes;                  // per output: float32, or int64 (ArgMax indices)
+  std::vector<std::vector<float>> buffers;    // float32 outputs (empty for an int64 one)
+  std::vector<std::vector<int64_t>> indices;  // int64 outputs (empty for a float32 one)
+  std::vector<OutputView> views();            // for Engine::run
+  double value(size_t output, size_t k) const;  // element k of an output, whatever its dtype
+  size_t size(size_t output) const;             // elements of an output
 };
 ModelOutputs allocate_outputs(const Graph& g, int64_t batch);
 
-// Writes each output to DIR/<Keras output layer name>.npy (float32, batch first) and returns
+// Writes each output to DIR/<Keras output layer name>.npy (in its dtype, batch first) and returns
 // the paths written. Output names containing '/' are written with '_' instead.
 std::vector<std::string> write_outputs(const Graph& g, const ModelOutputs& out,
                                        const std::string& dir);

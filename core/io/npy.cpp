@@ -141,9 +141,12 @@ NpyArray parse_npy(const uint8_t* data, size_t size, const std::string& name) {
   } else if (descr == "|u1" || descr == "<u1" || descr == "u1") {
     arr.dtype = DType::kUInt8;
     elem_size = 1;
+  } else if (descr == "<i8") {
+    arr.dtype = DType::kInt64;
+    elem_size = 8;
   } else {
     throw Error(ErrorCode::kUnsupported, name + ": unsupported dtype '" + descr +
-                "'; nnd reads float32 ('<f4') or uint8 ('|u1') arrays");
+                "'; nnd reads float32 ('<f4'), uint8 ('|u1') or int64 ('<i8') arrays");
   }
   int64_t count = 1;
   for (int64_t d : arr.shape) count = checked_mul(count, d, name + ": shape " + dims_to_string(arr.shape));
@@ -169,7 +172,15 @@ NpyArray read_npy(const std::string& path) {
 }
 
 void write_npy_f32(const std::string& path, const std::vector<int64_t>& shape, const float* data) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+  write_npy(path, shape, DType::kFloat32, data);
+}
+
+void write_npy(const std::string& path, const std::vector<int64_t>& shape, DType dtype, const void* data) {
+  const char* descr = dtype == DType::kUInt8 ? "|u1" : dtype == DType::kInt64 ? "<i8" : "<f4";
+  if (dtype != DType::kFloat32 && dtype != DType::kUInt8 && dtype != DType::kInt64) {
+    throw Error(ErrorCode::kInternal, path + ": no .npy writer for " + std::string(dtype_name(dtype)));
+  }
+  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (";
   int64_t count = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     header += std::to_string(shape[i]);
@@ -190,7 +201,7 @@ void write_npy_f32(const std::string& path, const std::vector<int64_t>& shape, c
                          static_cast<char>(header.size() >> 8)};
   out.write(prefix, sizeof prefix);
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(count * 4));
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(count * static_cast<int64_t>(dtype_bytes(dtype))));
   if (!out) throw Error(ErrorCode::kIo, path + ": write failed");
 }
 

@@ -623,8 +623,9 @@ void Importer::set_outputs() {
     ValueId v = in_layout(s, onnx_order(s));
     const bool is_input = std::find(g_.inputs.begin(), g_.inputs.end(), v) != g_.inputs.end();
     const DType dtype = g_.values[static_cast<size_t>(v)].dtype;
-    if (!is_input && dtype != DType::kFloat32) {
-      // nnd's outputs are float32: an integer output is served as float32 holding its integers.
+    if (!is_input && dtype != DType::kFloat32 && dtype != DType::kInt64) {
+      // nnd's outputs are float32 or the int64 indices of an ArgMax: any other integer output is
+      // served as float32 holding its integers.
       const quant::QuantType t = dtype == DType::kInt8 ? quant::QuantType::kInt8 : dtype == DType::kUInt8 ? quant::QuantType::kUInt8 : quant::QuantType::kInt32;
       v = emit_internal(out.name(), DequantizeParams{quant::QuantParams::per_tensor(t, 1.0f, 0)}, {v});
     } else if (is_input || used.count(v)) {

@@ -114,10 +114,18 @@ void lower_cast(Importer& im, const Node_& node, Attributes& a) {
     im.set_constant(node, 0, fold_cast(*s.constant, is_integer_type(to), im.context()));
     return;
   }
+  const Value& v = im.graph_value(s.value);
+  if (v.dtype == DType::kInt64) {  // the indices of an ArgMax (no other layer makes int64)
+    if (to == onnx::TensorProto_DataType_INT64) {
+      im.alias(node, 0, s, s.perm);
+      return;
+    }
+    im.fail(ErrorCode::kUnsupported, "cast of the int64 indices of an ArgMax to type " + std::to_string(to) +
+                                         ": nnd serves the indices only as an int64 graph output");
+  }
   if (to != onnx::TensorProto_DataType_FLOAT) {
     im.fail(ErrorCode::kUnsupported, "cast of a computed tensor to type " + std::to_string(to) + " (only to float is supported)");
   }
-  const Value& v = im.graph_value(s.value);
   if (v.dtype != DType::kFloat32 && v.producer != kNoNode) {
     // An integer layer's output (int32 accumulator, int8, uint8) as float: its integers.
     const quant::QuantType t = v.dtype == DType::kInt8 ? quant::QuantType::kInt8 : v.dtype == DType::kUInt8 ? quant::QuantType::kUInt8 : quant::QuantType::kInt32;

@@ -164,9 +164,57 @@ void lower_reduce(Importer& im, const Node_& node, Attributes& a) {
   emit_steps(im, node, 0, result, v, std::move(steps));
 }
 
+// ArgMax / ArgMin along one non-batch axis: int64 indices, served as a graph output (shape
+// inference refuses them as any layer's input, so no layout change may follow). The result keeps
+// x's layout with the axis dropped, or kept (length 1) where it stands in ONNX order among the
+// axes after it: a channels-last NCHW input gives its [N, 1, H, W] indices without a transpose.
+// Where that is not the ONNX order of the result, x is put in ONNX order first.
+void lower_arg_max(Importer& im, const Node_& node, Attributes& a) {
+  Symbol& x = im.dynamic_input(node, 0);
+  const int axis = static_cast<int>(im.onnx_axis(x, a.i("axis", 0)));
+  const bool keepdims = a.i("keepdims", 1) != 0;
+  ArgMaxParams p;
+  p.smallest = node.op_type() == "ArgMin";
+  p.select_last_index = a.i("select_last_index", 0) != 0;
+  const int batch = x.perm[0];
+  if (batch == axis) im.fail(ErrorCode::kUnsupported, "the index along the batch axis is not supported");
+  const auto renumber = [&](int ax) { return ax == kBatchOutside || ax < axis ? ax : ax - 1; };
+  // The result's layout when x has layout `in` (and where the kept axis of length 1 goes).
+  const auto result_layout = [&](const Perm& in, int* keep_at) {
+    Perm kept;  // the other ONNX axes in x's IR order
+    for (size_t j = 1; j < in.size(); ++j) {
+      if (in[j] != axis) kept.push_back(in[j]);
+    }
+    Perm out{batch};
+    if (keepdims) {
+      size_t at = 0;  // before the first kept axis that follows it in ONNX order
+      while (at < kept.size() && kept[at] < axis) ++at;
+      *keep_at = static_cast<int>(at);
+      kept.insert(kept.begin() + static_cast<std::ptrdiff_t>(at), axis);
+      out.insert(out.end(), kept.begin(), kept.end());
+    } else {
+      out = {renumber(batch)};
+      for (int ax : kept) out.push_back(renumber(ax));
+    }
+    return out;
+  };
+  const Perm ordered = keepdims ? batch_front_perm(x.rank(), batch) : batch_front_perm(x.rank() - 1, renumber(batch));
+  Perm in_perm = x.perm;
+  Perm perm = result_layout(in_perm, &p.keep_at);
+  if (perm != ordered) {
+    in_perm = onnx_order(x);
+    perm = result_layout(in_perm, &p.keep_at);
+  }
+  const ValueId in = im.in_layout(x, in_perm);
+  p.axis = static_cast<int>(std::find(in_perm.begin() + 1, in_perm.end(), axis) - in_perm.begin()) - 1;
+  im.emit(node, 0, p, {in}, perm);
+}
+
 }  // namespace
 
 void add_pool_lowerings(LoweringTable& t) {
+  t.add("ArgMax", lower_arg_max);
+  t.add("ArgMin", lower_arg_max);
   t.add("AveragePool", lower_pool);
   t.add("GlobalAveragePool", lower_global_pool);
   t.add("GlobalMaxPool", lower_global_pool);

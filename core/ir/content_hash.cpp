@@ -76,6 +76,7 @@ struct WeightsOf {
   List operator()(const ConcatParams&) const { return {}; }
   List operator()(const ResizeParams&) const { return {}; }
   List operator()(const GatherParams&) const { return {}; }
+  List operator()(const ArgMaxParams&) const { return {}; }
   List operator()(const MatMulParams&) const { return {}; }
   List operator()(const ConstantParams& p) const { return {&p.value}; }
   // Quantized kinds: no float weights; their integers and quantization parameters are hashed by

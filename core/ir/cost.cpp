@@ -92,6 +92,7 @@ struct ParameterCounter {
   int64_t operator()(const ConcatParams&) const { return 0; }
   int64_t operator()(const ResizeParams&) const { return 0; }
   int64_t operator()(const GatherParams&) const { return 0; }
+  int64_t operator()(const ArgMaxParams&) const { return 0; }
   int64_t operator()(const MatMulParams&) const { return 0; }  // both operands are computed
   int64_t operator()(const ConstantParams& p) const { return wsize(p.value); }
   int64_t operator()(const QuantizeParams&) const { return 0; }
@@ -172,6 +173,8 @@ class FlopCounter {
   int64_t operator()(const CroppingParams&) const { return 0; }
   int64_t operator()(const ConcatParams&) const { return 0; }
   int64_t operator()(const GatherParams&) const { return 0; }
+  // One comparison per input element.
+  int64_t operator()(const ArgMaxParams&) const { return count(in_shape(0)); }
   // One multiply-add (2) per output element and step of the shared axis K.
   int64_t operator()(const MatMulParams&) const { return sat_mul(sat_mul(2, in_shape(0).back()), out_); }
   int64_t operator()(const ConstantParams&) const { return 0; }  // a copy

@@ -158,6 +158,11 @@ class ParamsDescriber {
     o_ << " units " << p.units;
     integer_layer(p);
   }
+  void operator()(const ArgMaxParams& p) const {
+    o_ << (p.smallest ? " min" : " max") << " axis " << p.axis;
+    if (p.keep_at >= 0) o_ << " kept at " << p.keep_at;
+    if (p.select_last_index) o_ << " last_index";
+  }
   void operator()(const GatherParams& p) const {
     o_ << " axis " << p.axis << " indices ";
     list(o_, p.indices);

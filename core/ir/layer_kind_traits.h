@@ -63,6 +63,7 @@ NND_LAYER_KIND(ConcatParams, "Concat");
 NND_LAYER_KIND(RecurrentParams, "Recurrent");
 NND_LAYER_KIND(ResizeParams, "Resize");
 NND_LAYER_KIND(GatherParams, "Gather");
+NND_LAYER_KIND(ArgMaxParams, "ArgMax");
 NND_LAYER_KIND(MatMulParams, "MatMul");
 NND_LAYER_KIND(ConstantParams, "Constant");
 NND_LAYER_KIND(QuantizeParams, "Quantize");

@@ -276,6 +276,20 @@ struct GatherParams {
   std::vector<int64_t> indices;  // each in [0, input length along `axis`)
 };
 
+// ArgMax / ArgMin (ONNX): the index of the largest (smallest) element along a per-sample axis; on
+// ties the first, or the last with select_last_index. A NaN compares false (it is chosen only
+// where it is the first element). The output is int64 and is served only as a graph output:
+// shape inference refuses an int64 tensor as any layer's input.
+struct ArgMaxParams {
+  int axis = 0;                    // per-sample axis, 0-based (the batch is not counted)
+  // Where the reduced axis stays, of length 1, among the output's per-sample axes (-1: dropped).
+  // Any position holds the same elements in the same order; a loader puts it where the file's
+  // layout has it.
+  int keep_at = -1;
+  bool smallest = false;           // ArgMin
+  bool select_last_index = false;
+};
+
 // MatMul: the matrix product of two computed tensors per sample (attention's Q·Kᵀ and
 // weights·V). Inputs a (..., M, K) and b (..., K, N) of one rank >= 2 per sample; the leading
 // axes pair up, each equal or 1 (broadcast); the output is (..., M, N). A product with a constant
@@ -440,7 +454,7 @@ using LayerParams =
                  PoolParams, GlobalPoolParams, FlattenParams, ReshapeParams, PermuteParams,
                  RepeatVectorParams, IdentityParams, ZeroPaddingParams, CroppingParams,
                  UpSamplingParams, MergeParams, ConcatParams, RecurrentParams, ResizeParams,
-                 GatherParams, MatMulParams, ConstantParams, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>;
+                 GatherParams, ArgMaxParams, MatMulParams, ConstantParams, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>;
 
 // Short name of the IR kind held by `p` ("Dense", "Conv", "Pool", ...), for logs and dumps. A new
 // kind also needs its traits, cost, dump and reference implementation: core/ir/layer_kind_traits.h.

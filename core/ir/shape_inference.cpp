@@ -94,6 +94,13 @@ class NodeInference {
   }
 
   void check_input_dtypes() const {
+    for (ValueId id : n_.inputs) {
+      const Value& v = g_.values[static_cast<size_t>(id)];
+      if (v.dtype == DType::kInt64) {
+        fail(ErrorCode::kUnsupported, "input dtype", "input '" + v.name + "' holds the int64 indices of an ArgMax, "
+                                                     "which nnd serves only as a graph output");
+      }
+    }
     if (moves_data_only()) return;
     const std::optional<DType> integer = integer_input_dtype();
     for (size_t i = 0; i < n_.inputs.size(); ++i) {
@@ -111,6 +118,7 @@ class NodeInference {
   }
 
   DType output_dtype() const {
+    if (std::holds_alternative<ArgMaxParams>(n_.params)) return DType::kInt64;
     if (const auto* q = std::get_if<QuantizeParams>(&n_.params)) return quant_dtype(q->output.type);
     if (const auto* c = std::get_if<QConvParams>(&n_.params)) return quant_dtype(c->out.output.type);
     if (const auto* m = std::get_if<QDenseParams>(&n_.params)) return quant_dtype(m->out.output.type);
@@ -620,6 +628,20 @@ class NodeInference {
     out[static_cast<size_t>(p.axis)] = static_cast<int64_t>(p.indices.size());
     int64_t size = 1;
     for (int64_t d : out) size = checked_mul(size, d, what("indices"));
+    return out;
+  }
+
+  Dims infer(ArgMaxParams& p) {
+    const Dims& s = single_input(0, "ArgMax");
+    if (p.axis < 0 || p.axis >= static_cast<int>(s.size())) {
+      fail("axis", num(p.axis) + " is not a per-sample axis of an input of rank " + num(static_cast<int64_t>(s.size())));
+    }
+    Dims out = s;
+    out.erase(out.begin() + p.axis);
+    if (p.keep_at > static_cast<int>(out.size())) {
+      fail("keep_at", num(p.keep_at) + " is past the output's " + num(static_cast<int64_t>(out.size()) + 1) + " axes");
+    }
+    if (p.keep_at >= 0) out.insert(out.begin() + p.keep_at, 1);
     return out;
   }
 

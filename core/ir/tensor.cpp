@@ -10,8 +10,20 @@ const char* dtype_name(DType t) {
     case DType::kUInt8: return "uint8";
     case DType::kInt8: return "int8";
     case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
   }
   return "?";
+}
+
+size_t dtype_bytes(DType t) {
+  switch (t) {
+    case DType::kUInt8:
+    case DType::kInt8: return 1;
+    case DType::kFloat32:
+    case DType::kInt32: return 4;
+    case DType::kInt64: return 8;
+  }
+  return 4;
 }
 
 std::string dims_to_string(const Dims& d) {

@@ -1,6 +1,7 @@
 // Element types, per-sample shapes and weight tensors of the graph IR.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -12,11 +13,14 @@ namespace nnd {
 // of int8 graphs (docs/int8.md): int8 / uint8 outputs of Quantize and of the integer layers
 // (QConv, QDense), and int32 accumulators (ConvInteger, MatMulInteger). A graph input may be fed
 // as uint8: camera bytes, which float layers read as float32 0..255, and integer layers as the
-// quantized integers they are. Graph outputs are float32 (an integer output is served as float32
-// holding its integers).
-enum class DType : uint8_t { kFloat32, kUInt8, kInt8, kInt32 };
+// quantized integers they are. Graph outputs are float32 (an integer output of an int8 graph is
+// served as float32 holding its integers), except the int64 indices of ArgMax (a classifier's
+// label), which only a graph output may hold.
+enum class DType : uint8_t { kFloat32, kUInt8, kInt8, kInt32, kInt64 };
 
-const char* dtype_name(DType t);  // "float32", "uint8", "int8", "int32"
+const char* dtype_name(DType t);  // "float32", "uint8", "int8", "int32", "int64"
+// Bytes of one element: 4, 1, 1, 4, 8.
+size_t dtype_bytes(DType t);
 
 // Shape of ONE sample, batch axis excluded, channels last (NHWC without N). A Conv2D input is
 // {H, W, C}; a Conv1D input {steps, C}; a Dense input {..., features}.

@@ -21,9 +21,11 @@
 #include <type_traits>
 #include <variant>
 
+#include "core/ir/arg_max.h"
 #include "core/ir/content_hash.h"
 #include "core/ir/cost.h"
 #include "core/ir/shape_inference.h"
+#include "core/jit/index_outputs.h"
 #include "core/jit/isa_calibration_cache.h"
 #include "core/jit/isa_calibration_standin.h"
 #include "core/jit/kernel_helpers.h"
@@ -70,6 +72,8 @@ class Arena {
   std::vector<const void*> in_ptrs;  // all steps' input pointer arrays, back to back
   std::vector<InputView> chunk_in;   // the current chunk's inputs and outputs (run_chunk)
   std::vector<float*> chunk_out;
+  std::vector<int64_t*> chunk_indices;  // per index output (index_outputs.h): the caller's indices
+  std::vector<std::vector<float>> index_in;  // per index output: the chunk's float input to it
   int64_t capacity_batch = 0;
   std::vector<const void*> part_ptrs;  // split calls: per participant, one step's input pointers
   // Split calls: per phase, bands claimed and bands done (SplitCall).
@@ -98,6 +102,11 @@ class JitEngineImpl final : public JitEngine {
     } else {
       passes::make_required_pipeline(dump_dir_).run(g_);
     }
+    // ArgMax outputs are computed after the kernels from a float output of the body.
+    IndexSplit split = split_index_outputs(g_);
+    g_ = std::move(split.body);
+    whole_ = std::move(split.whole);
+    index_outputs_ = std::move(split.outputs);
     lower();
     plan_memory();
     plan_chunks(config.chunk_bytes);
@@ -110,28 +119,26 @@ class JitEngineImpl final : public JitEngine {
       group_arenas_.push_back(new_arena());
       group_arenas_.back()->storage.assign(static_cast<size_t>(arena_floats_ * chunk_samples_ + 16), arena_fill_);
       group_arenas_.back()->capacity_batch = chunk_samples_;
+      size_index_inputs(*group_arenas_.back(), chunk_samples_);
     }
     if (!dump_dir_.empty()) write_plan();
   }
 
-  void run(int64_t batch, std::span<const InputView> inputs, std::span<float* const> outputs) override {
+  const Graph& graph() const override { return whole_; }
+
+ protected:
+  void run_views(int64_t batch, std::span<const InputView> inputs, std::span<const OutputView> outputs) override {
     if (batch < 1) throw Error(ErrorCode::kInvalidArgument, "jit engine: batch must be >= 1, got " + std::to_string(batch));
     if (inputs.size() != g_.inputs.size()) {
       throw Error(ErrorCode::kInvalidArgument, "jit engine: " + g_.source + " has " + std::to_string(g_.inputs.size()) + " input(s), got " +
                   std::to_string(inputs.size()));
     }
-    if (outputs.size() != g_.outputs.size()) {
-      throw Error(ErrorCode::kInvalidArgument, "jit engine: " + g_.source + " has " + std::to_string(g_.outputs.size()) + " output(s), got " +
-                  std::to_string(outputs.size()));
-    }
+    check_output_views(whole_, outputs, "jit engine");
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i].data) throw Error(ErrorCode::kInvalidArgument, "jit engine: input " + std::to_string(i) + " is null");
       if (inputs[i].dtype != DType::kFloat32 && inputs[i].dtype != DType::kUInt8) {
         throw Error(ErrorCode::kInvalidArgument, "jit engine: input " + std::to_string(i) + " has an unknown dtype");
       }
-    }
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      if (!outputs[i]) throw Error(ErrorCode::kInvalidArgument, "jit engine: output " + std::to_string(i) + " is null");
     }
     // A batch of at least one sample per participant, each share worth a split: the participants
     // claim groups of samples and run the whole network on them, with no hand-off between layers.
@@ -147,16 +154,18 @@ class JitEngineImpl final : public JitEngine {
     release(std::move(arena));
   }
 
+ public:
   // Runs samples [first, first + count) of the call's inputs into its outputs, in chunks of
   // chunk_samples_ samples: each runs layer by layer over its samples, so the activations of a
   // chunk stay in cache (plan_chunks).
   void run_samples(Arena& arena, int64_t first_sample, int64_t count, std::span<const InputView> inputs,
-                   std::span<float* const> outputs) const {
+                   std::span<const OutputView> outputs) const {
     const int64_t chunk = std::min(count, chunk_samples_);
     checked_mul(chunk, arena_floats_ + 16, "jit engine: arena size for the batch");
     if (arena.capacity_batch < chunk) {
       arena.storage.assign(static_cast<size_t>(arena_floats_ * chunk + 16), arena_fill_);
       arena.capacity_batch = chunk;
+      size_index_inputs(arena, chunk);
     }
     for (int64_t first = first_sample; first < first_sample + count; first += chunk) {
       const int64_t n = std::min(chunk, first_sample + count - first);
@@ -165,8 +174,26 @@ class JitEngineImpl final : public JitEngine {
         arena.chunk_in[i] = {inputs[i].dtype, static_cast<const char*>(inputs[i].data) +
                                                   first * in_count_[i] * bytes};
       }
-      for (size_t i = 0; i < outputs.size(); ++i) arena.chunk_out[i] = outputs[i] + first * out_count_[i];
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        if (outputs[i].dtype == DType::kFloat32) arena.chunk_out[i] = static_cast<float*>(outputs[i].data) + first * out_count_[i];
+      }
+      for (size_t k = 0; k < index_outputs_.size(); ++k) {
+        const IndexOutput& o = index_outputs_[k];
+        arena.chunk_out[static_cast<size_t>(o.slot)] = arena.index_in[k].data();
+        arena.chunk_indices[k] = static_cast<int64_t*>(outputs[static_cast<size_t>(o.slot)].data) + first * o.out_count;
+      }
       run_chunk(arena, n);
+      for (size_t k = 0; k < index_outputs_.size(); ++k) {
+        const IndexOutput& o = index_outputs_[k];
+        arg_max(o.params, o.in_shape, n, arena.index_in[k].data(), arena.chunk_indices[k]);
+      }
+    }
+  }
+
+  // An arena's float inputs of the index outputs, for `chunk` samples.
+  void size_index_inputs(Arena& arena, int64_t chunk) const {
+    for (size_t k = 0; k < index_outputs_.size(); ++k) {
+      arena.index_in[k].assign(static_cast<size_t>(checked_mul(chunk, index_outputs_[k].in_count, "jit engine: index output")), 0.0f);
     }
   }
 
@@ -180,7 +207,7 @@ class JitEngineImpl final : public JitEngine {
     const JitEngineImpl* engine;
     int64_t batch, group;
     std::span<const InputView> inputs;
-    std::span<float* const> outputs;
+    std::span<const OutputView> outputs;
     std::atomic<int64_t> next;
     static void job(void* ctx, int p) {
       auto& c = *static_cast<SampleGroups*>(ctx);
@@ -287,7 +314,6 @@ class JitEngineImpl final : public JitEngine {
     }
   };
 
-  const Graph& graph() const override { return g_; }
   int threads() const override { return workers_ ? workers_->participants() : 1; }
   std::string name() const override { return std::string("jit-") + isa_id(isa_); }
   Isa isa() const override { return isa_; }
@@ -462,6 +488,8 @@ class JitEngineImpl final : public JitEngine {
     a->in_ptrs.assign(in_ptr_count_ + 1, nullptr);
     a->chunk_in.assign(g_.inputs.size(), InputView{});
     a->chunk_out.assign(g_.outputs.size(), nullptr);
+    a->chunk_indices.assign(index_outputs_.size(), nullptr);
+    a->index_in.resize(index_outputs_.size());
     if (workers_) {
       a->part_ptrs.assign(static_cast<size_t>(workers_->participants()) * max_step_inputs_ + 1, nullptr);
       a->phase_claimed = std::make_unique<std::atomic<int>[]>(phases_.size());
@@ -487,7 +515,9 @@ class JitEngineImpl final : public JitEngine {
 
  private:
 
-  Graph g_;
+  Graph g_;      // what the kernels compute: the graph after the passes, without its ArgMax outputs
+  Graph whole_;  // graph(): g_'s nodes, then the ArgMax nodes (index_outputs.h)
+  std::vector<IndexOutput> index_outputs_;
   CpuFeatures features_;
   Isa isa_;
   IsaSelection selection_;
@@ -532,8 +562,8 @@ struct SyntheticIo {
   std::vector<std::vector<float>> f32;
   std::vector<std::vector<uint8_t>> u8;
   std::vector<InputView> in;
-  std::vector<std::vector<float>> out;
-  std::vector<float*> out_ptrs;
+  std::vector<std::vector<int64_t>> out;  // 8 bytes per element: room for any output dtype
+  std::vector<OutputView> out_ptrs;
 
   SyntheticIo(const Graph& g, int64_t batch) {
     uint32_t state = 0x9E3779B9u;
@@ -561,7 +591,7 @@ struct SyntheticIo {
     for (ValueId id : g.outputs) {
       const Value& v = g.values[static_cast<size_t>(id)];
       out.emplace_back(static_cast<size_t>(checked_mul(batch, element_count(v.shape, v.name), "isa calibration output")));
-      out_ptrs.push_back(out.back().data());
+      out_ptrs.push_back({v.dtype, out.back().data()});
     }
   }
 };
@@ -680,6 +710,7 @@ std::vector<UnsupportedLayer> jit_unsupported_layers(const Graph& graph) {
     Graph expanded = g;
     try {
       passes::make_required_pipeline("").run(expanded);
+      expanded = split_index_outputs(expanded).body;
       LowerContext cx(expanded, all_isas().back(), MathMode::kExact);
       cx.unsupported = &missing;
       lower_graph(cx);

@@ -72,7 +72,9 @@ nnd_tensor_info_t tensor_info(const nnd::Graph& g, nnd::ValueId id, const std::s
   nnd_tensor_info_t t;
   std::memset(&t, 0, sizeof t);
   t.struct_size = sizeof t;
-  t.dtype = v.dtype == nnd::DType::kUInt8 ? NND_UINT8 : NND_FLOAT32;
+  // What a caller passes or gets: a uint8 input as such, an output as the engine writes it.
+  const nnd::DType served = v.dtype == nnd::DType::kUInt8 ? v.dtype : nnd::output_view_dtype(v.dtype);
+  t.dtype = served == nnd::DType::kUInt8 ? NND_UINT8 : served == nnd::DType::kInt64 ? NND_INT64 : NND_FLOAT32;
   t.name = name.c_str();
   if (v.shape.size() > NND_MAX_RANK) {
     throw nnd::Error(nnd::ErrorCode::kLimit, "tensor '" + name + "' has rank " +
@@ -82,7 +84,7 @@ nnd_tensor_info_t tensor_info(const nnd::Graph& g, nnd::ValueId id, const std::s
   t.rank = static_cast<uint32_t>(v.shape.size());
   for (size_t d = 0; d < v.shape.size(); ++d) t.dims[d] = v.shape[d];
   t.sample_elements = static_cast<uint64_t>(nnd::element_count(v.shape, name));
-  t.sample_bytes = t.sample_elements * (t.dtype == NND_UINT8 ? 1u : 4u);
+  t.sample_bytes = t.sample_elements * nnd::dtype_bytes(served);
   return t;
 }
 
@@ -242,11 +244,11 @@ nnd_status nnd_model_run(nnd_model_t* model, uint32_t batch, const void* const* 
   // Views on the stack for the usual few tensors (no allocation per run), on the heap beyond.
   constexpr size_t kStack = 8;
   nnd::InputView in_stack[kStack];
-  float* out_stack[kStack];
+  nnd::OutputView out_stack[kStack];
   std::vector<nnd::InputView> in_heap;
-  std::vector<float*> out_heap;
+  std::vector<nnd::OutputView> out_heap;
   nnd::InputView* in = in_stack;
-  float** out = out_stack;
+  nnd::OutputView* out = out_stack;
   return guarded("nnd_model_run", [&] {
     if (n_in > kStack) {
       in_heap.resize(n_in);
@@ -265,9 +267,10 @@ nnd_status nnd_model_run(nnd_model_t* model, uint32_t batch, const void* const* 
       if (!outputs[k]) {
         return fail(NND_E_INVALID_ARGUMENT, "nnd_model_run: outputs[" + std::to_string(k) + "] is NULL");
       }
-      out[k] = static_cast<float*>(outputs[k]);
+      out[k].dtype = model->outputs[k].dtype == NND_INT64 ? nnd::DType::kInt64 : nnd::DType::kFloat32;
+      out[k].data = outputs[k];
     }
-    model->engine->run(batch, std::span<const nnd::InputView>(in, n_in), std::span<float* const>(out, n_out));
+    model->engine->run(batch, std::span<const nnd::InputView>(in, n_in), std::span<const nnd::OutputView>(out, n_out));
     return NND_OK;
   });
 }

@@ -18,7 +18,7 @@
  * Tensors are dense, batch-major, channels-last arrays: input k of a run holds `batch` samples of
  * the shape nnd_model_input reports, in that input's dtype (float32, or uint8 when the options
  * say `inputs.NAME = uint8`, converted to float32 inside the engine); outputs are in the dtype
- * nnd_model_output reports (float32).
+ * nnd_model_output reports (float32; int64 for the indices of an ONNX ArgMax/ArgMin).
  *
  * Threads: nnd_model_run may be called from several threads at once on the same model (each call
  * with its own buffers); the results do not depend on it. Everything else about a model
@@ -74,7 +74,7 @@ typedef enum nnd_status {
 typedef enum nnd_dtype {
   NND_FLOAT32 = 0,
   NND_UINT8 = 1,
-  NND_INT64 = 2 /* integer outputs (an index, e.g. ArgMax); not produced by this version */
+  NND_INT64 = 2 /* an output of indices: an ONNX ArgMax / ArgMin (a classifier's label) */
 } nnd_dtype;
 
 #define NND_MAX_RANK 8

@@ -27,7 +27,7 @@ bool is_identity_node(const Graph& g, const Node& n) {
           KindsReturning<false, DenseParams, ConvParams, DepthwiseConvParams, SeparableConvParams,
                          ConvTransposeParams, BatchNormParams, LayerNormParams, ReluParams, EluParams,
                          ThresholdedReluParams, PReluParams, SoftmaxParams, PoolParams, GlobalPoolParams,
-                         RecurrentParams, MatMulParams>{},
+                         RecurrentParams, MatMulParams, ArgMaxParams>{},
           // Ignores its input.
           KindsReturning<false, ConstantParams>{},
           // Quantized kinds change the element type.

@@ -81,7 +81,9 @@ using NoFold = KindsReturning<false, BatchNormParams, LayerNormParams, Activatio
                               ZeroPaddingParams, CroppingParams, UpSamplingParams, MergeParams, ConcatParams,
                               RecurrentParams, ResizeParams, GatherParams, MatMulParams, ConstantParams,
                               // integer weights: a float affine does not fold into them exactly
-                              QuantizeParams, DequantizeParams, QConvParams, QDenseParams>;
+                              QuantizeParams, DequantizeParams, QConvParams, QDenseParams,
+                              // int64 indices
+                              ArgMaxParams>;
 
 // Backward fold of BN `bn` into producer node p; false when p is not a foldable kind. Every kind
 // decides.

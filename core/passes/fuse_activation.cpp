@@ -30,7 +30,8 @@ std::optional<ActivationKind> activation_of_node(const Node& n) {
                          ConvTransposeParams, BatchNormParams, LayerNormParams, PoolParams, GlobalPoolParams,
                          FlattenParams, ReshapeParams, PermuteParams, RepeatVectorParams, IdentityParams,
                          ZeroPaddingParams, CroppingParams, UpSamplingParams, MergeParams, ConcatParams,
-                         RecurrentParams, ResizeParams, GatherParams, MatMulParams, ConstantParams>{},
+                         RecurrentParams, ResizeParams, GatherParams, MatMulParams, ConstantParams,
+                         ArgMaxParams>{},
           // Quantized kinds: an integer layer's activation is a clamp of its integers, made by the
           // loader; none of them is a float activation.
           KindsReturningDefault<Result, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>{},
@@ -71,8 +72,8 @@ bool fuse_into(const Graph& g, Node& p, ActivationKind act) {
                          UpSamplingParams, MergeParams, ConcatParams, ResizeParams, GatherParams, MatMulParams,
                          ConstantParams>{},
           // Quantized kinds: a float activation after them reads a float32 value, which an
-          // integer layer does not produce (Dequantize has no epilogue either).
-          KindsReturning<false, QuantizeParams, DequantizeParams, QConvParams, QDenseParams>{},
+          // integer layer does not produce (Dequantize has no epilogue either); nor does ArgMax.
+          KindsReturning<false, QuantizeParams, DequantizeParams, QConvParams, QDenseParams, ArgMaxParams>{},
       },
       p.params);
 }

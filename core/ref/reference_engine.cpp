@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/ir/arg_max.h"
 #include "core/ir/layer_kind_traits.h"
 #include "core/ir/shape_inference.h"
 #include "core/ref/ref_ops.h"
@@ -52,6 +53,11 @@ class ReferenceOp {
   Tensor operator()(const ZeroPaddingParams& p) const { return ref::zero_padding(p, x_, out_); }
   Tensor operator()(const CroppingParams& p) const { return ref::cropping(p, x_, out_); }
   Tensor operator()(const GatherParams& p) const { return ref::gather(p, x_, out_); }
+  Tensor operator()(const ArgMaxParams& p) const {
+    Tensor y(out_, x_.batch);
+    arg_max(p, x_.shape, x_.batch, x_.data.data(), y.data.data());
+    return y;
+  }
   Tensor operator()(const UpSamplingParams& p) const { return ref::upsampling(p, x_, out_); }
   Tensor operator()(const ResizeParams& p) const { return ref::resize(p, x_, out_); }
   Tensor operator()(const MergeParams& p) const { return ref::merge(p, in_, out_); }
@@ -109,24 +115,22 @@ class ReferenceEngine final : public Engine {
     for (ValueId v : g_.outputs) last_use_[v] = static_cast<int64_t>(g_.nodes.size());
   }
 
-  void run(int64_t batch, std::span<const InputView> inputs, std::span<float* const> outputs) override {
+  const Graph& graph() const override { return g_; }
+  std::string name() const override { return "reference"; }
+
+ protected:
+  void run_views(int64_t batch, std::span<const InputView> inputs, std::span<const OutputView> outputs) override {
     if (batch < 1) throw Error(ErrorCode::kInvalidArgument, "reference engine: batch must be >= 1, got " + std::to_string(batch));
     if (inputs.size() != g_.inputs.size()) {
       throw Error(ErrorCode::kInvalidArgument, "reference engine: " + g_.source + " has " + std::to_string(g_.inputs.size()) +
                   " input(s), got " + std::to_string(inputs.size()));
     }
-    if (outputs.size() != g_.outputs.size()) {
-      throw Error(ErrorCode::kInvalidArgument, "reference engine: " + g_.source + " has " + std::to_string(g_.outputs.size()) +
-                  " output(s), got " + std::to_string(outputs.size()));
-    }
+    check_output_views(g_, outputs, "reference engine");
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i].data) throw Error(ErrorCode::kInvalidArgument, "reference engine: input " + std::to_string(i) + " is null");
       if (inputs[i].dtype != DType::kFloat32 && inputs[i].dtype != DType::kUInt8) {
         throw Error(ErrorCode::kInvalidArgument, "reference engine: input " + std::to_string(i) + " has an unknown dtype");
       }
-    }
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      if (!outputs[i]) throw Error(ErrorCode::kInvalidArgument, "reference engine: output " + std::to_string(i) + " is null");
     }
     // The tensor's name goes into the message only on failure: no string is built per call.
     for (const Value& v : g_.values) {
@@ -159,12 +163,15 @@ class ReferenceEngine final : public Engine {
     }
     for (size_t i = 0; i < outputs.size(); ++i) {
       const Tensor& y = t[g_.outputs[i]];
-      for (size_t k = 0; k < y.data.size(); ++k) outputs[i][k] = static_cast<float>(y.data[k]);
+      if (outputs[i].dtype == DType::kInt64) {
+        auto* out = static_cast<int64_t*>(outputs[i].data);
+        for (size_t k = 0; k < y.data.size(); ++k) out[k] = static_cast<int64_t>(y.data[k]);
+      } else {
+        auto* out = static_cast<float*>(outputs[i].data);
+        for (size_t k = 0; k < y.data.size(); ++k) out[k] = static_cast<float>(y.data[k]);
+      }
     }
   }
-
-  const Graph& graph() const override { return g_; }
-  std::string name() const override { return "reference"; }
 
  private:
   Graph g_;

@@ -13,12 +13,12 @@ BatchOutcome BatchRunner::run(Engine& engine, const ModelIo& io, std::span<const
   const DataLayout& l0 = *parts[0].layout;
   const size_t ni = l0.num_inputs, no = l0.num_outputs;
   std::array<InputView, NND_IPC_MAX_TENSORS> inputs;
-  std::array<float*, NND_IPC_MAX_TENSORS> outputs;
+  std::array<OutputView, NND_IPC_MAX_TENSORS> outputs;
   const bool single = parts.size() == 1;
   if (single) {
     const BatchPart& p = parts[0];
     for (size_t k = 0; k < ni; ++k) inputs[k] = {io.input_dtypes[k], p.data + p.layout->in_off[k]};
-    for (size_t k = 0; k < no; ++k) outputs[k] = reinterpret_cast<float*>(p.data + p.layout->out_off[k]);
+    for (size_t k = 0; k < no; ++k) outputs[k] = {io.output_dtypes[k], p.data + p.layout->out_off[k]};
   } else {
     for (size_t k = 0; k < ni; ++k) {
       auto& buf = in_[k];
@@ -31,14 +31,14 @@ BatchOutcome BatchRunner::run(Engine& engine, const ModelIo& io, std::span<const
       inputs[k] = {io.input_dtypes[k], buf.data()};
     }
     for (size_t k = 0; k < no; ++k) {
-      out_[k].resize(uint64_t{out.samples} * io.output_sample_bytes[k] / sizeof(float));
-      outputs[k] = out_[k].data();
+      out_[k].resize((uint64_t{out.samples} * io.output_sample_bytes[k] + sizeof(float) - 1) / sizeof(float));
+      outputs[k] = {io.output_dtypes[k], out_[k].data()};
     }
   }
   out.start_ns = mono_ns();
   try {
     engine.run(out.samples, std::span<const InputView>(inputs.data(), ni),
-               std::span<float* const>(outputs.data(), no));
+               std::span<const OutputView>(outputs.data(), no));
   } catch (const std::exception& e) {
     out.status = NND_IPC_E_INTERNAL;
     out.error = e.what();

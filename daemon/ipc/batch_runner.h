@@ -29,7 +29,8 @@ namespace nnd::daemon::ipc {
 struct ModelIo {
   std::span<const DType> input_dtypes;          // per graph input
   std::span<const size_t> input_sample_bytes;   // per graph input
-  std::span<const size_t> output_sample_bytes;  // per graph output (float32)
+  std::span<const DType> output_dtypes;         // per graph output (float32 or int64)
+  std::span<const size_t> output_sample_bytes;  // per graph output
 };
 
 // One request of a batch.

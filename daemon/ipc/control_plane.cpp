@@ -463,7 +463,7 @@ void ControlPlane::fill_model_info(const ServedModel& m, nnd_ipc_model_info* inf
   info->num_outputs = static_cast<uint32_t>(std::min<size_t>(g.outputs.size(), NND_IPC_MAX_TENSORS));
   auto fill = [&](nnd_ipc_tensor_info* t, const std::string& name, const Value& v, DType dt) {
     copy_name(t->name, sizeof(t->name), name);
-    t->dtype = dt == DType::kUInt8 ? 1u : 0u;
+    t->dtype = dt == DType::kUInt8 ? 1u : dt == DType::kInt64 ? 2u : 0u;
     t->rank = static_cast<uint32_t>(std::min<size_t>(v.shape.size(), NND_IPC_MAX_RANK));
     for (uint32_t d = 0; d < t->rank; ++d) t->dims[d] = v.shape[d];
   };
@@ -473,7 +473,7 @@ void ControlPlane::fill_model_info(const ServedModel& m, nnd_ipc_model_info* inf
   }
   for (uint32_t k = 0; k < info->num_outputs; ++k) {
     fill(&info->outputs[k], k < g.output_names.size() ? g.output_names[k] : "", g.values[g.outputs[k]],
-         DType::kFloat32);
+         output_view_dtype(g.values[g.outputs[k]].dtype));
   }
   const std::string engine = m.engine ? m.engine->name() : "none";
   copy_name(info->engine, sizeof(info->engine), engine);

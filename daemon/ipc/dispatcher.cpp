@@ -297,7 +297,7 @@ void Dispatcher::run_batch(WorkerScratch& ws) {
   } else {
     ws.parts.clear();
     for (Request* r : ws.live) ws.parts.push_back({r->session->seg->data(r->slot), &r->layout, r->batch});
-    const ModelIo io{m.input_dtypes, m.input_sample_bytes, m.output_sample_bytes};
+    const ModelIo io{m.input_dtypes, m.input_sample_bytes, m.output_dtypes, m.output_sample_bytes};
     out = ws.runner.run(*eng, io, ws.parts);
     if (out.status != NND_IPC_OK) log_(kLogErr, "model '" + m.settings.name + "': engine failed: " + out.error);
   }

@@ -31,7 +31,8 @@ struct ServedModel {
                                  // (model_signature)
   std::vector<DType> input_dtypes;         // per graph input, after overrides
   std::vector<size_t> input_sample_bytes;  // per graph input
-  std::vector<size_t> output_sample_bytes; // per graph output (float32)
+  std::vector<DType> output_dtypes;        // per graph output: float32, or int64 (ArgMax indices)
+  std::vector<size_t> output_sample_bytes; // per graph output
   // Shared by all workers, and by the next generation's ServedModel of this model when a reload
   // changes only how it is scheduled (batch_delay_us, priority, max_batch).
   std::shared_ptr<Engine> engine;

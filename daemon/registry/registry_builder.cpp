@@ -50,8 +50,6 @@ struct Fnv {
   }
 };
 
-size_t dtype_bytes(DType t) { return t == DType::kUInt8 ? 1 : 4; }  // the input types a config sets
-
 std::vector<std::pair<std::string, DType>> sorted(std::vector<std::pair<std::string, DType>> v) {
   std::sort(v.begin(), v.end());
   return v;
@@ -83,7 +81,7 @@ uint64_t model_signature(const Graph& g, const std::vector<DType>& input_dtypes,
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const Value& v = g.values[static_cast<size_t>(g.outputs[i])];
     f.str(i < g.output_names.size() ? g.output_names[i] : v.name);
-    f.u64(static_cast<uint64_t>(DType::kFloat32));
+    f.u64(static_cast<uint64_t>(output_view_dtype(v.dtype)));
     f.u64(v.shape.size());
     for (int64_t d : v.shape) f.u64(static_cast<uint64_t>(d));
   }
@@ -158,7 +156,9 @@ std::shared_ptr<ServedModel> compile_model(const ModelSettings& settings, bool w
   }
   for (ValueId id : g.outputs) {
     const Value& v = g.values[static_cast<size_t>(id)];
-    m->output_sample_bytes.push_back(static_cast<size_t>(element_count(v.shape, v.name)) * 4);
+    m->output_dtypes.push_back(output_view_dtype(v.dtype));
+    m->output_sample_bytes.push_back(static_cast<size_t>(element_count(v.shape, v.name)) *
+                                     dtype_bytes(m->output_dtypes.back()));
   }
   m->signature = model_signature(g, m->input_dtypes, settings.max_batch);
   m->parameters = parameter_count(g);

@@ -15,18 +15,21 @@ namespace {
 // Output 0 of sample s = in0[s][0] + in0[s][1] + in1[s]; output 1 = (in1[s], -in1[s], batch).
 class FakeEngine : public Engine {
  public:
-  void run(int64_t batch, std::span<const InputView> in, std::span<float* const> out) override {
+  void run_views(int64_t batch, std::span<const InputView> in, std::span<const OutputView> out) override {
     calls.push_back(batch);
     seen_inputs.assign({in[0].data, in[1].data});
-    seen_outputs.assign(out.begin(), out.end());
+    seen_outputs.clear();
+    for (const OutputView& o : out) seen_outputs.push_back(static_cast<float*>(o.data));
     if (throw_next) throw std::runtime_error("fake engine failure");
     const float* a = static_cast<const float*>(in[0].data);
     const uint8_t* b = static_cast<const uint8_t*>(in[1].data);
+    float* y0 = static_cast<float*>(out[0].data);
+    float* y1 = static_cast<float*>(out[1].data);
     for (int64_t s = 0; s < batch; ++s) {
-      out[0][s] = a[2 * s] + a[2 * s + 1] + b[s];
-      out[1][3 * s] = b[s];
-      out[1][3 * s + 1] = -static_cast<float>(b[s]);
-      out[1][3 * s + 2] = static_cast<float>(batch);
+      y0[s] = a[2 * s] + a[2 * s + 1] + b[s];
+      y1[3 * s] = b[s];
+      y1[3 * s + 1] = -static_cast<float>(b[s]);
+      y1[3 * s + 2] = static_cast<float>(batch);
     }
   }
   const Graph& graph() const override { return graph_; }
@@ -44,7 +47,8 @@ class FakeEngine : public Engine {
 const DType kDtypes[] = {DType::kFloat32, DType::kUInt8};
 const size_t kIn[] = {2 * sizeof(float), 1};
 const size_t kOut[] = {1 * sizeof(float), 3 * sizeof(float)};
-const ModelIo kIo{kDtypes, kIn, kOut};
+const DType kOutDtypes[] = {DType::kFloat32, DType::kFloat32};
+const ModelIo kIo{kDtypes, kIn, kOutDtypes, kOut};
 
 // One request's data area with its layout, inputs filled from `seed`.
 struct FakeRequest {

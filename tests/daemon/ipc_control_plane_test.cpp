@@ -32,6 +32,7 @@ std::shared_ptr<ServedModel> model(const std::string& name, uint32_t max_batch, 
   m->signature = 77;
   m->input_dtypes = {DType::kFloat32};
   m->input_sample_bytes = {in_bytes};
+  m->output_dtypes = {DType::kFloat32};
   m->output_sample_bytes = {out_bytes};
   return m;
 }

@@ -21,7 +21,7 @@ namespace {
 // y = 2x per float; optionally waits at a gate so a test can hold a request inside the engine.
 class DoublingEngine : public Engine {
  public:
-  void run(int64_t batch, std::span<const InputView> in, std::span<float* const> out) override {
+  void run_views(int64_t batch, std::span<const InputView> in, std::span<const OutputView> out) override {
     {
       std::unique_lock lk(mu);
       ++entered;
@@ -29,7 +29,8 @@ class DoublingEngine : public Engine {
       cv.wait(lk, [&] { return open; });
     }
     const float* x = static_cast<const float*>(in[0].data);
-    for (int64_t i = 0; i < batch * 2; ++i) out[0][i] = 2 * x[i];
+    float* y = static_cast<float*>(out[0].data);
+    for (int64_t i = 0; i < batch * 2; ++i) y[i] = 2 * x[i];
     runs.fetch_add(1);
   }
   const Graph& graph() const override { return graph_; }
@@ -67,6 +68,7 @@ std::shared_ptr<ServedModel> doubling_model(DoublingEngine** engine) {
   m->signature = kSignature;
   m->input_dtypes = {DType::kFloat32};
   m->input_sample_bytes = {2 * sizeof(float)};
+  m->output_dtypes = {DType::kFloat32};
   m->output_sample_bytes = {2 * sizeof(float)};
   auto e = std::make_unique<DoublingEngine>();
   *engine = e.get();

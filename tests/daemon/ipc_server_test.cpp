@@ -76,7 +76,7 @@ void expected_dense(const float* x, float* y) {
 class SlowEngine : public Engine {
  public:
   SlowEngine(std::shared_ptr<Engine> e, int ms) : e_(std::move(e)), ms_(ms) {}
-  void run(int64_t batch, std::span<const InputView> in, std::span<float* const> out) override {
+  void run_views(int64_t batch, std::span<const InputView> in, std::span<const OutputView> out) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
     e_->run(batch, in, out);
   }
@@ -93,7 +93,7 @@ class SlowEngine : public Engine {
 class GatedEngine : public Engine {
  public:
   explicit GatedEngine(std::shared_ptr<Engine> e) : e_(std::move(e)) {}
-  void run(int64_t batch, std::span<const InputView> in, std::span<float* const> out) override {
+  void run_views(int64_t batch, std::span<const InputView> in, std::span<const OutputView> out) override {
     const int now = ++in_flight_;
     int most = max_in_flight_.load();
     while (now > most && !max_in_flight_.compare_exchange_weak(most, now)) {
@@ -134,6 +134,7 @@ std::shared_ptr<ServedModel> make_model(const std::string& name, uint32_t max_ba
   m->signature = signature;
   m->input_dtypes = {DType::kFloat32};
   m->input_sample_bytes = {3 * sizeof(float)};
+  m->output_dtypes = {DType::kFloat32};
   m->output_sample_bytes = {2 * sizeof(float)};
   m->engine = make_reference_engine(m->graph);  // shared by every worker
   if (slow_ms) m->engine = std::make_unique<SlowEngine>(std::move(m->engine), slow_ms);

@@ -16,6 +16,7 @@
 #include "core/engine/engine_options.h"
 #include "core/engine_factory/engine_factory.h"
 #include "core/io/model_file.h"
+#include "core/io/npy.h"
 #include "daemon_harness.h"
 #include "tests/daemon/ipc_test_client.h"
 
@@ -228,6 +229,45 @@ TEST(Integration, ServesAnOnnxModel) {
     const std::string err = check_infer(c, info, e, static_cast<size_t>(r) % e.n, 1 + r % 4);
     EXPECT_TRUE(err.empty()) << "request " << r << ": " << err;
   }
+  nnclient_close(c);
+  EXPECT_EQ(d.stop(), 0) << d.log();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2c. A classifier that answers its label (an ONNX ArgMax output): the client sees that output as
+// NNCLIENT_INT64 and gets the indices torch computes, next to the float32 logits.
+
+TEST(Integration, ServesArgMaxIndicesAsInt64) {
+  const fs::path dir = kSource / "tests" / "data" / "onnx";
+  const nnd::NpyArray x = nnd::read_npy((dir / "argmax_classifier.in.0.npy").string());
+  const nnd::NpyArray logits = nnd::read_npy((dir / "argmax_classifier.out.0.npy").string());
+  const nnd::NpyArray labels = nnd::read_npy((dir / "argmax_classifier.out.1.npy").string());
+  ASSERT_EQ(labels.dtype, nnd::DType::kInt64);
+  const auto batch = static_cast<uint32_t>(x.shape[0]);
+  Daemon d("argmax");
+  const auto cfg = d.write_config("nnd.yaml", "  - name: cls\n    path: " + (dir / "argmax_classifier.onnx").string() +
+                                                  "\n    engine: jit\n    max_batch: 4\n");
+  ASSERT_TRUE(d.start(cfg)) << d.log();
+  std::string why;
+  nnclient_t* c = open_or_report(d.socket_path(), &why);
+  ASSERT_NE(c, nullptr) << why;
+  nnclient_model_info_t info{};
+  ASSERT_EQ(nnclient_model_info(c, "cls", &info), NNCLIENT_OK) << d.log();
+  ASSERT_EQ(info.num_outputs, 2u);
+  EXPECT_EQ(info.outputs[0].dtype, NNCLIENT_FLOAT32);
+  EXPECT_EQ(info.outputs[1].dtype, NNCLIENT_INT64);
+  EXPECT_EQ(std::string(info.outputs[1].name), "label");
+  EXPECT_EQ(info.outputs[1].rank, 0u);
+  EXPECT_EQ(info.outputs[1].sample_bytes, sizeof(int64_t));
+  std::vector<float> got_logits(static_cast<size_t>(logits.element_count()), NAN);
+  std::vector<int64_t> got_labels(batch, -1);
+  const void* ins[] = {x.bytes.data()};
+  void* outs[] = {got_logits.data(), got_labels.data()};
+  ASSERT_EQ(nnclient_infer(c, &info, ins, batch, outs, 5'000'000), NNCLIENT_OK);
+  for (size_t i = 0; i < got_logits.size(); ++i) {
+    EXPECT_NEAR(got_logits[i], logits.f32()[i], 1e-5 * std::max(1.0f, std::fabs(logits.f32()[i]))) << i;
+  }
+  for (uint32_t s = 0; s < batch; ++s) EXPECT_EQ(got_labels[s], labels.i64()[s]) << "sample " << s;
   nnclient_close(c);
   EXPECT_EQ(d.stop(), 0) << d.log();
 }

@@ -74,7 +74,7 @@ TEST(OnnxAttentionOps, MatMulBroadcastAndBatchOnAxisOne) {
     auto engine = make_engine(g, o);
     ModelOutputs out = allocate_outputs(g, 2);
     const InputView in[2] = {{DType::kFloat32, x.data()}, {DType::kFloat32, w.data()}};
-    engine->run(2, std::span<const InputView>(in, 2), out.pointers());
+    engine->run(2, std::span<const InputView>(in, 2), out.views());
     size_t o_i = 0;
     for (int64_t n = 0; n < 2; ++n)
       for (int64_t h = 0; h < H; ++h)

@@ -155,7 +155,7 @@ inline std::vector<std::vector<float>> run_batch(const Graph& g, EngineKind kind
   auto engine = make_engine(g, o);
   ModelOutputs out = allocate_outputs(g, batch);
   const InputView in{DType::kFloat32, x.data()};
-  engine->run(batch, std::span<const InputView>(&in, 1), out.pointers());
+  engine->run(batch, std::span<const InputView>(&in, 1), out.views());
   return out.buffers;
 }
 

@@ -27,6 +27,7 @@
 
 #include "core/ir/shape_inference.h"
 #include "core/jit/arm64/emit_function.h"
+#include "core/jit/index_outputs.h"
 #include "core/jit/kernel_name.h"
 #include "core/jit/lower/lower.h"
 #include "core/jit/lower/lower_context.h"
@@ -87,6 +88,7 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> neon_kernels(const Gra
   verify_structure(g);
   infer_shapes(g);
   passes::make_default_pipeline("").run(g);
+  g = split_index_outputs(g).body;
   LowerContext cx(g, Isa::kNeon, math);
   cx.generator_emits = [](Isa, const KernelSpec& spec) { return arm64::emits(spec); };
   lower_graph(cx);

@@ -39,8 +39,8 @@ Loaded load(const fs::path& model, const fs::path& dir, const nlohmann::json& sp
 ModelOutputs run(Engine& e, const Loaded& l) {
   ModelOutputs out = allocate_outputs(l.g, l.inputs.batch);
   const auto views = l.inputs.views();
-  const auto ptrs = out.pointers();
-  e.run(l.inputs.batch, views, ptrs);
+  const auto outs = out.views();
+  e.run(l.inputs.batch, views, outs);
   return out;
 }
 
@@ -72,12 +72,10 @@ bool check_jit_on_every_isa(const std::string& name, const Loaded& l, const fs::
                             const nlohmann::json& outputs, const std::string& oracle, double tol) {
   ModelOutputs want;
   return run_jit_on_every_isa(name, l, want, [&](Isa isa, const ModelOutputs& got) {
-    for (size_t i = 0; i < got.buffers.size(); ++i) {
+    for (size_t i = 0; i < got.dtypes.size(); ++i) {
       const NpyArray expected = nnd::test::read_listed_npy(dir, outputs[i]);
-      const nnd::test::Agreement file =
-          nnd::test::compare(got.buffers[i].data(), expected.f32(), expected.element_count());
-      const nnd::test::Agreement refa = nnd::test::compare(
-          got.buffers[i].data(), want.buffers[i].data(), static_cast<int64_t>(want.buffers[i].size()));
+      const nnd::test::Agreement file = nnd::test::compare(got, i, expected);
+      const nnd::test::Agreement refa = nnd::test::compare(got, want, i);
       if (tol > kTol) {
         std::printf("[ float32-limited ] %s %s: %.3g of max(1,|expected|) (fixture tolerance 1e-5)\n",
                     name.c_str(), isa_id(isa), file.max_scaled);
@@ -169,9 +167,8 @@ TEST(JitModels, RealNetworks) {
     Loaded l = load(models / model, data, c, name_key);
     ModelOutputs want;
     run_jit_on_every_isa(model, l, want, [&](Isa isa, const ModelOutputs& got) {
-      for (size_t i = 0; i < got.buffers.size(); ++i) {
-        const nnd::test::Agreement a = nnd::test::compare(got.buffers[i].data(), want.buffers[i].data(),
-                                                          static_cast<int64_t>(want.buffers[i].size()));
+      for (size_t i = 0; i < got.dtypes.size(); ++i) {
+        const nnd::test::Agreement a = nnd::test::compare(got, want, i);
         std::printf("[ agreement ] %s %s %s: max abs %.3g, max scaled %.3g\n", model.c_str(), isa_id(isa),
                     l.g.output_names[i].c_str(), a.max_abs, a.max_scaled);
         EXPECT_LE(a.max_scaled, kTol) << model << " " << isa_id(isa) << " output " << i;

@@ -174,23 +174,34 @@ inline double jit_vs_reference(const Graph& g, Isa isa, int64_t batch, uint32_t 
   poisoned.arena_fill = std::numeric_limits<float>::quiet_NaN();
   if (chunk_bytes > 0) poisoned.chunk_bytes = chunk_bytes;
   auto jit = make_jit_engine(g, opt, poisoned);
-  std::vector<std::vector<float>> out_r, out_j;
-  std::vector<float*> pr, pj;
+  // Every element in 8 bytes (room for float32 and int64 outputs), 16 guard elements after the
+  // JIT's.
+  constexpr int64_t kGuard = 0x5a5a5a5a5a5a5a5a;
+  std::vector<std::vector<int64_t>> out_r, out_j;
+  std::vector<OutputView> pr, pj;
+  std::vector<size_t> counts;
   for (ValueId v : g.outputs) {
     const int64_t n = batch * count_of(g.values[v].shape);
-    out_r.emplace_back(static_cast<size_t>(n), NAN);
-    out_j.emplace_back(static_cast<size_t>(n + 16), -12345.0f);  // guard after the end
-  }
-  for (size_t i = 0; i < out_r.size(); ++i) {
-    pr.push_back(out_r[i].data());
-    pj.push_back(out_j[i].data());
+    counts.push_back(static_cast<size_t>(n));
+    out_r.emplace_back(static_cast<size_t>(n), 0);
+    out_j.emplace_back(static_cast<size_t>(n + 16), kGuard);
+    const DType t = output_view_dtype(g.values[v].dtype);
+    if (t == DType::kFloat32) {
+      std::fill_n(reinterpret_cast<float*>(out_r.back().data()), n, NAN);
+      std::fill_n(reinterpret_cast<float*>(out_j.back().data()), n, -12345.0f);
+    }
+    pr.push_back({t, out_r.back().data()});
+    pj.push_back({t, out_j.back().data()});
   }
   ref->run(batch, views, pr);
   jit->run(batch, views, pj);
+  auto at = [&](const std::vector<int64_t>& o, size_t i, size_t k) -> double {
+    return pr[i].dtype == DType::kInt64 ? static_cast<double>(o[k]) : reinterpret_cast<const float*>(o.data())[k];
+  };
   double worst = 0;
   for (size_t i = 0; i < out_r.size(); ++i) {
-    for (size_t k = 0; k < out_r[i].size(); ++k) {
-      const double r = out_r[i][k], j = out_j[i][k];
+    for (size_t k = 0; k < counts[i]; ++k) {
+      const double r = at(out_r[i], i, k), j = at(out_j[i], i, k);
       double e = std::fabs(r - j) / std::max(1.0, std::fabs(r));
       if (std::isnan(e) || (std::isinf(r) != std::isinf(j))) e = INFINITY;
       if (std::isnan(r) && std::isnan(j)) e = 0;  // both NaN (sqrt of a negative, say): they agree
@@ -201,10 +212,15 @@ inline double jit_vs_reference(const Graph& g, Isa isa, int64_t batch, uint32_t 
                             std::to_string(r) + " jit " + std::to_string(j);
       }
     }
-    for (size_t k = out_r[i].size(); k < out_j[i].size(); ++k) {
-      if (out_j[i][k] != -12345.0f) {
+    // The guard: the elements after the JIT's last one (a float32 output's second half of its
+    // 8-byte elements included) are untouched.
+    const size_t bytes = counts[i] * dtype_bytes(pr[i].dtype);
+    const auto* raw = reinterpret_cast<const unsigned char*>(out_j[i].data());
+    for (size_t b = bytes; b < out_j[i].size() * 8; ++b) {
+      if (raw[b] != 0x5a) {
         worst = INFINITY;
         if (where) *where = "write past the end of output " + std::to_string(i);
+        break;
       }
     }
   }

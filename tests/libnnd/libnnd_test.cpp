@@ -15,6 +15,7 @@
 #include "core/engine/engine_options.h"
 #include "core/engine_factory/engine_factory.h"
 #include "core/io/model_file.h"
+#include "core/io/npy.h"
 #include "core/jit/cpu_features.h"
 #include "core/libnnd/nnd.h"
 #include "core/libnnd/nnd.hpp"
@@ -264,6 +265,28 @@ std::string thrown(F&& f) {
   }
   ADD_FAILURE() << "no libnnd::Error";
   return "";
+}
+
+// A classifier's label (an ONNX ArgMax output) comes out as NND_INT64, next to its float32
+// logits: the indices torch computes for the fixture's samples.
+TEST(LibnndCpp, AnArgMaxOutputIsInt64Indices) {
+  const fs::path dir = fs::path(NND_SOURCE_DIR) / "tests" / "data" / "onnx";
+  libnnd::Model m((dir / "argmax_classifier.onnx").string());
+  ASSERT_EQ(m.num_outputs(), 2u);
+  EXPECT_EQ(m.output(0).dtype, NND_FLOAT32);
+  EXPECT_EQ(m.output(1).dtype, NND_INT64);
+  EXPECT_EQ(m.output(1).sample_bytes, sizeof(int64_t));
+  const nnd::NpyArray x = nnd::read_npy((dir / "argmax_classifier.in.0.npy").string());
+  const nnd::NpyArray labels = nnd::read_npy((dir / "argmax_classifier.out.1.npy").string());
+  const auto batch = static_cast<uint32_t>(x.shape[0]);
+  std::vector<float> in(x.f32(), x.f32() + x.element_count()), logits(batch * m.output(0).sample_elements);
+  std::vector<int64_t> got(batch, -1);
+  m.run(batch, {in}, {libnnd::Out(logits.data(), logits.size()), libnnd::Out(got.data(), got.size())});
+  EXPECT_EQ(got, std::vector<int64_t>(labels.i64(), labels.i64() + labels.element_count()));
+  std::vector<float> wrong(batch);
+  EXPECT_NE(thrown([&] { m.run(batch, {in}, {logits, wrong}); })
+                .find("output 1 'label' is int64, the buffer holds float32"),
+            std::string::npos);
 }
 
 TEST(LibnndCpp, WrongTypesAndSizesAreRefusedNotConverted) {

@@ -77,8 +77,8 @@ void check(const std::string& what, const float* got, const float* want, size_t 
 nnd::ModelOutputs run(nnd::Engine& e, const nnd::Graph& g, const nnd::ModelInputs& in) {
   nnd::ModelOutputs out = nnd::allocate_outputs(g, in.batch);
   const auto views = in.views();
-  const auto ptrs = out.pointers();
-  e.run(in.batch, views, ptrs);
+  const auto outs = out.views();
+  e.run(in.batch, views, outs);
   return out;
 }
 

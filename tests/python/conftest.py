@@ -40,14 +40,16 @@ models:
 
 
 class Daemon:
-    def __init__(self, folder: str):
+    """nnd on CONFIG (ball and detector), or on `config` serving `models` models."""
+
+    def __init__(self, folder: str, config: str = "", models: int = 2):
         self.folder = folder
         run = os.path.join(folder, "run")
         os.makedirs(run)
         self.config = os.path.join(folder, "nnd.yaml")
         with open(self.config, "w") as f:
-            f.write(CONFIG.format(ball=model_path("ball_patch.h5"),
-                                  detector=model_path("detector.h5")))
+            f.write(config or CONFIG.format(ball=model_path("ball_patch.h5"),
+                                            detector=model_path("detector.h5")))
         self.socket = os.path.join(run, "pytest.sock")
         env = {k: v for k, v in os.environ.items()
                if k not in ("JOURNAL_STREAM", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID",
@@ -63,7 +65,7 @@ class Daemon:
                 raise RuntimeError(f"nnd exited with {self.proc.returncode}:\n{self.log()}")
             try:
                 with nnclient.Client(self.socket) as c:
-                    if len(c.models()) == 2:
+                    if len(c.models()) == models:
                         break
             except nnclient.Error:
                 pass

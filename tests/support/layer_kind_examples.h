@@ -169,6 +169,11 @@ inline std::vector<LayerKindExample> layer_kind_examples() {
     p.indices = {2, 0, 1};
     e.push_back({p, {{3, 2}}, false});
   }
+  {
+    ArgMaxParams p;
+    p.axis = 1;
+    e.push_back({p, {{3, 5}}});
+  }
   // Two stacks of matrices, the second's leading axis broadcast.
   e.push_back({MatMulParams{}, {{2, 3, 4}, {1, 4, 5}}, true, 0, false});
   e.push_back({ConstantParams{example_weights({2, 3})}, {{4}}, false, 6});

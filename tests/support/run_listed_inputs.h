@@ -26,8 +26,8 @@ inline ListedRun run_listed_inputs(const Graph& g, const nlohmann::json& listed_
   r.outputs = allocate_outputs(g, r.inputs.batch);
   auto engine = make_engine(g, EngineOptions{});
   const auto views = r.inputs.views();
-  const auto ptrs = r.outputs.pointers();
-  engine->run(r.inputs.batch, views, ptrs);
+  const auto outs = r.outputs.views();
+  engine->run(r.inputs.batch, views, outs);
   return r;
 }
 

@@ -158,6 +158,22 @@ TEST(Cli, NnrunWritesOutputsNamedByKerasLayer) {
   fs::remove_all(dir);
 }
 
+// A classifier's label (an ONNX ArgMax) is printed as int64 and written as an int64 .npy.
+TEST(Cli, NnrunWritesArgMaxIndicesAsInt64) {
+  const fs::path onnx = fs::path(NND_TEST_DATA_DIR) / "onnx";
+  const fs::path dir = fs::temp_directory_path() / ("nnd_cli_i8_" + std::to_string(::getpid()));
+  Result r = run(nnrun() + " " + (onnx / "argmax_classifier.onnx").string() + " --input x=" +
+                 (onnx / "argmax_classifier.in.0.npy").string() + " --output-dir " + dir.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("output label: (3,) int64"), std::string::npos) << r.output;
+  const NpyArray got = read_npy((dir / "label.npy").string());
+  const NpyArray want = read_npy((onnx / "argmax_classifier.out.1.npy").string());
+  ASSERT_EQ(got.dtype, DType::kInt64);
+  EXPECT_EQ(got.shape, want.shape);
+  EXPECT_EQ(got.bytes, want.bytes);
+  fs::remove_all(dir);
+}
+
 TEST(Cli, NnrunPatternBatch) {
   const AnyFixture f = any_fixture();
   Result r = run(nnrun() + " " + f.model + " --batch 5");

@@ -90,6 +90,30 @@ TEST(Npy, WriteThenReadRoundTrips) {
   EXPECT_EQ(std::memcmp(a.bytes.data(), data, sizeof data), 0);
 }
 
+// ArgMax indices are written as '<i8' and read back; an input takes no int64 file.
+TEST(Npy, Int64RoundTripsAndIsNoInput) {
+  const fs::path p = fs::temp_directory_path() / ("nnd_npy_i8_" + std::to_string(::getpid()) + ".npy");
+  const int64_t data[4] = {0, 3, int64_t{1} << 40, 2};
+  write_npy(p.string(), {4}, DType::kInt64, data);
+  NpyArray a = read_npy(p.string());
+  EXPECT_EQ(a.dtype, DType::kInt64);
+  EXPECT_EQ(a.shape, (std::vector<int64_t>{4}));
+  ASSERT_EQ(a.bytes.size(), sizeof data);
+  EXPECT_EQ(a.i64()[2], int64_t{1} << 40);
+  Graph g;
+  g.source = "test";
+  g.values = {{"b", DType::kFloat32, {}, kNoNode}};
+  g.inputs = {0};
+  g.input_names = {"b"};
+  try {
+    prepare_inputs(g, {{"b", p.string()}}, 0);
+    ADD_FAILURE() << "an int64 file was taken as an input";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("int64 data; an input takes float32"), std::string::npos) << e.what();
+  }
+  fs::remove(p);
+}
+
 TEST(Npy, MissingFileNamesThePath) {
   try {
     read_npy("/nonexistent/dir/x.npy");

@@ -43,13 +43,17 @@ double thread_cpu_ms() {
 }
 
 void print_output_summary(const nnd::Graph& g, const nnd::ModelOutputs& out, size_t i) {
-  const std::vector<float>& b = out.buffers[i];
-  const auto [mn, mx] = std::minmax_element(b.begin(), b.end());
-  const size_t per_sample = b.size() / static_cast<size_t>(out.batch);
+  const size_t n = out.size(i);
+  double mn = out.value(i, 0), mx = mn;
+  for (size_t k = 1; k < n; ++k) {
+    mn = std::min(mn, out.value(i, k));
+    mx = std::max(mx, out.value(i, k));
+  }
+  const size_t per_sample = n / static_cast<size_t>(out.batch);
   std::printf("  %s: sample 0 = [", g.output_names[i].c_str());
   const size_t shown = std::min<size_t>(per_sample, 8);
-  for (size_t k = 0; k < shown; ++k) std::printf("%s%.6g", k ? ", " : "", b[k]);
-  std::printf("%s]  min %.6g max %.6g\n", shown < per_sample ? ", ..." : "", *mn, *mx);
+  for (size_t k = 0; k < shown; ++k) std::printf("%s%.6g", k ? ", " : "", out.value(i, k));
+  std::printf("%s]  min %.6g max %.6g\n", shown < per_sample ? ", ..." : "", mn, mx);
 }
 
 }  // namespace
@@ -63,8 +67,9 @@ int main(int argc, char** argv) {
       "Reads each input from a .npy file (float32 or uint8, first axis is the batch; uint8 is\n"
       "converted to float32, as for camera bytes). An input given no file gets a deterministic\n"
       "pattern: element j of input k (flat over the batch) is ((j*37 + k*101) mod 256) / 255.\n"
-      "Writes each output to DIR/<Keras output layer name>.npy (float32, batch first) when\n"
-      "--output-dir is given, and prints input/output names, shapes and timings."};
+      "Writes each output to DIR/<Keras output layer name>.npy (float32, or int64 for ArgMax\n"
+      "indices; batch first) when --output-dir is given, and prints input/output names, shapes\n"
+      "and timings."};
   std::string model_path, engine_name = "jit", isa_name = "auto", math_name = "exact", threads_name = "1";
   std::string isa_cache = "auto";
   std::vector<std::string> input_specs;
@@ -147,7 +152,7 @@ int main(int argc, char** argv) {
     nnd::ModelInputs in = nnd::prepare_inputs(g, files, batch);
     nnd::ModelOutputs out = nnd::allocate_outputs(g, in.batch);
     const std::vector<nnd::InputView> views = in.views();
-    const std::vector<float*> ptrs = out.pointers();
+    const std::vector<nnd::OutputView> ptrs = out.views();
 
     std::printf("model %s (%s), engine %s\n", model_path.c_str(), g.format_description().c_str(),
                 engine->name().c_str());
@@ -162,8 +167,8 @@ int main(int argc, char** argv) {
                   nnd::dtype_name(in.arrays[i].dtype), in.sources[i].c_str());
     }
     for (size_t i = 0; i < g.outputs.size(); ++i) {
-      std::printf("output %s: %s float32\n", g.output_names[i].c_str(),
-                  batch_shape(in.batch, g.values[g.outputs[i]].shape).c_str());
+      std::printf("output %s: %s %s\n", g.output_names[i].c_str(),
+                  batch_shape(in.batch, g.values[g.outputs[i]].shape).c_str(), nnd::dtype_name(g.values[g.outputs[i]].dtype));
     }
 
     std::vector<double> times;

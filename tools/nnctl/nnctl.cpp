@@ -114,6 +114,10 @@ int cmd_infer(nnclient::Client& client, const std::string& model,
                        std::to_string(batch) + " (other inputs or --batch)");
     }
     batch = a.shape[0];
+    if (a.dtype != nnd::DType::kFloat32 && a.dtype != nnd::DType::kUInt8) {
+      throw nnd::Error(nnd::ErrorCode::kInvalidArgument, it->second + ": " + nnd::dtype_name(a.dtype) +
+                       " data; an input takes float32 or uint8 (camera bytes)");
+    }
     if (t.dtype == NNCLIENT_FLOAT32 && a.dtype == nnd::DType::kUInt8) {
       // uint8 files are converted to float32, as nnrun does for camera bytes.
       std::vector<uint8_t> f(a.bytes.size() * 4);
@@ -157,13 +161,15 @@ int cmd_infer(nnclient::Client& client, const std::string& model,
     }
   }
 
-  std::vector<std::vector<float>> outs(info.outputs().size());
+  // 8 bytes per element: room for float32 and int64 (ArgMax indices) outputs, 8-byte aligned.
+  std::vector<std::vector<int64_t>> outs(info.outputs().size());
   std::vector<std::span<const std::byte>> in_spans;
   std::vector<std::span<std::byte>> out_spans;
   for (const nnd::NpyArray& a : arrays) in_spans.push_back(std::as_bytes(std::span(a.bytes)));
   for (size_t k = 0; k < outs.size(); ++k) {
-    outs[k].resize(info.output(k).sample_bytes / sizeof(float) * static_cast<size_t>(batch));
-    out_spans.push_back(std::as_writable_bytes(std::span(outs[k])));
+    const size_t bytes = info.output(k).sample_bytes * static_cast<size_t>(batch);
+    outs[k].resize((bytes + 7) / 8);
+    out_spans.push_back(std::as_writable_bytes(std::span(outs[k])).first(bytes));
   }
   const auto t0 = std::chrono::steady_clock::now();
   client.infer(info, in_spans, static_cast<uint32_t>(batch), out_spans,
@@ -176,11 +182,18 @@ int cmd_infer(nnclient::Client& client, const std::string& model,
   if (!output_dir.empty()) std::filesystem::create_directories(output_dir);
   for (size_t k = 0; k < outs.size(); ++k) {
     const nnclient::TensorInfo& t = info.output(k);
-    const std::vector<float>& b = outs[k];
-    std::printf("output %s: %s float32", t.name, shape_string(batch, t).c_str());
-    if (!b.empty()) {
-      const auto [mn, mx] = std::minmax_element(b.begin(), b.end());
-      std::printf("  min %.6g max %.6g", *mn, *mx);
+    const bool indices = t.dtype == NNCLIENT_INT64;
+    const size_t n = t.sample_bytes / (indices ? 8 : 4) * static_cast<size_t>(batch);
+    const auto* f = reinterpret_cast<const float*>(outs[k].data());
+    auto value = [&](size_t i) { return indices ? static_cast<double>(outs[k][i]) : static_cast<double>(f[i]); };
+    std::printf("output %s: %s %s", t.name, shape_string(batch, t).c_str(), nnclient::dtype_name(t.dtype));
+    if (n > 0) {
+      double mn = value(0), mx = mn;
+      for (size_t i = 1; i < n; ++i) {
+        mn = std::min(mn, value(i));
+        mx = std::max(mx, value(i));
+      }
+      std::printf("  min %.6g max %.6g", mn, mx);
     }
     std::printf("\n");
     if (!output_dir.empty()) {
@@ -191,7 +204,7 @@ int cmd_infer(nnclient::Client& client, const std::string& model,
       const std::string path = (std::filesystem::path(output_dir) / (file + ".npy")).string();
       std::vector<int64_t> shape{batch};
       shape.insert(shape.end(), t.dims, t.dims + t.rank);
-      nnd::write_npy_f32(path, shape, b.data());
+      nnd::write_npy(path, shape, indices ? nnd::DType::kInt64 : nnd::DType::kFloat32, outs[k].data());
       std::printf("wrote %s\n", path.c_str());
     }
   }

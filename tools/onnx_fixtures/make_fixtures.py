@@ -614,6 +614,29 @@ def reduce_sum_op11():
                       desc="sum over dims (1,3) keepdim False at opset 11 (ReduceSum, axes attribute)")
 
 
+@case
+def argmax_classifier():
+    rng = Rng("argmax_classifier")
+    m = Seq(lambda s, x: (lambda y: (y, y.argmax(1)))(s.fc(torch.flatten(s.pool(F.relu(s.conv(x))), 1))),
+            conv=nn.Conv2d(3, 6, 3), pool=nn.AdaptiveAvgPool2d(1), fc=nn.Linear(6, 5))
+    return torch_case(m, [rng.randn(3, 3, 8, 8)], 13, True, input_names=["x"], output_names=["logits", "label"],
+                      dynamic_axes={"x": {0: "N"}, "logits": {0: "N"}, "label": {0: "N"}},
+                      desc="a classifier that answers its class too: logits [N,5] and logits.argmax(1) -> int64 "
+                           "[N] (ArgMax keepdims 0), free batch")
+
+
+@case
+def argmax_segmentation():
+    rng = Rng("argmax_segmentation")
+    m = Seq(lambda s, x: (lambda y: (y.argmax(1, keepdim=True), y.argmin(3)))(s.conv(x)),
+            conv=nn.Conv2d(3, 4, 3, padding=1))
+    return torch_case(m, [rng.randn(2, 3, 6, 7, scale=2.0)], 13, True, input_names=["x"],
+                      output_names=["classes", "min_col"],
+                      dynamic_axes={"x": {0: "N"}, "classes": {0: "N"}, "min_col": {0: "N"}},
+                      desc="per-pixel class of an NCHW map: argmax over channels keepdim True -> int64 "
+                           "[N,1,H,W], and argmin over W keepdim False -> [N,4,H] (ArgMin), free batch")
+
+
 # ---------------------------------------------------------------------------------------------
 # torch cases: elementwise, shape and data movement
 
@@ -1909,6 +1932,38 @@ def squeeze_unsqueeze_op11():
 
 
 @case
+def argmax_ties_select_last():
+    rng = Rng("argmax_ties_select_last")
+    g = G("argmax_ties_select_last", 13)
+    x = g.input("x", ["N", 3, 6])
+    r = g.node("Relu", [x], out="relu")
+    g.node("ArgMax", [r], out="first_max", axis=2, keepdims=0)
+    g.node("ArgMax", [r], out="last_max", axis=-1, keepdims=0, select_last_index=1)
+    g.node("ArgMin", [r], out="first_min", axis=1, keepdims=1)
+    g.node("ArgMin", [r], out="last_min", axis=1, keepdims=1, select_last_index=1)
+    for name, shape in (("first_max", ["N", 3]), ("last_max", ["N", 3]), ("first_min", ["N", 1, 6]),
+                        ("last_min", ["N", 1, 6])):
+        g.output(name, shape, TensorProto.INT64)
+    xin = rng.randn(2, 3, 6)
+    xin[0, 1] = -1.0  # a row of zeros after Relu: every index ties
+    xin[1, 2, 1] = xin[1, 2, 4] = 9.0  # a tie for the maximum
+
+    def ref(xin):
+        y = np.maximum(f64(xin).numpy(), 0.0)
+
+        def last(a, axis, pick):  # the index of the last extreme: the first one of the reversed axis
+            n = a.shape[axis]
+            return n - 1 - pick(np.flip(a, axis), axis=axis)
+
+        return [np.argmax(y, 2), last(y, 2, np.argmax), np.argmin(y, 1)[:, None, :],
+                last(y, 1, np.argmin)[:, None, :]]
+
+    return hand_case(g, [xin], "ArgMax / ArgMin on ties (a row that Relu makes all zeros, two equal maxima): "
+                               "first index by default, last with select_last_index 1; axis -1, keepdims 0 "
+                               "and 1; free batch", ref, layout="NCW", dyn=True)
+
+
+@case
 def squeeze_unsqueeze_op13():
     rng = Rng("squeeze_unsqueeze_op13")
     g = G("squeeze_unsqueeze_op13", 13)
@@ -2360,7 +2415,13 @@ def run_ort(jobs, workdir):
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+def is_index(a):
+    return a.dtype == np.int64
+
+
 def within(actual, expected):
+    if is_index(expected) or is_index(actual):  # ArgMax indices agree only when equal
+        return actual.dtype == expected.dtype and bool(np.array_equal(actual, expected))
     return bool(np.all(np.abs(actual.astype(np.float64) - expected.astype(np.float64))
                        <= RTOL * np.maximum(1.0, np.abs(expected.astype(np.float64)))))
 
@@ -2432,7 +2493,7 @@ def main():
         for name, c, model, ins, outs, expected in built:
             ort_outs = [np.load(os.path.join(ortdir, o["file"])) for o in outs]
             if c["kind"] == "torch":
-                exp32 = [e.astype(np.float32) for e in expected]
+                exp32 = [e if is_index(e) else e.astype(np.float32) for e in expected]
                 against, ok, diff = "onnxruntime", True, 0.0
                 for e64, o in zip(expected, ort_outs):
                     if tuple(e64.shape) != tuple(o.shape):
@@ -2459,7 +2520,7 @@ def main():
             if not ok:
                 failures.append(f"{name}: ORT vs {against} beyond {RTOL} * max(1, |expected|): max abs {diff:.3g}")
             for o, arr in zip(outs, final):
-                save_npy(os.path.join(stage, o["file"]), arr.astype(np.float32))
+                save_npy(os.path.join(stage, o["file"]), arr if is_index(arr) else arr.astype(np.float32))
                 o["shape"] = list(arr.shape)
             covers = op_types(model)
             opset = next(op.version for op in model.opset_import if op.domain in ("", "ai.onnx"))

@@ -8,8 +8,9 @@
 //                         "outputs": [{"name": "y", "file": "/tmp/.../a.out.0.npy"}],
 //                         "optimization": "disabled"}]}      (optional; "all" for int8 kernels)
 // Reads each input .npy (float32 or uint8, C order), runs the model, writes every listed
-// output as a float32 .npy (npy format 1.0, the same bytes numpy.save writes; an int8, uint8 or
-// int32 output as float32 holding its integers, as nnd serves it), and prints
+// output as a .npy (npy format 1.0, the same bytes numpy.save writes): float32, an int8, uint8 or
+// int32 output as float32 holding its integers, an int64 one (ArgMax indices) as int64, as nnd
+// serves them, and prints
 // one JSON line {"ort_version": ..., "results": [{"model", "outputs": [{"name", "dims"}]}]}.
 
 import fs from 'node:fs';
@@ -42,10 +43,10 @@ function readNpy(file) {
   throw new Error(`${file}: unsupported dtype ${descr}`);
 }
 
-function npyBytes(data, shape) {
+function npyBytes(data, shape, descr) {
   // Same header as numpy.save (format 1.0, header padded to a multiple of 64 bytes).
   const shapeStr = shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
-  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': ${shapeStr}, }`;
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shapeStr}, }`;
   const pre = 10;
   const total = Math.ceil((pre + header.length + 1) / 64) * 64;
   header = header + ' '.repeat(total - pre - header.length - 1) + '\n';
@@ -86,9 +87,11 @@ for (const job of jobs) {
     const t = out[o.name];
     if (!t) throw new Error(`${job.model}: no output ${o.name}`);
     let data = t.data;
+    let descr = '<f4';
     if (['int8', 'uint8', 'int32'].includes(t.type)) data = Float32Array.from(t.data);
+    else if (t.type === 'int64') descr = '<i8';  // a BigInt64Array
     else if (t.type !== 'float32') throw new Error(`${job.model}: output ${o.name} is ${t.type}, not float32 or an integer type`);
-    fs.writeFileSync(o.file, npyBytes(data, t.dims.map(Number)));
+    fs.writeFileSync(o.file, npyBytes(data, t.dims.map(Number), descr));
     outs.push({ name: o.name, dims: t.dims.map(Number) });
   }
   await session.release();

@@ -215,8 +215,8 @@ class Error(Exception):
 
 @dataclass(frozen=True)
 class TensorInfo:
-    """One input or output: name, dtype ("float32" or "uint8"), per-sample shape (batch
-    excluded), bytes of one sample."""
+    """One input or output: name, dtype ("float32", "uint8", or "int64" for an output of ArgMax
+    indices), per-sample shape (batch excluded), bytes of one sample."""
 
     name: str
     dtype: str
@@ -238,8 +238,11 @@ class ModelInfo:
     _raw: Optional[_ModelInfo] = field(default=None, repr=False, compare=False)
 
 
+_DTYPE_NAMES = {0: "float32", 1: "uint8", 2: "int64"}
+
+
 def _tensor(t: _TensorInfo) -> TensorInfo:
-    return TensorInfo(t.name.decode(), "uint8" if t.dtype == 1 else "float32",
+    return TensorInfo(t.name.decode(), _DTYPE_NAMES.get(int(t.dtype), "float32"),
                       tuple(int(t.dims[d]) for d in range(t.rank)), int(t.sample_bytes))
 
 
@@ -377,7 +380,8 @@ class Client:
     # -- inference --
     def infer(self, model: Union[str, ModelInfo], inputs: ArrayInputs,
               timeout: Optional[float] = 10.0, *, convert: bool = False) -> List[np.ndarray]:
-        """Runs a batch and returns the outputs (float32, batch first), in the model's order.
+        """Runs a batch and returns the outputs (float32, int64 for ArgMax indices; batch first),
+        in the model's order.
 
         `inputs`: one array (a one-input model), a sequence in the model's input order, or a
         dict by input name. Each array is batch first: shape (N,) + the input's shape, the same N
@@ -391,7 +395,7 @@ class Client:
         batch = arrays[0].shape[0] if arrays else 0
         if batch == 0:
             raise ValueError("the batch (first axis) is empty")
-        outs = [np.empty((batch,) + t.shape, np.float32) for t in info.outputs]
+        outs = [np.empty((batch,) + t.shape, np.dtype(t.dtype)) for t in info.outputs]
         timeout_us = int(timeout * 1e6) if timeout else 0
         step = max(1, info.max_batch)
         raw = info._raw if info._raw is not None else self.model_info(info.name)._raw
@@ -494,7 +498,7 @@ class Request:
     def _view(self, ptr: Optional[int], t: TensorInfo, writable: bool) -> np.ndarray:
         if not ptr:
             raise Error(Status.E_INVALID_ARGUMENT, f"no buffer for '{t.name}'")
-        dtype = np.uint8 if t.dtype == "uint8" else np.float32
+        dtype = np.dtype(t.dtype)
         n = self._batch * int(np.prod(t.shape, dtype=np.int64))
         buf = (ctypes.c_uint8 * (n * np.dtype(dtype).itemsize)).from_address(ptr)
         a = np.frombuffer(buf, dtype=dtype, count=n).reshape((self._batch,) + t.shape)

@@ -5,6 +5,7 @@
 #include "core/jit/in_place.h"
 #include "core/jit/lower/lower.h"
 #include "core/jit/padded_storage.h"
+#include "core/util/error.h"
 
 namespace nnd::jit {
 
@@ -43,6 +44,11 @@ struct LowerKind {
   void operator()(const RecurrentParams& p) const { lower(cx, n, p); }
   void operator()(const ResizeParams& p) const { lower(cx, n, p); }
   void operator()(const GatherParams& p) const { lower(cx, n, p); }
+  // Computed after the kernels from a float graph output (index_outputs.h): the engine lowers the
+  // graph without its ArgMax nodes.
+  void operator()(const ArgMaxParams&) const {
+    throw Error(ErrorCode::kInternal, cx.g.node_context(n) + ": an ArgMax reached lowering (split_index_outputs first)");
+  }
   void operator()(const MatMulParams& p) const { lower(cx, n, p); }
   void operator()(const ConstantParams& p) const { lower(cx, n, p); }
   void operator()(const QuantizeParams& p) const { lower(cx, n, p); }
