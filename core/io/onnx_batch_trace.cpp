@@ -18,7 +18,7 @@ namespace {
 using Node_ = onnx::NodeProto;
 
 [[noreturn]] void refuse(const Importer& im, const std::string& why) {
-  im.fail(ErrorCode::kUnsupported, "with its free batch read one sample at a time, " + why);
+  throw BatchTraceRefusal(ErrorCode::kUnsupported, im.context() + ": with its free batch read one sample at a time, " + why);
 }
 
 const onnx::AttributeProto* attr(const Node_& n, const char* name) {

@@ -706,11 +706,12 @@ Graph parse_and_import(const void* data, size_t size, const std::string& name) {
     if (declared == 1 || (e.code() != ErrorCode::kUnsupported && e.code() != ErrorCode::kFormat)) throw;
     try {
       return onnx_import::Importer(model, name, declared > 1 ? BatchReading::kWholeSamples : BatchReading::kFreeAsOne).run();
-    } catch (const Error& second) {
+    } catch (const onnx_import::BatchTraceRefusal& second) {
       const std::string again = second.what(), prefix = name + ": ";
-      if (declared > 1 || again == e.what() || again.find("one sample at a time") == std::string::npos) throw e;
       throw Error(e.code(), std::string(e.what()) + " (read one sample at a time instead: " +
                                 (again.rfind(prefix, 0) == 0 ? again.substr(prefix.size()) : again) + ")");
+    } catch (const Error&) {
+      throw e;
     }
   }
 }

@@ -106,6 +106,14 @@ class Attributes {
 };
 
 class Importer;
+
+// A free batch read one sample at a time that the batch trace (onnx_batch_trace.h) refuses: the
+// graph mixes samples. load_onnx adds the reason to the batch-first reading's error; any other
+// failure of that second reading leaves the first error as it was.
+class BatchTraceRefusal : public Error {
+ public:
+  using Error::Error;
+};
 class BatchTrace;
 using Lowering = void (*)(Importer&, const onnx::NodeProto&, Attributes&);
 
