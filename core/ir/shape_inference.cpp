@@ -94,11 +94,16 @@ class NodeInference {
   }
 
   void check_input_dtypes() const {
+    // The indices of an ArgMax go to the graph's outputs, at most through views that keep the
+    // order of their elements (the JIT computes them after its kernels: index_outputs.h).
+    const bool keeps_order = std::holds_alternative<ReshapeParams>(n_.params) ||
+                             std::holds_alternative<FlattenParams>(n_.params) ||
+                             std::holds_alternative<IdentityParams>(n_.params);
     for (ValueId id : n_.inputs) {
       const Value& v = g_.values[static_cast<size_t>(id)];
-      if (v.dtype == DType::kInt64) {
+      if (v.dtype == DType::kInt64 && !keeps_order) {
         fail(ErrorCode::kUnsupported, "input dtype", "input '" + v.name + "' holds the int64 indices of an ArgMax, "
-                                                     "which nnd serves only as a graph output");
+                                                     "which nnd serves only as a graph output (through a reshape at most)");
       }
     }
     if (moves_data_only()) return;
@@ -126,7 +131,10 @@ class NodeInference {
       // Integer tensors keep their type through a view; a uint8 graph input's views are float32
       // for the float layers (camera_bytes above lets integer layers read them as uint8).
       const Value& in = g_.values[static_cast<size_t>(n_.inputs[0])];
-      if (in.dtype == DType::kInt8 || in.dtype == DType::kInt32 || (in.dtype == DType::kUInt8 && in.producer != kNoNode)) return in.dtype;
+      if (in.dtype == DType::kInt8 || in.dtype == DType::kInt32 || in.dtype == DType::kInt64 ||
+          (in.dtype == DType::kUInt8 && in.producer != kNoNode)) {
+        return in.dtype;
+      }
     }
     return DType::kFloat32;
   }

@@ -2,7 +2,9 @@
 // nodes, with each one's float input as the graph output in its place, and computes the indices
 // from that float output after the kernels (arg_max, core/ir/arg_max.h: one comparison per
 // element, a few hundred for a classifier's head, not worth a kernel per ISA). Shape inference
-// allows an int64 tensor nowhere but at a graph output, so every ArgMax is one of these.
+// lets an int64 tensor reach only graph outputs and the views on the way (Reshape, Flatten,
+// Identity: Unsqueeze/Squeeze of the indices), which keep the order of the elements, so every
+// ArgMax is one of these and its views are nothing to compute.
 #pragma once
 
 #include <cstdint>
@@ -21,11 +23,11 @@ struct IndexOutput {
 };
 
 struct IndexSplit {
-  // What the kernels compute: the graph's nodes without the ArgMax nodes; in each index output's
-  // slot the ArgMax's input.
+  // What the kernels compute: the graph's nodes without the ArgMax nodes and their views; in each
+  // index output's slot the ArgMax's input.
   Graph body;
   // The graph as the engine's callers see it: the body's nodes (same indices), then the ArgMax
-  // nodes, and the graph's own outputs.
+  // nodes and their views, and the graph's own outputs.
   Graph whole;
   std::vector<IndexOutput> outputs;  // by slot
 };

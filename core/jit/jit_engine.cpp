@@ -516,7 +516,7 @@ class JitEngineImpl final : public JitEngine {
  private:
 
   Graph g_;      // what the kernels compute: the graph after the passes, without its ArgMax outputs
-  Graph whole_;  // graph(): g_'s nodes, then the ArgMax nodes (index_outputs.h)
+  Graph whole_;  // graph(): g_'s nodes, then the ArgMax nodes and their views (index_outputs.h)
   std::vector<IndexOutput> index_outputs_;
   CpuFeatures features_;
   Isa isa_;

@@ -1,7 +1,7 @@
 // ONNX ArgMax / ArgMin: int64 indices along one non-batch axis, served only as graph outputs.
 // Every axis, with and without keepdims, on a tensor the importer holds channels-last (the
 // output of a pool of an NCHW model), against plain index arithmetic in both engines; and the
-// refusals: the batch axis, an index that feeds another node.
+// refusals: the batch axis, an index that feeds another node than a view of it.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -102,6 +102,43 @@ TEST(OnnxArgMax, EveryAxisWithAndWithoutKeepdimsInBothEngines) {
       EXPECT_EQ(out.indices[i], arg_extreme(x, axis, cases[i].op == "ArgMin"))
           << engine->name() << ": " << cases[i].op << " axis " << cases[i].axis << " keepdims " << cases[i].keepdims;
     }
+  }
+}
+
+// Views of the indices (`argmax(1).unsqueeze(1)`, a Squeeze of keepdims, a Flatten) are served:
+// the same indices in the view's shape, next to the ArgMax itself as another output.
+TEST(OnnxArgMax, ViewsOfTheIndicesAreServed) {
+  OnnxGraph g(13);
+  g.input("x", {kC, kH, kW});
+  g.ints("one", {1});
+  onnx::NodeProto& flat = g.node("ArgMax", {"x"}, {"flat"});
+  OnnxGraph::attr(flat, "axis", int64_t{1});
+  OnnxGraph::attr(flat, "keepdims", int64_t{0});
+  g.node("Unsqueeze", {"flat", "one"}, {"unsqueezed"});
+  OnnxGraph::attr(g.node("ArgMin", {"x"}, {"kept"}), "axis", int64_t{1});
+  g.node("Squeeze", {"kept", "one"}, {"squeezed"});
+  OnnxGraph::attr(g.node("Flatten", {"kept"}, {"flattened"}), "axis", int64_t{1});
+  for (const char* out : {"flat", "unsqueezed", "squeezed", "flattened"}) g.output(out);
+  const Graph graph = g.load();
+  const std::vector<Dims> shapes{{kH, kW}, {1, kH, kW}, {kH, kW}, {kH * kW}};
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    EXPECT_EQ(graph.values[static_cast<size_t>(graph.outputs[i])].dtype, DType::kInt64) << "output " << i;
+    EXPECT_EQ(graph.values[static_cast<size_t>(graph.outputs[i])].shape, shapes[i]) << "output " << i;
+  }
+  const int64_t batch = 2;
+  const std::vector<float> x = wavy(batch * kC * kH * kW, 0.7);
+  const std::vector<int64_t> max = arg_extreme(x, 1, false), min = arg_extreme(x, 1, true);
+  for (EngineKind kind : engines_here(graph)) {
+    EngineOptions o;
+    o.engine = kind;
+    auto engine = make_engine(graph, o);
+    ModelOutputs out = allocate_outputs(graph, batch);
+    const InputView in{DType::kFloat32, x.data()};
+    engine->run(batch, std::span<const InputView>(&in, 1), out.views());
+    EXPECT_EQ(out.indices[0], max) << engine->name();
+    EXPECT_EQ(out.indices[1], max) << engine->name();
+    EXPECT_EQ(out.indices[2], min) << engine->name();
+    EXPECT_EQ(out.indices[3], min) << engine->name();
   }
 }
 
