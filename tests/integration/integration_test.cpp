@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <span>
 #include <thread>
@@ -269,6 +270,15 @@ TEST(Integration, ServesArgMaxIndicesAsInt64) {
   }
   for (uint32_t s = 0; s < batch; ++s) EXPECT_EQ(got_labels[s], labels.i64()[s]) << "sample " << s;
   nnclient_close(c);
+  // nnctl infer writes the labels as an int64 .npy: the fixture's bytes.
+  const fs::path out = d.dir() / "nnctl_out";
+  const std::string cmd = std::string(NNCTL_EXE) + " --endpoint " + d.socket_path() + " infer cls --input x=" +
+                          (dir / "argmax_classifier.in.0.npy").string() + " --output-dir " + out.string() +
+                          " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const nnd::NpyArray written = nnd::read_npy((out / "label.npy").string());
+  EXPECT_EQ(written.dtype, nnd::DType::kInt64);
+  EXPECT_EQ(written.bytes, labels.bytes);
   EXPECT_EQ(d.stop(), 0) << d.log();
 }
 
