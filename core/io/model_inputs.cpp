@@ -28,6 +28,13 @@ std::vector<InputView> ModelInputs::views() const {
   return v;
 }
 
+void check_input_file_dtype(const NpyArray& a, const std::string& path) {
+  if (a.dtype != DType::kFloat32 && a.dtype != DType::kUInt8) {
+    throw Error(ErrorCode::kInvalidArgument, path + ": " + dtype_name(a.dtype) + " data; an input takes float32 or uint8 "
+                                                   "(camera bytes)");
+  }
+}
+
 ModelInputs prepare_inputs(const Graph& g, const std::map<std::string, std::string>& files,
                            int64_t batch) {
   for (const auto& [name, path] : files) {
@@ -48,10 +55,7 @@ ModelInputs prepare_inputs(const Graph& g, const std::map<std::string, std::stri
     auto it = files.find(g.input_names[i]);
     if (it == files.end()) continue;
     NpyArray a = read_npy(it->second);
-    if (a.dtype != DType::kFloat32 && a.dtype != DType::kUInt8) {
-      throw Error(ErrorCode::kInvalidArgument, it->second + ": " + dtype_name(a.dtype) + " data; an input takes float32 "
-                                                            "or uint8 (camera bytes)");
-    }
+    check_input_file_dtype(a, it->second);
     const Dims& want = g.values[g.inputs[i]].shape;
     Dims got_sample(a.shape.size() > 0 ? a.shape.begin() + 1 : a.shape.end(), a.shape.end());
     if (a.shape.empty() || got_sample != want) {

@@ -35,6 +35,10 @@ struct ModelInputs {
 ModelInputs prepare_inputs(const Graph& g, const std::map<std::string, std::string>& files,
                            int64_t batch);
 
+// Throws kInvalidArgument naming `path` unless `a` holds what an input takes: float32, or uint8
+// (camera bytes). prepare_inputs and nnctl infer check their input files with it.
+void check_input_file_dtype(const NpyArray& a, const std::string& path);
+
 // Output buffers for a run of `batch` samples, one per graph output, in its dtype.
 struct ModelOutputs {
   int64_t batch = 1;

@@ -591,7 +591,7 @@ struct SyntheticIo {
     for (ValueId id : g.outputs) {
       const Value& v = g.values[static_cast<size_t>(id)];
       out.emplace_back(static_cast<size_t>(checked_mul(batch, element_count(v.shape, v.name), "isa calibration output")));
-      out_ptrs.push_back({v.dtype, out.back().data()});
+      out_ptrs.push_back({output_view_dtype(v.dtype), out.back().data()});
     }
   }
 };

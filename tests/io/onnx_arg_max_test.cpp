@@ -91,16 +91,12 @@ TEST(OnnxArgMax, EveryAxisWithAndWithoutKeepdimsInBothEngines) {
   const int64_t batch = 3;
   const std::vector<float> x = wavy(batch * kC * kH * kW);
   for (EngineKind kind : engines_here(g)) {
-    EngineOptions o;
-    o.engine = kind;
-    auto engine = make_engine(g, o);
-    ModelOutputs out = allocate_outputs(g, batch);
-    const InputView in{DType::kFloat32, x.data()};
-    engine->run(batch, std::span<const InputView>(&in, 1), out.views());
+    const ModelOutputs out = run_outputs(g, kind, batch, x);
+    const char* engine = kind == EngineKind::kJit ? "jit" : "reference";
     for (size_t i = 0; i < cases.size(); ++i) {
       const int axis = static_cast<int>(cases[i].axis < 0 ? cases[i].axis + 4 : cases[i].axis);
       EXPECT_EQ(out.indices[i], arg_extreme(x, axis, cases[i].op == "ArgMin"))
-          << engine->name() << ": " << cases[i].op << " axis " << cases[i].axis << " keepdims " << cases[i].keepdims;
+          << engine << ": " << cases[i].op << " axis " << cases[i].axis << " keepdims " << cases[i].keepdims;
     }
   }
 }
@@ -129,16 +125,12 @@ TEST(OnnxArgMax, ViewsOfTheIndicesAreServed) {
   const std::vector<float> x = wavy(batch * kC * kH * kW, 0.7);
   const std::vector<int64_t> max = arg_extreme(x, 1, false), min = arg_extreme(x, 1, true);
   for (EngineKind kind : engines_here(graph)) {
-    EngineOptions o;
-    o.engine = kind;
-    auto engine = make_engine(graph, o);
-    ModelOutputs out = allocate_outputs(graph, batch);
-    const InputView in{DType::kFloat32, x.data()};
-    engine->run(batch, std::span<const InputView>(&in, 1), out.views());
-    EXPECT_EQ(out.indices[0], max) << engine->name();
-    EXPECT_EQ(out.indices[1], max) << engine->name();
-    EXPECT_EQ(out.indices[2], min) << engine->name();
-    EXPECT_EQ(out.indices[3], min) << engine->name();
+    const ModelOutputs out = run_outputs(graph, kind, batch, x);
+    const char* engine = kind == EngineKind::kJit ? "jit" : "reference";
+    EXPECT_EQ(out.indices[0], max) << engine;
+    EXPECT_EQ(out.indices[1], max) << engine;
+    EXPECT_EQ(out.indices[2], min) << engine;
+    EXPECT_EQ(out.indices[3], min) << engine;
   }
 }
 

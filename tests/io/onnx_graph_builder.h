@@ -148,15 +148,20 @@ inline int64_t count_of(const Dims& d) {
   return n;
 }
 
-// Output k of `g` for `batch` samples of input `x` (one input), engine `kind`.
-inline std::vector<std::vector<float>> run_batch(const Graph& g, EngineKind kind, int64_t batch, const std::vector<float>& x) {
+// The outputs of `g`, each in its dtype, for `batch` samples of input `x` (one input), engine `kind`.
+inline ModelOutputs run_outputs(const Graph& g, EngineKind kind, int64_t batch, const std::vector<float>& x) {
   EngineOptions o;
   o.engine = kind;
   auto engine = make_engine(g, o);
   ModelOutputs out = allocate_outputs(g, batch);
   const InputView in{DType::kFloat32, x.data()};
   engine->run(batch, std::span<const InputView>(&in, 1), out.views());
-  return out.buffers;
+  return out;
+}
+
+// Output k of a graph of float32 outputs, as run_outputs runs it.
+inline std::vector<std::vector<float>> run_batch(const Graph& g, EngineKind kind, int64_t batch, const std::vector<float>& x) {
+  return run_outputs(g, kind, batch, x).buffers;
 }
 
 // Runs `g` on one input of `batch` samples (wavy values) in the reference engine and the JIT (where

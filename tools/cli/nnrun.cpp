@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
     }
     for (size_t i = 0; i < g.outputs.size(); ++i) {
       std::printf("output %s: %s %s\n", g.output_names[i].c_str(),
-                  batch_shape(in.batch, g.values[g.outputs[i]].shape).c_str(), nnd::dtype_name(g.values[g.outputs[i]].dtype));
+                  batch_shape(in.batch, g.values[g.outputs[i]].shape).c_str(), nnd::dtype_name(out.dtypes[i]));
     }
 
     std::vector<double> times;

@@ -114,10 +114,7 @@ int cmd_infer(nnclient::Client& client, const std::string& model,
                        std::to_string(batch) + " (other inputs or --batch)");
     }
     batch = a.shape[0];
-    if (a.dtype != nnd::DType::kFloat32 && a.dtype != nnd::DType::kUInt8) {
-      throw nnd::Error(nnd::ErrorCode::kInvalidArgument, it->second + ": " + nnd::dtype_name(a.dtype) +
-                       " data; an input takes float32 or uint8 (camera bytes)");
-    }
+    nnd::check_input_file_dtype(a, it->second);
     if (t.dtype == NNCLIENT_FLOAT32 && a.dtype == nnd::DType::kUInt8) {
       // uint8 files are converted to float32, as nnrun does for camera bytes.
       std::vector<uint8_t> f(a.bytes.size() * 4);
