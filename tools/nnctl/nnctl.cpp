@@ -628,7 +628,8 @@ int main(int argc, char** argv) {
   CLI::App* infer = app.add_subcommand(
       "infer",
       "run MODEL in the daemon on .npy inputs and write each output to DIR/<output name>.npy\n"
-      "(float32, batch first), the same conventions as nnrun so results compare file by file.\n"
+      "(float32, or int64 for ArgMax indices; batch first), the same conventions as nnrun so\n"
+      "results compare file by file.\n"
       "Inputs are .npy files (float32 or uint8; uint8 is converted for float32 inputs), first\n"
       "axis the batch; an input without a file gets nnrun's deterministic pattern.");
   std::string model, output_dir;
