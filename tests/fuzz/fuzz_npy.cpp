@@ -4,15 +4,15 @@
 #include <cstdint>
 
 #include "core/io/npy.h"
+#include "core/ir/tensor.h"
 #include "core/util/error.h"
 #include "tests/fuzz/fuzz_report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     nnd::NpyArray a = nnd::parse_npy(data, size, "fuzz.npy");
-    const size_t elem = a.dtype == nnd::DType::kFloat32 ? 4 : 1;
     // The promise callers rely on when they index the data by shape.
-    if (a.bytes.size() != static_cast<size_t>(a.element_count()) * elem) __builtin_trap();
+    if (a.bytes.size() != static_cast<size_t>(a.element_count()) * nnd::dtype_bytes(a.dtype)) __builtin_trap();
     nnd::fuzz::report("accepted");
   } catch (const nnd::Error& e) {
     nnd::fuzz::report(e.what());
