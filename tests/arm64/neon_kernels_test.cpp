@@ -1,6 +1,6 @@
 // The NEON generators of core/jit/arm64/neon_kernels.h called one by one (each spec compiled
 // alone through arm64::emit_function: the frame, the body, the constant pool), against float64 references written in this file: fast math within the
-// bounds documented in x86/math.h, window kernels (max / average pooling, depthwise with bias,
+// bounds documented in generators/fast_math.h, window kernels (max / average pooling, depthwise with bias,
 // activation and residual, bordered output) within 1e-5, over channel counts that leave every
 // vector tail, odd strides and dilations, batches 1 to 3. Canary NaNs around every buffer catch a
 // read or write outside it. Runs on the aarch64 build only (under qemu-aarch64 in the cross build).

@@ -1,4 +1,4 @@
-// Math mode fast (core/jit/x86/math.h): the documented error bound, measured per ISA over a dense
+// Math mode fast (core/jit/generators/fast_math.h): the documented error bound, measured per ISA over a dense
 // sweep of x in [-30, 30] plus edge values, against the float64 reference engine. Relative error
 // |jit - ref| / |ref| where |ref| >= 1e-30, absolute error below. Prints the measured figures.
 #include <gtest/gtest.h>

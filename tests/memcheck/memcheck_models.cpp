@@ -40,7 +40,7 @@ using nnd::jit::Isa;
 
 // The fixture rule: max |got - want| <= 1e-5 * max(1, |want|) (docs/fixtures.md).
 constexpr double kExactTol = 1e-5;
-// Fast math approximates exp/tanh/... (core/jit/x86/math.h); 1e-4 is the bound the JIT fast-math
+// Fast math approximates exp/tanh/... (core/jit/generators/fast_math.h); 1e-4 is the bound the JIT fast-math
 // tests hold whole networks to. Fixtures with steep activations get the same bound scaled by 10:
 // this driver looks for memory errors, the JIT tests own the accuracy claims.
 constexpr double kFastTol = 1e-3;

@@ -3,9 +3,13 @@
 #include <cstring>
 #include <string>
 
+#include "core/jit/generators/vector_ops.h"
 #include "core/util/error.h"
 
 namespace nnd::jit::arm64 {
+
+// The vocabulary the architecture-neutral generators compute with.
+static_assert(generators::VectorOps<NeonEmitter>);
 
 namespace {
 

@@ -94,6 +94,8 @@ class NeonEmitter {
   void shl_i32(int d, int a, int bits) { a_.shl(s4(d), s4(a), bits); }
   void cvt_f2i(int d, int a) { a_.fcvtns(s4(d), s4(a)); }  // round to nearest, ties to even
   void cvt_i2f(int d, int a) { a_.scvtf(s4(d), s4(a)); }
+  void neg(int d, int a, int /*scratch*/) { a_.fneg(s4(d), s4(a)); }  // generators/vector_ops.h
+  void abs(int d, int a) { a_.fabs(s4(d), s4(a)); }
   // Horizontal reductions into every lane (pairwise twice: lanes 0-3 all hold the result).
   void hsum(int d, int a) {
     a_.faddp(s4(d), s4(a), s4(a));
@@ -107,6 +109,7 @@ class NeonEmitter {
   // ---- constants: 4 copies of v, read PC-relative from the pool after the code ----
   void load_const(int v, float f);
   void load_const_u32(int v, const std::array<uint32_t, 4>& lanes);
+  void load_const_u32(int v, uint32_t bits) { load_const_u32(v, {bits, bits, bits, bits}); }
   void emit_const_pool();  // after the last instruction
 
  private:

@@ -4,13 +4,12 @@
 // body of `void kernel(const KernelArgs*)` with the arguments in x0 through NeonEmitter and the
 // frame's loops (arm64/neon_emitter.h, arm64/regs_p.h: registers, hooks, recorded loops),
 // the same computation as the x86 generator of the same spec, to the same error bounds (fast
-// math: x86/math.h documents the algorithms and bounds; the NEON code follows them step by step).
+// math: the functions are core/jit/generators/fast_math.h, written once for both architectures).
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
-#include "core/ir/activation.h"
 #include "core/jit/arm64/neon_emitter.h"
 #include "core/jit/specs/data_movement.h"
 #include "core/jit/specs/elementwise.h"
@@ -28,10 +27,6 @@ void emit_fast_unary(arm64::NeonEmitter& ve, const FastUnarySpec& s);
 
 // f32-fast-softmax: softmax over rows of `len` contiguous floats, rows_per_sample per sample.
 void emit_fast_softmax(arm64::NeonEmitter& ve, int64_t rows_per_sample, int64_t len);
-
-// Register-level fast activations (vector register numbers; d may equal x; the temporaries t[0..7]
-// are distinct from d and x), as x86/math.h's emit_activation_fast.
-void emit_activation_fast(arm64::NeonEmitter& ve, ActivationKind k, float alpha, int d, int x, const int* t);
 
 // f32-layernorm (LayerNormSpec): two-pass mean and variance in float32, as x86's.
 void emit_layernorm(arm64::NeonEmitter& ve, const LayerNormSpec& s);

@@ -83,7 +83,7 @@ void activation_step(LowerContext& cx, const Node& n, int b, ActivationKind act,
 // y = act(x) from src to dst: an f32-fast-* kernel, a vectorised one, or a helper call.
 void unary_step(LowerContext& cx, const Node& n, int src, int dst, ActivationKind act, int64_t count,
                 int64_t last_dim);
-// The f32-fast-* kernel (x86/math.h) when the math mode takes it for `act` (fast_kernel_serves;
+// The f32-fast-* kernel (generators/fast_math.h) when the math mode takes it for `act` (fast_kernel_serves;
 // softmax: over rows of last_dim floats); false otherwise.
 bool fast_step(LowerContext& cx, const Node& n, int src, int dst, ActivationKind act, float alpha, int64_t count,
                int64_t last_dim);

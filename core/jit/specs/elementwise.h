@@ -44,7 +44,7 @@ struct FastSoftmaxSpec {
   int64_t rows = 1, len = 1;
 };
 
-// The relative error bound of the f32-fast-* kernels for kind k against float64 (x86/math.h; the
+// The relative error bound of the f32-fast-* kernels for kind k against float64 (generators/fast_math.h; the
 // NEON kernels share the algorithms and constants), which jit_fast_math_test measures on every ISA
 // over a dense sweep. kSoftmax is f32-fast-softmax's over the rows that test draws (1 to kFastSoftmaxMeasuredRow floats).
 // 0 for kinds they do not compute.

@@ -1,80 +1,20 @@
-// Fast-math kernels and register-level function approximations (see x86/math.h).
+// The fast-math kernels on x86 (see x86/math.h); the functions they evaluate are
+// core/jit/generators/fast_math.h.
 #include "core/jit/x86/math.h"
 
-#include <array>
-#include <cmath>
-#include <functional>
-#include <initializer_list>
 #include <limits>
-#include <string>
-#include <utility>
 
+#include "core/jit/generators/fast_math.h"
 #include "core/jit/x86/counted_loop_p.h"
 #include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/kernel_regs_p.h"
 #include "core/jit/x86/vec_reg_pool.h"
-#include "core/util/error.h"
 
 namespace nnd::jit {
 
 using namespace regs;
 
 namespace {
-
-// acc = polynomial in x with coefficients from the highest degree down (Horner); a, b scratch.
-// Returns the register holding the result (a or b).
-int horner(VecEmitter& ve, int x, std::initializer_list<float> coeffs, int a, int b) {
-  auto it = coeffs.begin();
-  ve.load_const(a, *it++);
-  for (; it != coeffs.end(); ++it) {
-    ve.load_const(b, *it);
-    ve.fmadd(b, a, x);
-    std::swap(a, b);
-  }
-  return a;
-}
-
-void abs_into(VecEmitter& ve, int d, int x) {  // d = |x| (d != x)
-  ve.zero(d);
-  ve.sub(d, d, x);
-  ve.max(d, d, x);
-}
-
-void softplus(VecEmitter& ve, int d, int x, const int* t) {  // t[0..5]
-  abs_into(ve, t[4], x);
-  ve.zero(t[5]);
-  ve.sub(t[4], t[5], t[4]);
-  emit_exp(ve, t[4], t[4], t);  // e = exp(-|x|)
-  ve.load_const(t[5], 2.0f);
-  ve.add(t[5], t[5], t[4]);
-  ve.div(t[4], t[4], t[5]);  // s = e / (2 + e)
-  ve.mul(t[5], t[4], t[4]);
-  const int p = horner(ve, t[5],
-                       {1.0f / 15, 1.0f / 13, 1.0f / 11, 1.0f / 9, 1.0f / 7, 1.0f / 5, 1.0f / 3, 1.0f}, t[0], t[1]);
-  ve.mul(p, p, t[4]);
-  ve.add(p, p, p);  // log1p(e) = 2 atanh(s)
-  ve.zero(t[5]);
-  ve.max(t[5], x, t[5]);
-  ve.add(d, t[5], p);
-}
-
-// d = alpha * expm1(min(x, 0)) + max(x, 0) via expm1(y) = 2t / (1 - t), t = tanh(y / 2).
-void elu(VecEmitter& ve, int d, int x, float alpha, const int* t) {  // t[0..5]
-  ve.zero(t[4]);
-  ve.min(t[4], x, t[4]);
-  ve.load_const(t[5], 0.5f);
-  ve.mul(t[4], t[4], t[5]);
-  emit_tanh(ve, t[4], t[4], t);
-  ve.load_const(t[5], 1.0f);
-  ve.sub(t[5], t[5], t[4]);
-  ve.add(t[4], t[4], t[4]);
-  ve.div(t[4], t[4], t[5]);
-  ve.load_const(t[5], alpha);
-  ve.mul(t[4], t[4], t[5]);
-  ve.zero(t[5]);
-  ve.max(t[5], x, t[5]);
-  ve.add(d, t[5], t[4]);
-}
 
 // Horizontal max/sum of v into all lanes via the vector scratch area (vec_scratch()); t free.
 void hreduce(VecEmitter& ve, int v, int t, bool is_max) {
@@ -101,129 +41,6 @@ void pad_lanes(VecEmitter& ve, int v, int lanes, float fill, int t) {
 
 }  // namespace
 
-void emit_exp(VecEmitter& ve, int d, int x, const int* t) {
-  ve.load_const(t[0], 88.0f);
-  ve.min(t[1], x, t[0]);
-  ve.load_const(t[0], -87.0f);
-  ve.max(t[1], t[1], t[0]);
-  ve.load_const(t[0], 1.44269504088896341f);
-  ve.mul(t[0], t[1], t[0]);
-  ve.cvt_f2i(t[2], t[0]);  // n
-  ve.cvt_i2f(t[0], t[2]);
-  ve.load_const(t[3], 0.693359375f);
-  ve.mul(t[3], t[3], t[0]);
-  ve.sub(t[1], t[1], t[3]);
-  ve.load_const(t[3], -2.12194440e-4f);
-  ve.mul(t[3], t[3], t[0]);
-  ve.sub(t[1], t[1], t[3]);  // r
-  const int p = horner(ve, t[1],
-                       {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
-                        5.0000001201e-1f},
-                       t[3], t[0]);
-  const int q = p == t[3] ? t[0] : t[3];
-  ve.mul(p, p, t[1]);
-  ve.mul(p, p, t[1]);
-  ve.add(p, p, t[1]);
-  ve.load_const(q, 1.0f);
-  ve.add(p, p, q);
-  std::array<uint32_t, 16> bias{};
-  bias.fill(127u);
-  ve.load(q, ve.const_u32_lanes(bias));
-  ve.add_i32(t[2], t[2], q);
-  ve.shl_i32(t[2], t[2], 23);
-  ve.mul(d, p, t[2]);
-}
-
-void emit_tanh(VecEmitter& ve, int d, int x, const int* t) {
-  constexpr float kClamp = 7.90531110763549805f;
-  ve.load_const(t[1], kClamp);
-  ve.min(t[0], x, t[1]);
-  ve.load_const(t[1], -kClamp);
-  ve.max(t[0], t[0], t[1]);
-  ve.mul(t[1], t[0], t[0]);
-  const int p = horner(ve, t[1],
-                       {-2.76076847742355e-16f, 2.00018790482477e-13f, -8.60467152213735e-11f, 5.12229709037114e-08f,
-                        1.48572235717979e-05f, 6.37261928875436e-04f, 4.89352455891786e-03f},
-                       t[2], t[3]);
-  ve.mul(d, p, t[0]);
-  const int q = horner(ve, t[1], {1.19825839466702e-06f, 1.18534705686654e-04f, 2.26843463243900e-03f,
-                                  4.89352518554385e-03f},
-                       t[2], t[3]);
-  ve.div(d, d, q);
-}
-
-void emit_sigmoid(VecEmitter& ve, int d, int x, const int* t) {
-  ve.zero(t[4]);
-  ve.sub(t[4], t[4], x);
-  emit_exp(ve, t[4], t[4], t);
-  ve.load_const(t[0], 1.0f);
-  ve.add(t[4], t[4], t[0]);
-  ve.div(d, t[0], t[4]);
-}
-
-void emit_activation_fast(VecEmitter& ve, ActivationKind k, float alpha, int d, int x, const int* t) {
-  using K = ActivationKind;
-  switch (k) {
-    case K::kExponential: emit_exp(ve, d, x, t); break;
-    case K::kSigmoid: emit_sigmoid(ve, d, x, t); break;
-    case K::kTanh: emit_tanh(ve, d, x, t); break;
-    case K::kSwish:
-      emit_sigmoid(ve, t[5], x, t);
-      ve.mul(d, x, t[5]);
-      break;
-    case K::kSoftplus: softplus(ve, d, x, t); break;
-    case K::kElu: elu(ve, d, x, alpha, t); break;
-    case K::kSelu:
-      elu(ve, d, x, 1.67326324235437728f, t);
-      ve.load_const(t[5], 1.05070098735548049f);
-      ve.mul(d, d, t[5]);
-      break;
-    case K::kGeluTanh:
-      ve.mul(t[5], x, x);
-      ve.mul(t[5], t[5], x);
-      ve.load_const(t[6], 0.044715f);
-      ve.mul(t[5], t[5], t[6]);
-      ve.add(t[5], t[5], x);
-      ve.load_const(t[6], static_cast<float>(2.0 * std::sqrt(2.0 / M_PI)));
-      ve.mul(t[5], t[5], t[6]);
-      emit_sigmoid(ve, t[5], t[5], t);
-      ve.mul(d, x, t[5]);
-      break;
-    case K::kGeluErf: {
-      abs_into(ve, t[5], x);
-      ve.load_const(t[6], static_cast<float>(1.0 / std::sqrt(2.0)));
-      ve.mul(t[6], t[5], t[6]);  // z = |x| / sqrt 2
-      ve.load_const(t[4], 0.5f);
-      ve.mul(t[7], t[6], t[4]);
-      ve.load_const(t[4], 1.0f);
-      ve.add(t[7], t[7], t[4]);
-      ve.div(t[7], t[4], t[7]);  // u = 1 / (1 + z / 2)
-      const int p = horner(ve, t[7],
-                           {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f, -0.18628806f,
-                            0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f},
-                           t[0], t[1]);
-      ve.mul(t[6], t[6], t[6]);
-      ve.sub(t[4], p, t[6]);
-      emit_exp(ve, t[4], t[4], t);
-      ve.mul(t[4], t[4], t[7]);  // erfc(z)
-      ve.load_const(t[6], 0.5f);
-      ve.mul(t[4], t[4], t[6]);  // c = Phi(-|x|)
-      ve.mul(t[4], t[4], t[5]);
-      ve.zero(t[6]);
-      ve.max(t[6], x, t[6]);
-      ve.sub(d, t[6], t[4]);
-      break;
-    }
-    case K::kMish:
-      softplus(ve, t[6], x, t);
-      emit_tanh(ve, t[6], t[6], t);
-      ve.mul(d, x, t[6]);
-      break;
-    default:
-      throw Error(ErrorCode::kInternal, std::string("JIT fast math: no vectorised form of ") + activation_name(k));
-  }
-}
-
 void emit_fast_unary(VecEmitter& ve, const FastUnarySpec& s) {
   x86::Assembler& a = ve.as();
   const int W = ve.width();
@@ -244,14 +61,14 @@ void emit_fast_unary(VecEmitter& ve, const FastUnarySpec& s) {
       ve, left, W, Trips::samples(s.count),
       [&] {
         ve.load(x, x86::ptr(in));
-        emit_activation_fast(ve, s.act, s.alpha, x, x, t);
+        generators::fast_activation(ve, s.act, s.alpha, x, x, t);
         ve.store(x86::ptr(out), x);
         a.add(in, W * 4);
         a.add(out, W * 4);
       },
       [&] {
         ve.load_scalar(x, x86::ptr(in));
-        emit_activation_fast(ve, s.act, s.alpha, x, x, t);
+        generators::fast_activation(ve, s.act, s.alpha, x, x, t);
         ve.store_scalar(x86::ptr(out), x);
         a.add(in, 4);
         a.add(out, 4);
@@ -304,7 +121,7 @@ void emit_fast_softmax(VecEmitter& ve, int64_t rows_per_sample, int64_t len) {
     chunks(ve, len, 2, [&](int64_t off, int lanes) {
       ve.load_lanes(x, at(src, off), lanes);
       ve.sub(x, x, mx);
-      emit_exp(ve, x, x, t);
+      generators::fast_exp(ve, x, x, t);
       if (lanes < W) {
         ve.store_tail(at(dst, off), x, lanes);
         pad_lanes(ve, x, lanes, 0.0f, t[1]);

@@ -3,9 +3,13 @@
 #include <cstring>
 #include <string>
 
+#include "core/jit/generators/vector_ops.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {
+
+// The vocabulary the architecture-neutral generators compute with.
+static_assert(generators::VectorOps<VecEmitter>);
 
 namespace {
 
@@ -28,6 +32,13 @@ void VecEmitter::store_lanes(const x86::Mem& m, int v, int lanes) {
   check_lanes(*this, lanes, "store_lanes");
   if (lanes == width()) store(m, v);
   else store_tail(m, v, lanes);
+}
+
+void VecEmitter::abs(int d, int a) {
+  if (d == a) throw Error(ErrorCode::kInternal, "JIT internal error: abs() into its own operand on x86");
+  zero(d);
+  sub(d, d, a);
+  max(d, d, a);
 }
 
 x86::Mem VecEmitter::const_u32_lanes(const std::array<uint32_t, 16>& lanes) {

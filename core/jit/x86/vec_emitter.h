@@ -105,6 +105,15 @@ class VecEmitter {
   virtual void shl_i32(int d, int a, int bits) = 0;
   virtual void cvt_f2i(int d, int a) = 0;  // round to nearest even (MXCSR default)
   virtual void cvt_i2f(int d, int a) = 0;
+  // d = -a as 0 - a (+0 for a = +0; x86 has no float negate): in d when d != a, else through
+  // `scratch`. d = |a| as max(0 - a, a), d != a. (The instruction sequences fast math has always
+  // used, held byte for byte by the golden code hashes.)
+  void neg(int d, int a, int scratch) {
+    const int zero_reg = d != a ? d : scratch;
+    zero(zero_reg);
+    sub(d, zero_reg, a);
+  }
+  void abs(int d, int a);
   // Memory-operand forms used by pooling/merges: d = d op [m].
   virtual void add_mem(int d, const x86::Mem& m) = 0;
   virtual void max_mem(int d, const x86::Mem& m) = 0;
@@ -117,6 +126,11 @@ class VecEmitter {
   x86::Mem const_f32(float v);
   x86::Mem const_u32_lanes(const std::array<uint32_t, 16>& lanes);
   void load_const(int v, float f) { load(v, const_f32(f)); }
+  void load_const_u32(int v, uint32_t bits) {  // every lane the int32 bits
+    std::array<uint32_t, 16> lanes{};
+    lanes.fill(bits);
+    load(v, const_u32_lanes(lanes));
+  }
   void emit_const_pool();  // after the last instruction of the function
 
  protected:
