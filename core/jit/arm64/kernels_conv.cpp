@@ -10,6 +10,7 @@
 #include "core/jit/arm64/kernels.h"
 #include "core/jit/arm64/regs_p.h"
 #include "core/jit/conv_tiling.h"
+#include "core/jit/generators/activation.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
 
@@ -120,14 +121,7 @@ void conv_tile(NeonEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, i
   };
   const bool res_last = s.residual_at == ResidualAt::kAfterActivation;
   if (s.residual && !res_last) add_residual();
-  if (s.act != ActivationKind::kLinear) {
-    ve.zero(tmp);
-    for (int i = 0; i < R * V; ++i) ve.max(i, i, tmp);
-    if (s.act == ActivationKind::kRelu6) {
-      ve.load_const(tmp, 6.0f);
-      for (int i = 0; i < R * V; ++i) ve.min(i, i, tmp);
-    }
-  }
+  generators::epilogue_activation(ve, s.act, 0, R * V, tmp);
   if (s.residual && res_last) add_residual();
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) ve.store_lanes(kOb, t.out[static_cast<size_t>(r)] + v * 16, r * V + v, v == V - 1 ? lanes_last : 4);

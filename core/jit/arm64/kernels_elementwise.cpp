@@ -7,6 +7,7 @@
 #include "core/ir/activation.h"
 #include "core/jit/arm64/kernels.h"
 #include "core/jit/arm64/regs_p.h"
+#include "core/jit/generators/activation.h"
 #include "core/util/error.h"
 
 namespace nnd::jit::arm64 {
@@ -66,89 +67,6 @@ void emit_copy(NeonEmitter& ve, const a64::Gp& dst, const a64::Gp& src, int64_t 
     ve.store_tail(dst, 0, v, static_cast<int>(tail));
     ve.add_imm(src, tail * 4);
     ve.add_imm(dst, tail * 4);
-  }
-}
-
-// Element-wise activation on register x; t and u are free. The same formulas as x86's.
-void emit_unary_op(NeonEmitter& ve, const UnarySpec& s, int x, int t, int u) {
-  using K = ActivationKind;
-  if (s.relu_layer) {
-    ve.mov(u, x);
-    ve.zero(t);
-    ve.max(x, x, t);
-    if (s.negative_slope != 0.0f) {
-      ve.min(u, u, t);
-      ve.load_const(t, s.negative_slope);
-      ve.mul(u, u, t);
-      ve.add(x, x, u);
-    }
-    if (s.has_max) {
-      ve.load_const(t, s.max_value);
-      ve.min(x, x, t);
-    }
-    return;
-  }
-  auto hard_sigmoid_k3 = [&] {
-    ve.load_const(t, 3.0f);
-    ve.add(x, x, t);
-    ve.zero(t);
-    ve.max(x, x, t);
-    ve.load_const(t, 6.0f);
-    ve.min(x, x, t);
-    ve.div(x, x, t);
-  };
-  switch (s.act) {
-    case K::kLinear: break;
-    case K::kRelu:
-    case K::kRelu6:
-      ve.zero(t);
-      ve.max(x, x, t);
-      if (s.act == K::kRelu6) {
-        ve.load_const(t, 6.0f);
-        ve.min(x, x, t);
-      }
-      break;
-    case K::kLeakyRelu:
-      ve.load_const(t, 0.2f);
-      ve.mul(t, x, t);
-      ve.max(x, x, t);
-      break;
-    case K::kHardSigmoidK2:
-      ve.load_const(t, 0.2f);
-      ve.mul(x, x, t);
-      ve.load_const(t, 0.5f);
-      ve.add(x, x, t);
-      ve.zero(t);
-      ve.max(x, x, t);
-      ve.load_const(t, 1.0f);
-      ve.min(x, x, t);
-      break;
-    case K::kHardSigmoidK3: hard_sigmoid_k3(); break;
-    case K::kHardSwish:
-      ve.mov(u, x);
-      hard_sigmoid_k3();
-      ve.mul(x, x, u);
-      break;
-    case K::kSoftsign:
-      ve.zero(t);
-      ve.sub(t, t, x);
-      ve.max(t, t, x);
-      ve.load_const(u, 1.0f);
-      ve.add(t, t, u);
-      ve.div(x, x, t);
-      break;
-    case K::kReciprocal:
-      ve.load_const(t, 1.0f);
-      ve.div(x, t, x);
-      break;
-    case K::kSqrt: ve.sqrt(x, x); break;
-    case K::kAbs:
-      ve.zero(t);
-      ve.sub(t, t, x);
-      ve.max(x, x, t);
-      break;
-    default:
-      throw Error(ErrorCode::kInternal, std::string("JIT: activation '") + activation_name(s.act) + "' is not vectorised");
   }
 }
 
@@ -213,7 +131,7 @@ void emit_unary(NeonEmitter& ve, const UnarySpec& s) {
         ve.mul(x, x, t);
         ve.load(t, shift, j * 4);
         ve.add(x, x, t);
-        emit_unary_op(ve, s, x, t, u);
+        generators::unary_activation(ve, s, x, t, u);
         ve.store_lanes(out, j * 4, x, lanes);
       }
       ve.add_imm(in, C * 4);
@@ -227,7 +145,7 @@ void emit_unary(NeonEmitter& ve, const UnarySpec& s) {
       [&] {
         if (s.u8) ve.load_u8(x, in, 0);
         else ve.load(x, in, 0);
-        emit_unary_op(ve, s, x, t, u);
+        generators::unary_activation(ve, s, x, t, u);
         ve.store(out, 0, x);
         ve.add_imm(in, 4 * esize);
         ve.add_imm(out, 16);
@@ -235,7 +153,7 @@ void emit_unary(NeonEmitter& ve, const UnarySpec& s) {
       [&] {
         if (s.u8) ve.load_u8_scalar(x, in, 0);
         else ve.load_scalar(x, in, 0);
-        emit_unary_op(ve, s, x, t, u);
+        generators::unary_activation(ve, s, x, t, u);
         ve.store_scalar(out, 0, x);
         ve.add_imm(in, esize);
         ve.add_imm(out, 4);

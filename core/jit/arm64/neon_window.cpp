@@ -9,6 +9,7 @@
 
 #include "core/jit/arm64/neon_kernels.h"
 #include "core/jit/arm64/regs_p.h"
+#include "core/jit/generators/activation.h"
 #include "core/util/error.h"
 
 namespace nnd::jit::neon {
@@ -91,14 +92,7 @@ void tile(NeonEmitter& ve, const WindowSpec& s, int R, int V, int lanes_last) {
   };
   const bool res_last = s.residual_at == ResidualAt::kAfterActivation;
   if (s.residual && !res_last) add_residual();
-  if (s.act != ActivationKind::kLinear) {
-    ve.zero(xr);
-    for (int i = 0; i < R * V; ++i) ve.max(vreg(i), vreg(i), xr);
-    if (s.act == ActivationKind::kRelu6) {
-      ve.load_const(xr, 6.0f);
-      for (int i = 0; i < R * V; ++i) ve.min(vreg(i), vreg(i), xr);
-    }
-  }
+  generators::epilogue_activation(ve, s.act, R * V, vreg, xr);
   if (s.residual && res_last) add_residual();
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) ve.store_lanes(kOb, r * ps_out + v * 16, acc(r, v), v == V - 1 ? lanes_last : kLanes);

@@ -5,7 +5,7 @@
 // arm64/generator_target_p.h); this concept is only what a value in a register can go through.
 //
 // Semantics every emitter keeps (the generators and their error bounds rely on them):
-//   add/sub/mul/div/max/min   d = a op b, float32 lanes, any aliasing of d, a and b
+//   add/sub/mul/div/max/min   d = a op b, float32 lanes, any aliasing of d, a and b (sqrt: d = sqrt a)
 //   fmadd(acc, a, b)          acc += a * b (fused where the ISA has FMA, SSE4.1 multiplies first)
 //   neg(d, a, scratch)        d = -a; an ISA without a negate instruction computes 0 - a (+0 for
 //                             a = +0) and may overwrite `scratch` when d == a
@@ -32,6 +32,7 @@ concept VectorOps = requires(Ve& ve, int v, float f, uint32_t u) {
   ve.max(v, v, v);
   ve.min(v, v, v);
   ve.fmadd(v, v, v);
+  ve.sqrt(v, v);
   ve.neg(v, v, v);
   ve.abs(v, v);
   ve.cvt_f2i(v, v);

@@ -1,4 +1,5 @@
 // ISA-neutral kernel generators (see x86/kernels.h). Written only against VecEmitter hooks.
+#include "core/jit/generators/activation.h"
 #include "core/jit/x86/kernels.h"
 
 #include <algorithm>
@@ -210,7 +211,7 @@ void conv_tile(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, in
   const VecReg tmp = pool.take(accs.end() + s.blocking.weight_regs(), "epilogue temporary");
   const bool res_last = s.residual_at == ResidualAt::kAfterActivation;
   if (s.residual && !res_last) add_residual(ve, t.out, V, lanes_last, tmp);
-  emit_fused_act(ve, s.act, accs.first(), accs.size(), tmp);
+  generators::epilogue_activation(ve, s.act, accs.first(), accs.size(), tmp);
   if (s.residual && res_last) add_residual(ve, t.out, V, lanes_last, tmp);
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
@@ -612,7 +613,7 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
   }
   const bool res_last = s.residual_at == ResidualAt::kAfterActivation;
   if (s.residual && !res_last) add_residual(ve, strided_layout(R, ps_in, ps_out).out, V, lanes_last, xr);
-  emit_fused_act(ve, s.act, accs.first(), accs.size(), xr);
+  generators::epilogue_activation(ve, s.act, accs.first(), accs.size(), xr);
   if (s.residual && res_last) add_residual(ve, strided_layout(R, ps_in, ps_out).out, V, lanes_last, xr);
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
@@ -691,84 +692,6 @@ void emit_copy(VecEmitter& ve, const x86::Gp& dst, const x86::Gp& src, int64_t c
     ve.store_tail(x86::ptr(dst), v, static_cast<int>(tail));
     add_imm(a, src, tail * 4);
     add_imm(a, dst, tail * 4);
-  }
-}
-
-// Element-wise activation on register x; t and u are free.
-void emit_unary_op(VecEmitter& ve, const UnarySpec& s, int x, int t, int u) {
-  using K = ActivationKind;
-  if (s.relu_layer) {
-    ve.mov(u, x);
-    ve.zero(t);
-    ve.max(x, x, t);
-    if (s.negative_slope != 0.0f) {
-      ve.min(u, u, t);
-      ve.load_const(t, s.negative_slope);
-      ve.mul(u, u, t);
-      ve.add(x, x, u);
-    }
-    if (s.has_max) {
-      ve.load_const(t, s.max_value);
-      ve.min(x, x, t);
-    }
-    return;
-  }
-  auto hard_sigmoid_k3 = [&] {
-    ve.load_const(t, 3.0f);
-    ve.add(x, x, t);
-    ve.zero(t);
-    ve.max(x, x, t);
-    ve.load_const(t, 6.0f);
-    ve.min(x, x, t);
-    ve.div(x, x, t);
-  };
-  switch (s.act) {
-    case K::kLinear: break;
-    case K::kRelu:
-    case K::kRelu6:
-      emit_fused_act(ve, s.act, x, 1, t);
-      break;
-    case K::kLeakyRelu:
-      ve.load_const(t, 0.2f);
-      ve.mul(t, x, t);
-      ve.max(x, x, t);
-      break;
-    case K::kHardSigmoidK2:
-      ve.load_const(t, 0.2f);
-      ve.mul(x, x, t);
-      ve.load_const(t, 0.5f);
-      ve.add(x, x, t);
-      ve.zero(t);
-      ve.max(x, x, t);
-      ve.load_const(t, 1.0f);
-      ve.min(x, x, t);
-      break;
-    case K::kHardSigmoidK3: hard_sigmoid_k3(); break;
-    case K::kHardSwish:
-      ve.mov(u, x);
-      hard_sigmoid_k3();
-      ve.mul(x, x, u);
-      break;
-    case K::kSoftsign:
-      ve.zero(t);
-      ve.sub(t, t, x);
-      ve.max(t, t, x);
-      ve.load_const(u, 1.0f);
-      ve.add(t, t, u);
-      ve.div(x, x, t);
-      break;
-    case K::kReciprocal:
-      ve.load_const(t, 1.0f);
-      ve.div(x, t, x);
-      break;
-    case K::kSqrt: ve.sqrt(x, x); break;
-    case K::kAbs:
-      ve.zero(t);
-      ve.sub(t, t, x);
-      ve.max(x, x, t);  // max(x, -x)
-      break;
-    default:
-      throw Error(ErrorCode::kInternal, std::string("JIT: activation '") + activation_name(s.act) + "' is not vectorised");
   }
 }
 
@@ -904,7 +827,7 @@ void emit_unary(VecEmitter& ve, const UnarySpec& s) {
         ve.mul(x, x, t);
         ve.load(t, at(shift, j * 4));
         ve.add(x, x, t);
-        emit_unary_op(ve, s, x, t, u);
+        generators::unary_activation(ve, s, x, t, u);
         ve.store_lanes(at(out, j * 4), x, lanes);
       }
       add_imm(a, in, C * 4);
@@ -918,7 +841,7 @@ void emit_unary(VecEmitter& ve, const UnarySpec& s) {
       [&] {
         if (s.u8) ve.load_u8(x, x86::ptr(in));
         else ve.load(x, x86::ptr(in));
-        emit_unary_op(ve, s, x, t, u);
+        generators::unary_activation(ve, s, x, t, u);
         ve.store(x86::ptr(out), x);
         a.add(in, i32(W * esize));
         a.add(out, W * 4);
@@ -926,7 +849,7 @@ void emit_unary(VecEmitter& ve, const UnarySpec& s) {
       [&] {
         if (s.u8) ve.load_u8_scalar(x, x86::ptr(in));  // eax: the hooks' scratch, no role
         else ve.load_scalar(x, x86::ptr(in));
-        emit_unary_op(ve, s, x, t, u);
+        generators::unary_activation(ve, s, x, t, u);
         ve.store_scalar(x86::ptr(out), x);
         a.add(in, i32(esize));
         a.add(out, 4);

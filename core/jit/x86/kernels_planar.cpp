@@ -2,6 +2,7 @@
 // hooks; the two things only this layout needs, gathering strided floats into one vector
 // (insertps) and the 4 x 4 transpose of the epilogue (unpck*ps, movlhps, movhlps), are SSE
 // instructions emitted directly, which is why both kernels refuse any other vector width.
+#include "core/jit/generators/activation.h"
 #include "core/jit/x86/kernels_planar.h"
 
 #include <algorithm>
@@ -181,7 +182,8 @@ void planar_tile(VecEmitter& ve, const PlanarConvSpec& s, size_t chunk, int64_t 
       };
       const bool res_last = s.residual_at == ResidualAt::kAfterActivation;
       if (s.residual && !res_last) add_residual();
-      emit_fused_act(ve, s.act, live, acc(g, 4 * j));  // transpose4 leaves r[0] free
+      generators::epilogue_activation(  // transpose4 leaves r[0] free
+          ve, s.act, pixels, [&](int p) { return live[static_cast<size_t>(p)]; }, acc(g, 4 * j));
       if (s.residual && res_last) add_residual();
       for (int p = 0; p < pixels; ++p) ve.store(at(kOut, disp(p)), live[static_cast<size_t>(p)]);
     }

@@ -1,6 +1,7 @@
 // Winograd F(2x2, 3x3) transforms (see x86/kernels_winograd.h). Channels are in the vector lanes,
 // as in every NHWC kernel, so both transforms are plain vector adds and subtracts over channel
 // chunks of width() lanes (the last chunk a tail).
+#include "core/jit/generators/activation.h"
 #include "core/jit/x86/kernels_winograd.h"
 
 #include <array>
@@ -210,7 +211,7 @@ void emit_winograd_output(VecEmitter& ve, const WinogradOutSpec& s) {
     const bool res_last = s.residual_at == ResidualAt::kAfterActivation;
     if (s.residual && !res_last) add_residual();
     const int act_tmp = bias;  // the bias has been added
-    emit_fused_act(ve, s.act, y.first(), y.size(), act_tmp);
+    generators::epilogue_activation(ve, s.act, y.first(), y.size(), act_tmp);
     if (s.residual && res_last) add_residual();
     for (int k = 0; k < 4; ++k) ve.store_lanes(at(kOb, disp(k)), y[k], lanes);
   };
