@@ -67,4 +67,26 @@ ConvTilePlan plan_conv_tiles(const ConvTileProblem& p) {
   return plan;
 }
 
+TileLayout tile_layout(const ConvTile& t, const ConvTileProblem& p) {
+  TileLayout l;
+  for (int n = 0; n < t.samples; ++n) {
+    for (int h = 0; h < t.rows; ++h) {
+      for (int w = 0; w < t.cols; ++w) {
+        l.in.push_back(n * p.in_sample + h * p.in_row + w * p.in_col);
+        l.out.push_back(n * p.out_sample + h * p.out_row + w * p.out_col);
+      }
+    }
+  }
+  return l;
+}
+
+TileLayout strided_layout(int R, int64_t ps_in, int64_t ps_out) {
+  TileLayout l;
+  for (int r = 0; r < R; ++r) {
+    l.in.push_back(r * ps_in);
+    l.out.push_back(r * ps_out);
+  }
+  return l;
+}
+
 }  // namespace nnd::jit

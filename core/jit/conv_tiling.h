@@ -1,4 +1,4 @@
-// Tile shapes of the direct-convolution micro-kernel (emit_conv in x86/kernels.cpp, spatial mode).
+// Tile shapes of the direct-convolution micro-kernel (emit_conv: x86/kernels.cpp, arm64/kernels_conv.cpp; spatial mode).
 //
 // A tile is a block of output positions computed together: every weight vector loaded in the
 // channel loop is multiplied into each position of the tile, so a bigger tile reuses each weight
@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace nnd::jit {
 
@@ -41,5 +42,18 @@ struct ConvTilePlan {
 // broadcasts, weight loads, epilogue), keeping every displacement well inside an x86 disp32.
 // Ties keep the plain one-row tile of out_w columns or fewer (the historical shape).
 ConvTilePlan plan_conv_tiles(const ConvTileProblem& p);
+
+// Byte displacements of a tile's positions from its first input pixel (in) and output pixel
+// (out), in the order the kernels hold their accumulators: what the conv, GEMM and window
+// generators of every architecture address a tile by.
+struct TileLayout {
+  std::vector<int64_t> in, out;
+};
+
+// The positions of tile t: samples x rows x cols, columns fastest.
+TileLayout tile_layout(const ConvTile& t, const ConvTileProblem& p);
+
+// R consecutive positions ps_in / ps_out bytes apart (GEMM rows, one output row of pixels).
+TileLayout strided_layout(int R, int64_t ps_in, int64_t ps_out);
 
 }  // namespace nnd::jit

@@ -21,33 +21,6 @@ using asmjit::Label;
 
 namespace {
 
-// Byte displacements of a tile's positions from its first input pixel (in) and output pixel (out).
-struct TileLayout {
-  std::vector<int64_t> in, out;
-};
-
-TileLayout tile_layout(const ConvTile& t, const ConvTileProblem& p) {
-  TileLayout l;
-  for (int n = 0; n < t.samples; ++n) {
-    for (int h = 0; h < t.rows; ++h) {
-      for (int w = 0; w < t.cols; ++w) {
-        l.in.push_back(n * p.in_sample + h * p.in_row + w * p.in_col);
-        l.out.push_back(n * p.out_sample + h * p.out_row + w * p.out_col);
-      }
-    }
-  }
-  return l;
-}
-
-TileLayout strided_layout(int R, int64_t ps_in, int64_t ps_out) {
-  TileLayout l;
-  for (int r = 0; r < R; ++r) {
-    l.in.push_back(r * ps_in);
-    l.out.push_back(r * ps_out);
-  }
-  return l;
-}
-
 // The channel loop of one kernel tap (kPix at its first input channel, kWk at its weights):
 // channels in groups of four, each position's four inputs in one register, each lane multiplied
 // into the V weight vectors of its channel. Leaves kWk at the next tap's weights.

@@ -127,35 +127,6 @@ void rows_loops(VecEmitter& ve, int64_t rows_per_sample, int R, int64_t ps_in, i
 
 // ---- conv / GEMM ----------------------------------------------------------------------------
 
-// Byte displacements of a tile's positions from its first input pixel (in) and output pixel (out).
-struct TileLayout {
-  std::vector<int64_t> in, out;
-};
-
-// Positions samples x rows x cols, columns fastest.
-TileLayout tile_layout(const ConvTile& t, const ConvTileProblem& p) {
-  TileLayout l;
-  for (int n = 0; n < t.samples; ++n) {
-    for (int h = 0; h < t.rows; ++h) {
-      for (int w = 0; w < t.cols; ++w) {
-        l.in.push_back(n * p.in_sample + h * p.in_row + w * p.in_col);
-        l.out.push_back(n * p.out_sample + h * p.out_row + w * p.out_col);
-      }
-    }
-  }
-  return l;
-}
-
-// R consecutive positions ps_in / ps_out bytes apart (GEMM rows, one output row of pixels).
-TileLayout strided_layout(int R, int64_t ps_in, int64_t ps_out) {
-  TileLayout l;
-  for (int r = 0; r < R; ++r) {
-    l.in.push_back(r * ps_in);
-    l.out.push_back(r * ps_out);
-  }
-  return l;
-}
-
 void conv_taps(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V, int wreg,
                const VecRegs& xb, ProductPipeline& products);
 void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t, const VecRegs& accs, int V,
