@@ -25,6 +25,13 @@ static_assert(offsetof(KernelArgs, in) == 0 && offsetof(KernelArgs, out) == 8 &&
               offsetof(KernelArgs, weights) == 16 && offsetof(KernelArgs, batch) == 24 &&
               offsetof(KernelArgs, helpers) == 32, "generated code reads these offsets");
 
+// The fields' byte offsets, by which every architecture's generators read them.
+inline constexpr int32_t kArgsIn = offsetof(KernelArgs, in);
+inline constexpr int32_t kArgsOut = offsetof(KernelArgs, out);
+inline constexpr int32_t kArgsWeights = offsetof(KernelArgs, weights);
+inline constexpr int32_t kArgsBatch = offsetof(KernelArgs, batch);
+inline constexpr int32_t kArgsHelpers = offsetof(KernelArgs, helpers);
+
 using KernelFn = void (*)(const KernelArgs*);
 
 }  // namespace nnd::jit

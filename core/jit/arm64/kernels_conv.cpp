@@ -11,6 +11,7 @@
 #include "core/jit/arm64/regs_p.h"
 #include "core/jit/conv_tiling.h"
 #include "core/jit/generators/activation.h"
+#include "core/jit/kernel_args.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
 
@@ -181,9 +182,9 @@ void conv_spatial(NeonEmitter& ve, const ConvSpec& s, int64_t g) {
   a64::Assembler& a = ve.as();
   const ConvTileProblem p = tile_problem(s);
   const ConvTilePlan plan = plan_conv_tiles(p);
-  a.ldr(kInN, a64::ptr(kArgs, 0));
+  a.ldr(kInN, a64::ptr(kArgs, kArgsIn));
   a.ldr(kInN, a64::ptr(kInN, 0));
-  a.ldr(kOutN, a64::ptr(kArgs, 8));
+  a.ldr(kOutN, a64::ptr(kArgs, kArgsOut));
   if (g >= 0) {
     ve.add_imm(kInN, g * s.cin_g * 4);
     ve.add_imm(kOutN, (s.out_place.offset_floats + g * s.cout_g) * 4);
@@ -192,7 +193,7 @@ void conv_spatial(NeonEmitter& ve, const ConvSpec& s, int64_t g) {
     add_group_offset(ve, kOutN, s.cout_g * 4);
     ve.add_imm(kOutN, s.out_place.offset_floats * 4);
   }
-  a.ldr(kN, a64::ptr(kArgs, 24));
+  a.ldr(kN, a64::ptr(kArgs, kArgsBatch));
   Label ldone = a.newLabel();
   if (plan.batched.samples > 1) {
     const int S = plan.batched.samples;
@@ -226,10 +227,10 @@ void conv_rows(NeonEmitter& ve, const ConvSpec& s) {
   a64::Assembler& a = ve.as();
   const int R = std::max(1, s.blocking.rows);
   const int64_t rows_per_sample = s.out_h * s.out_w, ps_in = s.in_c * 4, ps_out = s.out_c * 4;
-  a.ldr(kIn, a64::ptr(kArgs, 0));
+  a.ldr(kIn, a64::ptr(kArgs, kArgsIn));
   a.ldr(kIn, a64::ptr(kIn, 0));
-  a.ldr(kOut, a64::ptr(kArgs, 8));
-  a.ldr(kN, a64::ptr(kArgs, 24));
+  a.ldr(kOut, a64::ptr(kArgs, kArgsOut));
+  a.ldr(kN, a64::ptr(kArgs, kArgsBatch));
   ve.mul_imm(kN, rows_per_sample);
   const int64_t planned_rows = planned(ve, Trips::samples(rows_per_sample));
   Label lrows = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
@@ -280,9 +281,9 @@ void emit_conv(NeonEmitter& ve, const ConvSpec& s) {
   if (s.residual && !s.out_place.dense()) throw Error(ErrorCode::kInternal, "JIT internal error: a fused residual with a bordered output");
   if (s.rows_mode && !s.out_place.dense()) throw Error(ErrorCode::kInternal, "JIT internal error: a GEMM-mode conv cannot write a bordered output");
   if (s.residual) {
-    a.ldr(kResDelta, a64::ptr(kArgs, 0));
+    a.ldr(kResDelta, a64::ptr(kArgs, kArgsIn));
     a.ldr(kResDelta, a64::ptr(kResDelta, 8));
-    a.ldr(kHookImm, a64::ptr(kArgs, 8));
+    a.ldr(kHookImm, a64::ptr(kArgs, kArgsOut));
     a.sub(kResDelta, kResDelta, kHookImm);
   }
   // Spatial convs with several evenly packed groups (grouped Conv2D, Winograd's 16 transform
@@ -290,7 +291,7 @@ void emit_conv(NeonEmitter& ve, const ConvSpec& s) {
   // a kernel larger than an L1 instruction cache.
   if (!s.rows_mode && s.groups >= 4 && uniform_groups(s)) {
     const int64_t stride = s.group_weight_off[1] - s.group_weight_off[0];
-    a.ldr(kWBase, a64::ptr(kArgs, 16));
+    a.ldr(kWBase, a64::ptr(kArgs, kArgsWeights));
     ve.add_imm(kBBase, kWBase, s.group_bias_off[0] * 4);
     ve.add_imm(kWBase, s.group_weight_off[0] * 4);
     a.mov(kGroup, 0);
@@ -303,7 +304,7 @@ void emit_conv(NeonEmitter& ve, const ConvSpec& s) {
     return;
   }
   for (int64_t g = 0; g < s.groups; ++g) {
-    a.ldr(kWBase, a64::ptr(kArgs, 16));
+    a.ldr(kWBase, a64::ptr(kArgs, kArgsWeights));
     ve.add_imm(kBBase, kWBase, s.group_bias_off[static_cast<size_t>(g)] * 4);
     ve.add_imm(kWBase, s.group_weight_off[static_cast<size_t>(g)] * 4);
     if (s.rows_mode) conv_rows(ve, s);

@@ -8,6 +8,7 @@
 #include "core/jit/arm64/kernels.h"
 #include "core/jit/arm64/regs_p.h"
 #include "core/jit/generators/activation.h"
+#include "core/jit/kernel_args.h"
 #include "core/util/error.h"
 
 namespace nnd::jit::arm64 {
@@ -20,10 +21,10 @@ namespace {
 // Loads the kernel's first input pointer, output pointer and batch.
 void load_io(NeonEmitter& ve, const a64::Gp& in, const a64::Gp& out, const a64::Gp& batch) {
   a64::Assembler& a = ve.as();
-  a.ldr(in, a64::ptr(kArgs, 0));
+  a.ldr(in, a64::ptr(kArgs, kArgsIn));
   a.ldr(in, a64::ptr(in, 0));
-  a.ldr(out, a64::ptr(kArgs, 8));
-  a.ldr(batch, a64::ptr(kArgs, 24));
+  a.ldr(out, a64::ptr(kArgs, kArgsOut));
+  a.ldr(batch, a64::ptr(kArgs, kArgsBatch));
 }
 
 // Stores register v to count floats at [p], advancing p (counter kKh).
@@ -119,7 +120,7 @@ void emit_unary(NeonEmitter& ve, const UnarySpec& s) {
     // Per-channel affine, then the activation; one position (C floats) per iteration.
     const a64::Gp scale = g.role("scale", kW), shift = g.role("shift", kBias);
     const int64_t C = s.channels, positions = s.count / C;
-    ve.as().ldr(scale, a64::ptr(kArgs, 16));
+    ve.as().ldr(scale, a64::ptr(kArgs, kArgsWeights));
     ve.add_imm(shift, scale, s.shift_off * 4);
     ve.add_imm(scale, s.scale_off * 4);
     ve.mul_imm(left, positions);
@@ -164,15 +165,15 @@ void emit_unary(NeonEmitter& ve, const UnarySpec& s) {
 // x0..x3, the function from the table in KernelArgs::helpers. x0 (the args) is read last.
 void emit_helper_call(NeonEmitter& ve, int helper_index, int64_t count, int64_t params_off) {
   a64::Assembler& a = ve.as();
-  a.ldr(kHookAddr, a64::ptr(kArgs, 32));
+  a.ldr(kHookAddr, a64::ptr(kArgs, kArgsHelpers));
   a.ldr(kHookAddr, a64::ptr(kHookAddr, helper_index * 8));
-  a.ldr(a64::x3, a64::ptr(kArgs, 16));
+  a.ldr(a64::x3, a64::ptr(kArgs, kArgsWeights));
   ve.add_imm(a64::x3, params_off * 4);
-  a.ldr(a64::x2, a64::ptr(kArgs, 24));
+  a.ldr(a64::x2, a64::ptr(kArgs, kArgsBatch));
   ve.mul_imm(a64::x2, count);
-  a.ldr(a64::x1, a64::ptr(kArgs, 0));
+  a.ldr(a64::x1, a64::ptr(kArgs, kArgsIn));
   a.ldr(a64::x1, a64::ptr(a64::x1, 0));
-  a.ldr(a64::x0, a64::ptr(kArgs, 8));
+  a.ldr(a64::x0, a64::ptr(kArgs, kArgsOut));
   a.blr(kHookAddr);
 }
 
@@ -183,9 +184,9 @@ void emit_merge(NeonEmitter& ve, BinOp op, int inputs, int64_t count, float post
   const a64::Gp off = g.role("byte offset", kPix), src = g.role("input", kRow);
   (void)g.role("args", kArgs);
   const int acc = 0, x = 1;
-  a.ldr(table, a64::ptr(kArgs, 0));
-  a.ldr(out, a64::ptr(kArgs, 8));
-  a.ldr(left, a64::ptr(kArgs, 24));
+  a.ldr(table, a64::ptr(kArgs, kArgsIn));
+  a.ldr(out, a64::ptr(kArgs, kArgsOut));
+  a.ldr(left, a64::ptr(kArgs, kArgsBatch));
   ve.mul_imm(left, count);
   a.mov(off, 0);
   auto body = [&](bool scalar) {
@@ -227,9 +228,9 @@ void emit_concat(NeonEmitter& ve, int64_t outer, const std::vector<int64_t>& inn
   (void)g.role("args", kArgs);
   (void)g.role("emit_copy counter", kKh);
   const int x = 0;
-  a.ldr(table, a64::ptr(kArgs, 0));
-  a.ldr(out, a64::ptr(kArgs, 8));
-  a.ldr(count, a64::ptr(kArgs, 24));
+  a.ldr(table, a64::ptr(kArgs, kArgsIn));
+  a.ldr(out, a64::ptr(kArgs, kArgsOut));
+  a.ldr(count, a64::ptr(kArgs, kArgsBatch));
   ve.mul_imm(count, outer);
   a.mov(i_outer, 0);
   Label l = a.newLabel();
@@ -254,7 +255,7 @@ void emit_position_scale(NeonEmitter& ve, int64_t positions, int64_t channels, i
   (void)g.role("args", kArgs);
   const int x = 0, k = 1;
   load_io(ve, in, out, samples);
-  ve.as().ldr(map, a64::ptr(kArgs, 16));
+  ve.as().ldr(map, a64::ptr(kArgs, kArgsWeights));
   ve.add_imm(map, map_off * 4);
   count_down_loop(ve, samples, Trips::samples(1), [&] {
     ve.as().mov(scale, map);
@@ -281,7 +282,7 @@ void emit_param_elt(NeonEmitter& ve, const ParamEltSpec& s) {
   (void)g.role("args", kArgs);
   const int x = 0, av = 1, t = 2, neg = 3;
   load_io(ve, in, out, batch);
-  ve.as().ldr(weights, a64::ptr(kArgs, 16));
+  ve.as().ldr(weights, a64::ptr(kArgs, kArgsWeights));
   auto body = [&](int lanes) {
     ve.load_lanes(x, in, 0, lanes);
     ve.load_lanes(av, pa, 0, lanes);

@@ -6,6 +6,7 @@
 #include "core/jit/arm64/neon_kernels.h"
 #include "core/jit/arm64/regs_p.h"
 #include "core/jit/generators/fast_math.h"
+#include "core/jit/kernel_args.h"
 
 namespace nnd::jit::neon {
 
@@ -26,10 +27,10 @@ a64::VecS vsc(int v) { return NeonEmitter::scalar(v); }
 void emit_fast_unary(NeonEmitter& ve, const FastUnarySpec& s) {
   a64::Assembler& a = ve.as();
   const int t[8] = {1, 2, 3, 4, 5, 6, 7, 16};
-  a.ldr(a64::x1, a64::ptr(a64::x0, 0));
+  a.ldr(a64::x1, a64::ptr(a64::x0, kArgsIn));
   a.ldr(a64::x1, a64::ptr(a64::x1, 0));
-  a.ldr(a64::x2, a64::ptr(a64::x0, 8));
-  a.ldr(a64::x3, a64::ptr(a64::x0, 24));
+  a.ldr(a64::x2, a64::ptr(a64::x0, kArgsOut));
+  a.ldr(a64::x3, a64::ptr(a64::x0, kArgsBatch));
   ve.mul_imm(a64::x3, s.count);
   regs::vector_then_scalar_loop(
       ve, a64::x3, kLanes, Trips::samples(s.count),
@@ -53,10 +54,10 @@ void emit_fast_softmax(NeonEmitter& ve, int64_t rows_per_sample, int64_t len) {
   const int t[4] = {1, 2, 3, 4};
   constexpr int kMax = 17, kSum = 18;
   const int64_t nv = len / kLanes, tail = len % kLanes;
-  a.ldr(a64::x1, a64::ptr(a64::x0, 0));
+  a.ldr(a64::x1, a64::ptr(a64::x0, kArgsIn));
   a.ldr(a64::x1, a64::ptr(a64::x1, 0));
-  a.ldr(a64::x2, a64::ptr(a64::x0, 8));
-  a.ldr(a64::x3, a64::ptr(a64::x0, 24));
+  a.ldr(a64::x2, a64::ptr(a64::x0, kArgsOut));
+  a.ldr(a64::x3, a64::ptr(a64::x0, kArgsBatch));
   ve.mul_imm(a64::x3, rows_per_sample);
   regs::count_down_loop(ve, a64::x3, Trips::samples(rows_per_sample), [&] {
     // Row maximum: vectors, across lanes, then the tail's scalars.

@@ -6,6 +6,7 @@
 
 #include "core/jit/arm64/neon_kernels.h"
 #include "core/jit/arm64/regs_p.h"
+#include "core/jit/kernel_args.h"
 #include "core/util/error.h"
 
 namespace nnd::jit::neon {
@@ -47,11 +48,11 @@ void emit_layernorm(NeonEmitter& ve, const LayerNormSpec& s) {
   const GpX in = a64::x1, out = a64::x2, weights = a64::x3, groups = a64::x4, src = a64::x5, dst = a64::x6;
   const GpX gamma = a64::x7, beta = a64::x8, cnt = a64::x9;
   constexpr int kMean = 0, kX = 1, kInv = 2, kT = 3, kTail = 5;
-  a.ldr(in, a64::ptr(a64::x0, 0));
+  a.ldr(in, a64::ptr(a64::x0, kArgsIn));
   a.ldr(in, a64::ptr(in, 0));
-  a.ldr(out, a64::ptr(a64::x0, 8));
-  a.ldr(weights, a64::ptr(a64::x0, 16));
-  a.ldr(groups, a64::ptr(a64::x0, 24));
+  a.ldr(out, a64::ptr(a64::x0, kArgsOut));
+  a.ldr(weights, a64::ptr(a64::x0, kArgsWeights));
+  a.ldr(groups, a64::ptr(a64::x0, kArgsBatch));
   ve.mul_imm(groups, s.groups);
   const auto adv_src = [&](int64_t b) { ve.add_imm(src, b); };
   regs::count_down_loop(ve, groups, Trips::samples(s.groups), [&] {
@@ -132,12 +133,12 @@ void emit_gather(NeonEmitter& ve, const GatherSpec& s) {
   const GpX dst = a64::x7, cnt = a64::x12;
   const GpX src[4] = {a64::x8, a64::x9, a64::x10, a64::x11};
   constexpr int kSum = 0, kX = 1, kWeight = 4;
-  a.ldr(in, a64::ptr(a64::x0, 0));
+  a.ldr(in, a64::ptr(a64::x0, kArgsIn));
   a.ldr(in, a64::ptr(in, 0));
-  a.ldr(out, a64::ptr(a64::x0, 8));
-  a.ldr(table, a64::ptr(a64::x0, 16));
+  a.ldr(out, a64::ptr(a64::x0, kArgsOut));
+  a.ldr(table, a64::ptr(a64::x0, kArgsWeights));
   ve.add_imm(table, s.table_off * 4);
-  a.ldr(batch, a64::ptr(a64::x0, 24));
+  a.ldr(batch, a64::ptr(a64::x0, kArgsBatch));
   regs::count_down_loop(ve, batch, Trips::samples(1), [&] {
     if (s.zero_fill) {
       ve.zero(kSum);
@@ -221,10 +222,10 @@ void emit_transpose(NeonEmitter& ve, const TransposeSpec& s) {
     ve.add_imm(mat_in, p.matrix_bytes);
     ve.add_imm(mat_out, p.matrix_bytes);
   };
-  a.ldr(in, a64::ptr(args, 0));
+  a.ldr(in, a64::ptr(args, kArgsIn));
   a.ldr(in, a64::ptr(in, 0));
-  a.ldr(out, a64::ptr(args, 8));
-  a.ldr(batch, a64::ptr(args, 24));
+  a.ldr(out, a64::ptr(args, kArgsOut));
+  a.ldr(batch, a64::ptr(args, kArgsBatch));
   regs::count_down_loop(ve, batch, Trips::samples(1), [&] {
     a.mov(mat_in, in);
     a.mov(mat_out, out);

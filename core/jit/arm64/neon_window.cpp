@@ -10,6 +10,7 @@
 #include "core/jit/arm64/neon_kernels.h"
 #include "core/jit/arm64/regs_p.h"
 #include "core/jit/generators/activation.h"
+#include "core/jit/kernel_args.h"
 #include "core/util/error.h"
 
 namespace nnd::jit::neon {
@@ -131,12 +132,12 @@ void emit_window(NeonEmitter& ve, const WindowSpec& s) {
   const int vec_regs = s.rows * s.vmax + dw_regs + 1;
   if (vec_regs > 32) throw Error(ErrorCode::kInternal, "JIT internal error: window blocking needs more than 32 vector registers");
   if (s.residual) {
-    a.ldr(kResDelta, a64::ptr(kArgs, 0));
+    a.ldr(kResDelta, a64::ptr(kArgs, kArgsIn));
     a.ldr(kResDelta, a64::ptr(kResDelta, 8));
-    a.ldr(kTmp, a64::ptr(kArgs, 8));
+    a.ldr(kTmp, a64::ptr(kArgs, kArgsOut));
     a.sub(kResDelta, kResDelta, kTmp);
   }
-  a.ldr(kWBase, a64::ptr(kArgs, 16));
+  a.ldr(kWBase, a64::ptr(kArgs, kArgsWeights));
   ve.add_imm(kBBase, kWBase, s.bias_off * 4);
   ve.add_imm(kWBase, s.weight_off * 4);
   const int64_t in_row_step = s.sh * s.in_w * s.c * 4, in_pix_step = s.sw * s.c * 4;
@@ -144,11 +145,11 @@ void emit_window(NeonEmitter& ve, const WindowSpec& s) {
   const int64_t in_sample = s.in_h * s.in_w * s.c * 4;
   const int64_t out_sample = (op.sample_floats ? op.sample_floats : s.out_h * s.out_w * s.c) * 4;
   const int R = s.rows;
-  a.ldr(kInN, a64::ptr(kArgs, 0));
+  a.ldr(kInN, a64::ptr(kArgs, kArgsIn));
   a.ldr(kInN, a64::ptr(kInN, 0));
-  a.ldr(kOutN, a64::ptr(kArgs, 8));
+  a.ldr(kOutN, a64::ptr(kArgs, kArgsOut));
   ve.add_imm(kOutN, op.offset_floats * 4);
-  a.ldr(kN, a64::ptr(kArgs, 24));
+  a.ldr(kN, a64::ptr(kArgs, kArgsBatch));
   regs::count_down_loop(ve, kN, Trips::samples(1), [&] {
     a.mov(kInRow, kInN);
     a.mov(kOutRow, kOutN);

@@ -3,7 +3,6 @@
 // output, whole vectors then one tail.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 
 #include "core/jit/kernel_args.h"
@@ -21,10 +20,10 @@ void emit_constant_fill(Target& t, const ConstantFillSpec& s) {
   const Gp base = t.role("the constant", Target::kW), src = t.role("source", Target::kIn);
   const Gp out = t.role("output", Target::kOut), left = t.role("samples left", Target::kN);
   const Gp vectors_left = t.role("vectors left", Target::kCi);
-  t.load_field(base, args, offsetof(KernelArgs, weights));
+  t.load_field(base, args, kArgsWeights);
   t.add(base, s.weights_off * kFloat);
-  t.load_field(out, args, offsetof(KernelArgs, out));
-  t.load_field(left, args, offsetof(KernelArgs, batch));
+  t.load_field(out, args, kArgsOut);
+  t.load_field(left, args, kArgsBatch);
   const int64_t full = s.count / W;
   const int tail = static_cast<int>(s.count % W);
   t.count_down_loop(left, Trips::samples(1), [&] {

@@ -13,7 +13,6 @@
 //         registers and one broadcast of A per row, multiply-added into the row's accumulators.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -47,11 +46,11 @@ void emit_matmul(Target& t, const MatMulSpec& s) {
   const Gp steps_left = t.role("steps left", Target::kKh), row_blocks = t.role("row blocks left", Target::kCi);
   const Gp col_blocks = t.role("column blocks left", Target::kKw);
 
-  t.load_field(b_mat, args, offsetof(KernelArgs, in));  // the input table first
+  t.load_field(b_mat, args, kArgsIn);  // the input table first
   t.load_field(a_mat, b_mat, 0);
   t.load_field(b_mat, b_mat, sizeof(void*));
-  t.load_field(c_mat, args, offsetof(KernelArgs, out));
-  t.load_field(left, args, offsetof(KernelArgs, batch));
+  t.load_field(c_mat, args, kArgsOut);
+  t.load_field(left, args, kArgsBatch);
   t.multiply(left, s.matrices);
 
   // One tile: `rs` rows by `vs` vectors of columns, the last vector `last_lanes` wide.

@@ -3,6 +3,7 @@
 // x86/kernel_regs_p.h.
 #pragma once
 
+#include "core/jit/kernel_args.h"
 #include "core/jit/x86/kernel_regs_p.h"
 
 namespace nnd::jit {
@@ -11,9 +12,9 @@ namespace nnd::jit {
 // epilogue reads the residual at [output address + delta].
 inline void load_residual_delta(VecEmitter& ve) {
   x86::Assembler& a = ve.as();
-  a.mov(x86::rax, x86::qword_ptr(regs::kArgs, 0));
+  a.mov(x86::rax, x86::qword_ptr(regs::kArgs, kArgsIn));
   a.mov(x86::rax, x86::qword_ptr(x86::rax, 8));
-  a.sub(x86::rax, x86::qword_ptr(regs::kArgs, 8));
+  a.sub(x86::rax, x86::qword_ptr(regs::kArgs, kArgsOut));
   a.mov(regs::slot(regs::kResDelta), x86::rax);
 }
 

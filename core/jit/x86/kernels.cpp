@@ -1,5 +1,6 @@
 // ISA-neutral kernel generators (see x86/kernels.h). Written only against VecEmitter hooks.
 #include "core/jit/generators/activation.h"
+#include "core/jit/kernel_args.h"
 #include "core/jit/x86/kernels.h"
 
 #include <algorithm>
@@ -55,13 +56,13 @@ struct SpatialGeometry {
 
 void spatial_loops(VecEmitter& ve, const SpatialGeometry& g, int R, const std::function<void(int)>& tile_row) {
   x86::Assembler& a = ve.as();
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kArgs, kArgsIn));
   a.mov(kIn, x86::qword_ptr(kIn, 0));
   a.mov(slot(kInN), kIn);
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(kOut, x86::qword_ptr(kArgs, kArgsOut));
   add_imm(a, kOut, g.out_offset);
   a.mov(slot(kOutN), kOut);
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  a.mov(kN, x86::qword_ptr(kArgs, kArgsBatch));
   count_down_loop(ve, kN, Trips::samples(1), [&] {
     a.mov(x86::rax, slot(kInN));
     a.mov(slot(kInRow), x86::rax);
@@ -91,10 +92,10 @@ void spatial_loops(VecEmitter& ve, const SpatialGeometry& g, int R, const std::f
 void rows_loops(VecEmitter& ve, int64_t rows_per_sample, int R, int64_t ps_in, int64_t ps_out,
                 const std::function<void(int)>& tile_row) {
   x86::Assembler& a = ve.as();
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kArgs, kArgsIn));
   a.mov(kIn, x86::qword_ptr(kIn, 0));
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  a.mov(kOut, x86::qword_ptr(kArgs, kArgsOut));
+  a.mov(kN, x86::qword_ptr(kArgs, kArgsBatch));
   if (rows_per_sample != 1) a.imul(kN, kN, i32(rows_per_sample));
   // Loop records: full tiles, then the one remainder tile the planned row count takes.
   const int64_t planned_rows = planned(ve, Trips::samples(rows_per_sample));
@@ -418,9 +419,9 @@ void conv_spatial(VecEmitter& ve, const ConvSpec& s, int64_t g) {
   x86::Assembler& a = ve.as();
   const ConvTileProblem p = tile_problem(ve, s);
   const ConvTilePlan plan = plan_conv_tiles(p);
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kArgs, kArgsIn));
   a.mov(kIn, x86::qword_ptr(kIn, 0));
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(kOut, x86::qword_ptr(kArgs, kArgsOut));
   if (g >= 0) {
     add_imm(a, kIn, g * s.cin_g * 4);
     add_imm(a, kOut, (s.out_place.offset_floats + g * s.cout_g) * 4);
@@ -431,7 +432,7 @@ void conv_spatial(VecEmitter& ve, const ConvSpec& s, int64_t g) {
   }
   a.mov(slot(kInN), kIn);
   a.mov(slot(kOutN), kOut);
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  a.mov(kN, x86::qword_ptr(kArgs, kArgsBatch));
   Label ldone = a.newLabel();
   if (plan.batched.samples > 1) {
     const int S = plan.batched.samples;
@@ -464,7 +465,7 @@ void conv_spatial(VecEmitter& ve, const ConvSpec& s, int64_t g) {
 
 void set_weight_slots(VecEmitter& ve, int64_t w_off, int64_t b_off) {
   x86::Assembler& a = ve.as();
-  a.mov(kW, x86::qword_ptr(kArgs, 16));
+  a.mov(kW, x86::qword_ptr(kArgs, kArgsWeights));
   a.lea(kBias, at(kW, b_off * 4));
   a.mov(slot(kBBase), kBias);
   add_imm(a, kW, w_off * 4);
@@ -737,10 +738,10 @@ void emit_pad(VecEmitter& ve, const PadSpec& s) {
   g.clobbered_by("emit_fill/emit_copy", kKh);
   VecRegPool pool(ve, "f32-pad");
   const VecReg fill = pool.take("fill value"), x = pool.take("input");
-  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(args, kArgsIn));
   a.mov(in, x86::qword_ptr(in, 0));
-  a.mov(out, x86::qword_ptr(args, 8));
-  a.mov(samples, x86::qword_ptr(args, 24));
+  a.mov(out, x86::qword_ptr(args, kArgsOut));
+  a.mov(samples, x86::qword_ptr(args, kArgsBatch));
   if (s.value == 0.0f) ve.zero(fill);
   else ve.load_const(fill, s.value);
   count_down_loop(ve, samples, Trips::samples(1), [&] {
@@ -778,15 +779,15 @@ void emit_unary(VecEmitter& ve, const UnarySpec& s) {
   const x86::Gp left = g.role("positions / elements left", kN);
   VecRegPool pool(ve, s.channels > 0 ? "f32-affine" : "f32-unary");
   const VecReg x = pool.take("x"), t = pool.take("t"), u = pool.take("u");
-  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(args, kArgsIn));
   a.mov(in, x86::qword_ptr(in, 0));
-  a.mov(out, x86::qword_ptr(args, 8));
-  a.mov(left, x86::qword_ptr(args, 24));
+  a.mov(out, x86::qword_ptr(args, kArgsOut));
+  a.mov(left, x86::qword_ptr(args, kArgsBatch));
   if (s.channels > 0) {
     // Per-channel affine then activation; one position (C floats) per iteration.
     const x86::Gp scale = g.role("scale", kW), shift = g.role("shift", kBias);
     const int64_t C = s.channels, positions = s.count / C;
-    a.mov(scale, x86::qword_ptr(args, 16));
+    a.mov(scale, x86::qword_ptr(args, kArgsWeights));
     a.lea(shift, at(scale, s.shift_off * 4));
     add_imm(a, scale, s.scale_off * 4);
     a.imul(left, left, i32(positions));
@@ -832,15 +833,15 @@ void emit_unary(VecEmitter& ve, const UnarySpec& s) {
 void emit_helper_call(VecEmitter& ve, int helper_index, int64_t count, int64_t params_off) {
   x86::Assembler& a = ve.as();
   ve.leave();  // no dirty upper vector state across the call
-  a.mov(x86::rax, x86::qword_ptr(kArgs, 32));
+  a.mov(x86::rax, x86::qword_ptr(kArgs, kArgsHelpers));
   a.mov(x86::rax, x86::qword_ptr(x86::rax, helper_index * 8));
-  a.mov(x86::rcx, x86::qword_ptr(kArgs, 16));
+  a.mov(x86::rcx, x86::qword_ptr(kArgs, kArgsWeights));
   add_imm(a, x86::rcx, params_off * 4);
-  a.mov(x86::rdx, x86::qword_ptr(kArgs, 24));
+  a.mov(x86::rdx, x86::qword_ptr(kArgs, kArgsBatch));
   a.imul(x86::rdx, x86::rdx, i32(count));
-  a.mov(x86::rsi, x86::qword_ptr(kArgs, 0));
+  a.mov(x86::rsi, x86::qword_ptr(kArgs, kArgsIn));
   a.mov(x86::rsi, x86::qword_ptr(x86::rsi, 0));
-  a.mov(x86::rdi, x86::qword_ptr(kArgs, 8));
+  a.mov(x86::rdi, x86::qword_ptr(kArgs, kArgsOut));
   a.call(x86::rax);
 }
 
@@ -852,9 +853,9 @@ void emit_merge(VecEmitter& ve, BinOp op, int inputs, int64_t count, float post_
   const x86::Gp left = g.role("elements left", kN), off = g.role("byte offset", kPix), src = g.role("input", kRow);
   VecRegPool pool(ve, "f32-merge");
   const VecReg acc = pool.take("acc"), x = pool.take("operand");
-  a.mov(table, x86::qword_ptr(args, 0));
-  a.mov(out, x86::qword_ptr(args, 8));
-  a.mov(left, x86::qword_ptr(args, 24));
+  a.mov(table, x86::qword_ptr(args, kArgsIn));
+  a.mov(out, x86::qword_ptr(args, kArgsOut));
+  a.mov(left, x86::qword_ptr(args, kArgsBatch));
   a.imul(left, left, i32(count));
   a.xor_(off, off);
   auto body = [&](bool scalar) {
@@ -902,9 +903,9 @@ void emit_concat(VecEmitter& ve, int64_t outer, const std::vector<int64_t>& inne
   g.clobbered_by("emit_copy", kKh);
   VecRegPool pool(ve, "f32-concat");
   const VecReg x = pool.take("x");
-  a.mov(table, x86::qword_ptr(args, 0));
-  a.mov(out, x86::qword_ptr(args, 8));
-  a.mov(count, x86::qword_ptr(args, 24));
+  a.mov(table, x86::qword_ptr(args, kArgsIn));
+  a.mov(out, x86::qword_ptr(args, kArgsOut));
+  a.mov(count, x86::qword_ptr(args, kArgsBatch));
   a.imul(count, count, i32(outer));
   a.xor_(i_outer, i_outer);
   // Counts up: the index scales each input's offset.
@@ -931,12 +932,12 @@ void emit_position_scale(VecEmitter& ve, int64_t positions, int64_t channels, in
   const x86::Gp scale = g.role("position's scale", kWk), left = g.role("positions left", kCi);
   VecRegPool pool(ve, "f32-position-scale");
   const VecReg x = pool.take("x"), k = pool.take("scale");
-  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(args, kArgsIn));
   a.mov(in, x86::qword_ptr(in, 0));
-  a.mov(out, x86::qword_ptr(args, 8));
-  a.mov(map, x86::qword_ptr(args, 16));
+  a.mov(out, x86::qword_ptr(args, kArgsOut));
+  a.mov(map, x86::qword_ptr(args, kArgsWeights));
   add_imm(a, map, map_off * 4);
-  a.mov(samples, x86::qword_ptr(args, 24));
+  a.mov(samples, x86::qword_ptr(args, kArgsBatch));
   count_down_loop(ve, samples, Trips::samples(1), [&] {
     a.mov(scale, map);
     counted_loop(ve, left, positions, [&] {

@@ -3,6 +3,7 @@
 // (insertps) and the 4 x 4 transpose of the epilogue (unpck*ps, movlhps, movhlps), are SSE
 // instructions emitted directly, which is why both kernels refuse any other vector width.
 #include "core/jit/generators/activation.h"
+#include "core/jit/kernel_args.h"
 #include "core/jit/x86/kernels_planar.h"
 
 #include <algorithm>
@@ -211,13 +212,13 @@ void emit_planar_pack(VecEmitter& ve, const PlanarPackSpec& s) {
   VecRegPool pool(ve, "f32-planar-pack");
   const VecReg zero = pool.take(1, "zero");  // copy_strided's groups take 0 and 2, as numbered by hand
   ve.zero(zero);
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kArgs, kArgsIn));
   a.mov(kIn, x86::qword_ptr(kIn, 0));
   add_imm(a, kIn, s.src_offset * 4);
   a.mov(slot(kInN), kIn);
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(kOut, x86::qword_ptr(kArgs, kArgsOut));
   a.mov(slot(kOutN), kOut);
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  a.mov(kN, x86::qword_ptr(kArgs, kArgsBatch));
   count_down_loop(ve, kN, Trips::samples(1), [&] {
     a.mov(kIn, slot(kInN));
     a.mov(kOut, slot(kOutN));
@@ -271,15 +272,15 @@ void emit_planar_conv(VecEmitter& ve, const PlanarConvSpec& s) {
   const int64_t out_row = (s.out_place.row_floats ? s.out_place.row_floats : s.out_w * s.cout) * 4;
   const int64_t out_sample = (s.out_place.sample_floats ? s.out_place.sample_floats : s.out_h * s.out_w * s.cout) * 4;
   if (s.residual) load_residual_delta(ve);
-  a.mov(kW, x86::qword_ptr(kArgs, 16));
+  a.mov(kW, x86::qword_ptr(kArgs, kArgsWeights));
   a.mov(slot(kWBase), kW);
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kArgs, kArgsIn));
   a.mov(kIn, x86::qword_ptr(kIn, 0));
   a.mov(slot(kInN), kIn);
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(kOut, x86::qword_ptr(kArgs, kArgsOut));
   add_imm(a, kOut, s.out_place.offset_floats * 4);
   a.mov(slot(kOutN), kOut);
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  a.mov(kN, x86::qword_ptr(kArgs, kArgsBatch));
   count_down_loop(ve, kN, Trips::samples(1), [&] {
     a.mov(x86::rax, slot(kInN));
     a.mov(slot(kInRow), x86::rax);

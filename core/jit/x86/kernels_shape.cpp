@@ -1,4 +1,5 @@
 // Data movement, per-element parameter and LayerNormalization kernels (see x86/kernels_shape.h).
+#include "core/jit/kernel_args.h"
 #include "core/jit/x86/kernels_shape.h"
 
 #include <algorithm>
@@ -32,12 +33,12 @@ void emit_gather(VecEmitter& ve, const GatherSpec& s) {
   const VecReg x = pool.take("tap input");
   // Registers 2 and 3 stay free: the tap weights sat at 4.. when the registers were numbered by hand.
   const VecRegs weight = pool.take_array(4, T, "tap weight");
-  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(args, kArgsIn));
   a.mov(in, x86::qword_ptr(in, 0));
-  a.mov(out, x86::qword_ptr(args, 8));
-  a.mov(table, x86::qword_ptr(args, 16));
+  a.mov(out, x86::qword_ptr(args, kArgsOut));
+  a.mov(table, x86::qword_ptr(args, kArgsWeights));
   add_imm(a, table, s.table_off * 4);
-  a.mov(batch, x86::qword_ptr(args, 24));
+  a.mov(batch, x86::qword_ptr(args, kArgsBatch));
   count_down_loop(ve, batch, Trips::samples(1), [&] {
     if (s.zero_fill) {
       ve.zero(sum);
@@ -118,10 +119,10 @@ void emit_transpose(VecEmitter& ve, const TransposeSpec& s) {
     add_imm(a, mat_in, p.matrix_bytes);
     add_imm(a, mat_out, p.matrix_bytes);
   };
-  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(args, kArgsIn));
   a.mov(in, x86::qword_ptr(in, 0));
-  a.mov(out, x86::qword_ptr(args, 8));
-  a.mov(batch, x86::qword_ptr(args, 24));
+  a.mov(out, x86::qword_ptr(args, kArgsOut));
+  a.mov(batch, x86::qword_ptr(args, kArgsBatch));
   count_down_loop(ve, batch, Trips::samples(1), [&] {
     a.mov(mat_in, in);
     a.mov(mat_out, out);
@@ -141,11 +142,11 @@ void emit_param_elt(VecEmitter& ve, const ParamEltSpec& s) {
   g.clobbered_by("chunks", kChunksCounter);
   VecRegPool pool(ve, "f32-param-elt");
   const VecReg x = pool.take("x"), pav = pool.take("a"), t = pool.take("t"), neg = pool.take("negative part");
-  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(args, kArgsIn));
   a.mov(in, x86::qword_ptr(in, 0));
-  a.mov(out, x86::qword_ptr(args, 8));
-  a.mov(weights, x86::qword_ptr(args, 16));
-  a.mov(batch, x86::qword_ptr(args, 24));
+  a.mov(out, x86::qword_ptr(args, kArgsOut));
+  a.mov(weights, x86::qword_ptr(args, kArgsWeights));
+  a.mov(batch, x86::qword_ptr(args, kArgsBatch));
   count_down_loop(ve, batch, Trips::samples(1), [&] {
     a.lea(pa, at(weights, s.a_off * 4));
     a.lea(pb, at(weights, s.b_off * 4));
@@ -207,11 +208,11 @@ void emit_layernorm(VecEmitter& ve, const LayerNormSpec& s) {
   g.clobbered_by("chunks", kChunksCounter);
   VecRegPool pool(ve, "f32-layernorm");
   const VecReg mean = pool.take("mean"), x = pool.take("x"), inv_std = pool.take("1/std"), t = pool.take("t");
-  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(args, kArgsIn));
   a.mov(in, x86::qword_ptr(in, 0));
-  a.mov(out, x86::qword_ptr(args, 8));
-  a.mov(weights, x86::qword_ptr(args, 16));
-  a.mov(groups, x86::qword_ptr(args, 24));
+  a.mov(out, x86::qword_ptr(args, kArgsOut));
+  a.mov(weights, x86::qword_ptr(args, kArgsWeights));
+  a.mov(groups, x86::qword_ptr(args, kArgsBatch));
   a.imul(groups, groups, i32(s.groups));
   count_down_loop(ve, groups, Trips::samples(s.groups), [&] {
     auto adv_in = [&](int64_t b) { add_imm(a, src, b); };

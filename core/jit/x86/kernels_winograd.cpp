@@ -2,6 +2,7 @@
 // as in every NHWC kernel, so both transforms are plain vector adds and subtracts over channel
 // chunks of width() lanes (the last chunk a tail).
 #include "core/jit/generators/activation.h"
+#include "core/jit/kernel_args.h"
 #include "core/jit/x86/kernels_winograd.h"
 
 #include <array>
@@ -47,7 +48,7 @@ void declare_walk_roles(GpRoles& g) {
 
 void walk_tiles(VecEmitter& ve, const TileWalk& w, const std::function<void()>& tile) {
   x86::Assembler& a = ve.as();
-  a.mov(kN, x86::qword_ptr(kArgs, 24));
+  a.mov(kN, x86::qword_ptr(kArgs, kArgsBatch));
   count_down_loop(ve, kN, Trips::samples(1), [&] {
     a.mov(kRow, slot(w.sample_slot));
     counted_loop(ve, slot(kOhCnt), w.tiles_h, [&] {
@@ -74,10 +75,10 @@ void emit_winograd_input(VecEmitter& ve, const WinogradInSpec& s) {
   (void)g.role("input", kIn);
   (void)g.role("transformed tiles", kOut);
   VecRegPool pool(ve, "f32-wino-in");
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kArgs, kArgsIn));
   a.mov(kIn, x86::qword_ptr(kIn, 0));
   a.mov(slot(kInN), kIn);
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(kOut, x86::qword_ptr(kArgs, kArgsOut));
   const auto body = [&](int64_t off, int lanes) {
     // Rows of t = B^T d (t holds rows 0, 1 and 3 in turn, t2 row 2), two input vectors, one result.
     const VecRegs t = pool.take_array(4, "row of B^T d"), t2 = pool.take_array(4, "row 2 of B^T d");
@@ -160,12 +161,12 @@ void emit_winograd_output(VecEmitter& ve, const WinogradOutSpec& s) {
     a.mov(kWk, slot(kResDelta));
   }
   if (s.has_bias) {
-    a.mov(kW, x86::qword_ptr(kArgs, 16));
+    a.mov(kW, x86::qword_ptr(kArgs, kArgsWeights));
     a.lea(kBias, at(kW, s.bias_off * 4));
   }
-  a.mov(kIn, x86::qword_ptr(kArgs, 0));
+  a.mov(kIn, x86::qword_ptr(kArgs, kArgsIn));
   a.mov(kIn, x86::qword_ptr(kIn, 0));
-  a.mov(kOut, x86::qword_ptr(kArgs, 8));
+  a.mov(kOut, x86::qword_ptr(kArgs, kArgsOut));
   add_imm(a, kOut, s.out_place.offset_floats * 4);
   a.mov(slot(kOutN), kOut);
   const auto body = [&](int64_t off, int lanes) {

@@ -1,5 +1,6 @@
 // The fast-math kernels on x86 (see x86/math.h); the functions they evaluate are
 // core/jit/generators/fast_math.h.
+#include "core/jit/kernel_args.h"
 #include "core/jit/x86/math.h"
 
 #include <limits>
@@ -52,10 +53,10 @@ void emit_fast_unary(VecEmitter& ve, const FastUnarySpec& s) {
   const VecRegs temps = pool.take_array(8, "activation temporaries");
   int t[8];
   for (int i = 0; i < 8; ++i) t[i] = temps[i];
-  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(args, kArgsIn));
   a.mov(in, x86::qword_ptr(in, 0));
-  a.mov(out, x86::qword_ptr(args, 8));
-  a.mov(left, x86::qword_ptr(args, 24));
+  a.mov(out, x86::qword_ptr(args, kArgsOut));
+  a.mov(left, x86::qword_ptr(args, kArgsBatch));
   a.imul(left, left, i32(s.count));
   vector_then_scalar_loop(
       ve, left, W, Trips::samples(s.count),
@@ -90,10 +91,10 @@ void emit_fast_softmax(VecEmitter& ve, int64_t rows_per_sample, int64_t len) {
   const VecRegs temps = pool.take_array(4, "exp temporaries");
   const int t[4] = {temps[0], temps[1], temps[2], temps[3]};
   const VecReg sum = pool.take(9, "row sum");  // 9 (6..8 free) is where the hand numbering put it
-  a.mov(in, x86::qword_ptr(args, 0));
+  a.mov(in, x86::qword_ptr(args, kArgsIn));
   a.mov(in, x86::qword_ptr(in, 0));
-  a.mov(out, x86::qword_ptr(args, 8));
-  a.mov(rows, x86::qword_ptr(args, 24));
+  a.mov(out, x86::qword_ptr(args, kArgsOut));
+  a.mov(rows, x86::qword_ptr(args, kArgsBatch));
   a.imul(rows, rows, i32(rows_per_sample));
   auto adv = [&](int64_t b) {
     add_imm(a, src, b);
