@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
 #include "core/jit/arm64/neon_emitter.h"
 #include "core/jit/specs/data_movement.h"
@@ -44,23 +43,5 @@ void emit_matmul(arm64::NeonEmitter& ve, const MatMulSpec& s);
 
 // f32-const (ConstantFillSpec): the IR Constant layer (core/jit/generators/constant_fill.h).
 void emit_constant_fill(arm64::NeonEmitter& ve, const ConstantFillSpec& s);
-
-// The specs these generators emit, and emit() for each: what arm64/emit_function.cpp registers
-// (one line in its emits() and one in its visit).
-template <class Spec>
-constexpr bool emits() {
-  return std::is_same_v<Spec, WindowSpec> || std::is_same_v<Spec, FastUnarySpec> ||
-         std::is_same_v<Spec, FastSoftmaxSpec> || std::is_same_v<Spec, LayerNormSpec> ||
-         std::is_same_v<Spec, GatherSpec> || std::is_same_v<Spec, TransposeSpec> ||
-         std::is_same_v<Spec, MatMulSpec> || std::is_same_v<Spec, ConstantFillSpec>;
-}
-inline void emit(arm64::NeonEmitter& ve, const WindowSpec& s) { emit_window(ve, s); }
-inline void emit(arm64::NeonEmitter& ve, const FastUnarySpec& s) { emit_fast_unary(ve, s); }
-inline void emit(arm64::NeonEmitter& ve, const FastSoftmaxSpec& s) { emit_fast_softmax(ve, s.rows, s.len); }
-inline void emit(arm64::NeonEmitter& ve, const LayerNormSpec& s) { emit_layernorm(ve, s); }
-inline void emit(arm64::NeonEmitter& ve, const GatherSpec& s) { emit_gather(ve, s); }
-inline void emit(arm64::NeonEmitter& ve, const TransposeSpec& s) { emit_transpose(ve, s); }
-inline void emit(arm64::NeonEmitter& ve, const MatMulSpec& s) { emit_matmul(ve, s); }
-inline void emit(arm64::NeonEmitter& ve, const ConstantFillSpec& s) { emit_constant_fill(ve, s); }
 
 }  // namespace nnd::jit::neon
