@@ -6,32 +6,6 @@
 
 namespace nnd::jit {
 
-namespace {
-
-// One row per Isa enumerator, in enumerator order (isa_traits indexes it).
-constexpr IsaTraits kIsaTable[] = {
-    {Isa::kSse41, "sse4.1", "sse4", "SSE4.1", Arch::kX86_64, /*f32_lanes=*/4, /*vector_regs=*/16, /*fma=*/false,
-     /*broadcast_mem_operand=*/false, TailMoves::kNarrowMoves, /*streams_weights=*/true, /*fma_by_element=*/false},
-    {Isa::kAvx2, "avx2", nullptr, "AVX2", Arch::kX86_64, /*f32_lanes=*/8, /*vector_regs=*/16, /*fma=*/true,
-     /*broadcast_mem_operand=*/false, TailMoves::kMaskedMoves, /*streams_weights=*/false,
-     /*fma_by_element=*/false},
-    {Isa::kAvx512, "avx512", nullptr, "AVX-512", Arch::kX86_64, /*f32_lanes=*/16, /*vector_regs=*/32, /*fma=*/true,
-     /*broadcast_mem_operand=*/true, TailMoves::kMaskRegisters, /*streams_weights=*/false,
-     /*fma_by_element=*/false},
-    {Isa::kNeon, "neon", nullptr, "NEON", Arch::kAarch64, /*f32_lanes=*/4, /*vector_regs=*/32, /*fma=*/true,
-     /*broadcast_mem_operand=*/false, TailMoves::kLaneMoves, /*streams_weights=*/false, /*fma_by_element=*/true},
-};
-
-constexpr bool rows_in_enumerator_order() {
-  for (size_t i = 0; i < std::size(kIsaTable); ++i) {
-    if (static_cast<size_t>(kIsaTable[i].isa) != i) return false;
-  }
-  return true;
-}
-static_assert(rows_in_enumerator_order(), "kIsaTable: one row per Isa, in enumerator order");
-
-}  // namespace
-
 const char* arch_name(Arch arch) {
   switch (arch) {
     case Arch::kX86_64: return "x86-64";
@@ -42,10 +16,8 @@ const char* arch_name(Arch arch) {
   throw Error(ErrorCode::kInternal, message);
 }
 
-const IsaTraits& isa_traits(Isa isa) {
-  const auto i = static_cast<size_t>(isa);
-  if (i >= std::size(kIsaTable)) throw Error(ErrorCode::kInternal, "JIT internal error: no ISA table row for value " + std::to_string(i));
-  return kIsaTable[i];
+void no_isa_row(size_t value) {
+  throw Error(ErrorCode::kInternal, "JIT internal error: no ISA table row for value " + std::to_string(value));
 }
 
 const std::vector<Isa>& all_isas() {

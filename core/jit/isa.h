@@ -14,7 +14,9 @@
 // (all_isas(), isa_from_id()), so a NEON row sits harmlessly in an x86 build's table.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,8 +80,38 @@ struct IsaTraits {
 // How messages name an architecture: "x86-64", "AArch64".
 const char* arch_name(Arch arch);
 
-// The row of an ISA.
-const IsaTraits& isa_traits(Isa isa);
+// One row per Isa enumerator, in enumerator order (isa_traits indexes it). In the header so that
+// emitters can take their width and register count from it at compile time.
+// One row per Isa enumerator, in enumerator order (isa_traits indexes it).
+inline constexpr IsaTraits kIsaTable[] = {
+    {Isa::kSse41, "sse4.1", "sse4", "SSE4.1", Arch::kX86_64, /*f32_lanes=*/4, /*vector_regs=*/16, /*fma=*/false,
+     /*broadcast_mem_operand=*/false, TailMoves::kNarrowMoves, /*streams_weights=*/true, /*fma_by_element=*/false},
+    {Isa::kAvx2, "avx2", nullptr, "AVX2", Arch::kX86_64, /*f32_lanes=*/8, /*vector_regs=*/16, /*fma=*/true,
+     /*broadcast_mem_operand=*/false, TailMoves::kMaskedMoves, /*streams_weights=*/false,
+     /*fma_by_element=*/false},
+    {Isa::kAvx512, "avx512", nullptr, "AVX-512", Arch::kX86_64, /*f32_lanes=*/16, /*vector_regs=*/32, /*fma=*/true,
+     /*broadcast_mem_operand=*/true, TailMoves::kMaskRegisters, /*streams_weights=*/false,
+     /*fma_by_element=*/false},
+    {Isa::kNeon, "neon", nullptr, "NEON", Arch::kAarch64, /*f32_lanes=*/4, /*vector_regs=*/32, /*fma=*/true,
+     /*broadcast_mem_operand=*/false, TailMoves::kLaneMoves, /*streams_weights=*/false, /*fma_by_element=*/true},
+};
+
+constexpr bool rows_in_enumerator_order() {
+  for (size_t i = 0; i < std::size(kIsaTable); ++i) {
+    if (static_cast<size_t>(kIsaTable[i].isa) != i) return false;
+  }
+  return true;
+}
+static_assert(rows_in_enumerator_order(), "kIsaTable: one row per Isa, in enumerator order");
+
+[[noreturn]] void no_isa_row(size_t value);  // nnd::Error kInternal
+
+// The row of an ISA (constexpr: NeonEmitter::width() reads it at compile time).
+constexpr const IsaTraits& isa_traits(Isa isa) {
+  const auto i = static_cast<size_t>(isa);
+  if (i >= std::size(kIsaTable)) no_isa_row(i);
+  return kIsaTable[i];
+}
 inline const char* isa_id(Isa isa) { return isa_traits(isa).id; }
 
 // The ISAs of the build's architecture, in table order: what this build can generate code for.

@@ -36,9 +36,12 @@ class NeonEmitter {
   LoopRecorder* loop_recorder() const { return loops_; }
 
   static constexpr Isa isa() { return Isa::kNeon; }
-  static constexpr int width() { return 4; }     // float32 lanes
-  static constexpr int usable_regs() { return 31; }
-  static constexpr int scratch() { return 31; }
+  // From the NEON row of the ISA table (core/jit/isa.h): 4 float32 lanes, v0 .. v30 usable, v31
+  // the hooks' scratch.
+  static constexpr int width() { return isa_traits(isa()).f32_lanes; }
+  static constexpr int usable_regs() { return isa_traits(isa()).vector_regs - 1; }
+  static constexpr int scratch() { return isa_traits(isa()).vector_regs - 1; }
+  static_assert(isa_traits(Isa::kNeon).f32_lanes * 4 == 16, "the NEON generators move 16-byte q registers");
 
   // Registers by index: the 128-bit view (q / .4s arrangement), one lane, the byte and scalar views.
   static a64::VecV q(int v) { return a64::VecV(static_cast<uint32_t>(v)); }
