@@ -58,13 +58,16 @@ void unary_activation(Ve& ve, const UnarySpec& s, int x, int t, int u) {
     }
     return;
   }
+  auto clamp_0_to = [&](float hi) {  // x = min(max(x, 0), hi); t holds hi after it
+    ve.zero(t);
+    ve.max(x, x, t);
+    ve.load_const(t, hi);
+    ve.min(x, x, t);
+  };
   auto hard_sigmoid_k3 = [&] {  // relu6(x + 3) / 6
     ve.load_const(t, 3.0f);
     ve.add(x, x, t);
-    ve.zero(t);
-    ve.max(x, x, t);
-    ve.load_const(t, 6.0f);
-    ve.min(x, x, t);
+    clamp_0_to(6.0f);
     ve.div(x, x, t);
   };
   switch (s.act) {
@@ -81,10 +84,7 @@ void unary_activation(Ve& ve, const UnarySpec& s, int x, int t, int u) {
       ve.mul(x, x, t);
       ve.load_const(t, 0.5f);
       ve.add(x, x, t);
-      ve.zero(t);
-      ve.max(x, x, t);
-      ve.load_const(t, 1.0f);
-      ve.min(x, x, t);
+      clamp_0_to(1.0f);
       break;
     case K::kHardSigmoidK3: hard_sigmoid_k3(); break;
     case K::kHardSwish:
