@@ -32,10 +32,6 @@ struct CpuFeatures {
   std::string identity() const;
 };
 
-// The message of the kIsaUnavailable error for a build whose architecture has no row in the ISA
-// table yet (AArch64): no CPU of it can run the JIT.
-std::string no_isa_for_build_arch();
-
 // The probe of the build's architecture, defined in its folder (x86/cpu_features_x86.cpp,
 // arm64/cpu_features_arm64.cpp).
 // Queries may trap to the hypervisor in a VM: call detect_cpu_features() instead.

@@ -83,17 +83,6 @@ Isa choose_isa(std::span<const IsaTiming> timings, double tie_margin) {
   return timings.front().isa;  // unreachable: the fastest is within the margin of itself
 }
 
-const char* isa_selection_source_name(IsaSelection::Source s) {
-  switch (s) {
-    case IsaSelection::Source::kRequested: return "requested";
-    case IsaSelection::Source::kOnlyCandidate: return "only";
-    case IsaSelection::Source::kMeasured: return "measured";
-    case IsaSelection::Source::kCache: return "cache";
-    case IsaSelection::Source::kRemembered: return "remembered";
-  }
-  return "?";
-}
-
 std::string IsaSelection::summary() const {
   std::string s = isa_id(isa);
   switch (source) {

@@ -112,6 +112,5 @@ struct IsaSelection {
   std::string summary() const;
 };
 
-const char* isa_selection_source_name(IsaSelection::Source s);  // "requested", "only", ...
 
 }  // namespace nnd::jit

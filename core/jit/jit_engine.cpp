@@ -705,40 +705,38 @@ std::vector<UnsupportedLayer> jit_unsupported_layers(const Graph& graph) {
   // most capable ISA records them instead of stopping at the first. It lowers the graph after the
   // required passes (recurrent layers expanded into nodes named "<layer>/..."), whose nodes are
   // traced back to the layer they came from. Any other lowering error is make_jit_engine's.
-  if (!all_isas().empty()) {
-    std::vector<LowerContext::Unsupported> missing;
-    Graph expanded = g;
-    try {
-      passes::make_required_pipeline("").run(expanded);
-      expanded = split_index_outputs(expanded).body;
-      LowerContext cx(expanded, all_isas().back(), MathMode::kExact);
-      cx.unsupported = &missing;
-      lower_graph(cx);
-    } catch (const Error& e) {
-      // A limit or an unsupported parameter is make_jit_engine's to report; a broken invariant
-      // of the JIT is never hidden behind "everything compiles".
-      if (e.code() == ErrorCode::kInternal) throw;
-    }
-    for (LowerContext::Unsupported& m : missing) {
-      const std::string& name = expanded.nodes[m.node].name;
-      size_t best = 0;
-      bool found = false;
-      for (size_t i = 0; i < g.nodes.size(); ++i) {
-        const std::string& layer = g.nodes[i].name;
-        const bool from = name == layer || (name.size() > layer.size() && name.compare(0, layer.size(), layer) == 0 &&
-                                            name[layer.size()] == '/');
-        if (from && (!found || layer.size() > g.nodes[best].name.size())) {
-          best = i;
-          found = true;
-        }
-      }
-      if (!found) continue;
-      m.node = best;
-      const bool listed = std::any_of(out.begin(), out.end(), [&](const UnsupportedLayer& u) { return u.node == m.node; });
-      if (!listed) out.push_back({m.node, ErrorCode::kUnsupported, std::move(m.message)});
-    }
-    std::sort(out.begin(), out.end(), [](const UnsupportedLayer& a, const UnsupportedLayer& b) { return a.node < b.node; });
+  std::vector<LowerContext::Unsupported> missing;
+  Graph expanded = g;
+  try {
+    passes::make_required_pipeline("").run(expanded);
+    expanded = split_index_outputs(expanded).body;
+    LowerContext cx(expanded, all_isas().back(), MathMode::kExact);
+    cx.unsupported = &missing;
+    lower_graph(cx);
+  } catch (const Error& e) {
+    // A limit or an unsupported parameter is make_jit_engine's to report; a broken invariant
+    // of the JIT is never hidden behind "everything compiles".
+    if (e.code() == ErrorCode::kInternal) throw;
   }
+  for (LowerContext::Unsupported& m : missing) {
+    const std::string& name = expanded.nodes[m.node].name;
+    size_t best = 0;
+    bool found = false;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const std::string& layer = g.nodes[i].name;
+      const bool from = name == layer || (name.size() > layer.size() && name.compare(0, layer.size(), layer) == 0 &&
+                                          name[layer.size()] == '/');
+      if (from && (!found || layer.size() > g.nodes[best].name.size())) {
+        best = i;
+        found = true;
+      }
+    }
+    if (!found) continue;
+    m.node = best;
+    const bool listed = std::any_of(out.begin(), out.end(), [&](const UnsupportedLayer& u) { return u.node == m.node; });
+    if (!listed) out.push_back({m.node, ErrorCode::kUnsupported, std::move(m.message)});
+  }
+  std::sort(out.begin(), out.end(), [](const UnsupportedLayer& a, const UnsupportedLayer& b) { return a.node < b.node; });
   return out;
 }
 

@@ -64,7 +64,6 @@ Graph elementwise_chain(Rng& r, int64_t h, int64_t w, int64_t c) {
 }
 
 TEST(InPlace, PlanFollowsLivenessAndKernelKinds) {
-  NND_SKIP_WITHOUT_JIT();
   Rng r(5);
   GraphBuilder gb("plan");
   const ValueId x = gb.input("x", {4, 4, 3});

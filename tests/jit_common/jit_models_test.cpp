@@ -88,7 +88,6 @@ bool check_jit_on_every_isa(const std::string& name, const Loaded& l, const fs::
 }
 
 TEST(JitModels, KerasFixtures) {
-  NND_SKIP_WITHOUT_JIT();
   const fs::path dir = fs::path(NND_TEST_DATA_DIR) / "fixtures";
   std::ifstream in(dir / "manifest.json");
   if (!in) GTEST_SKIP() << "no fixture manifest";
@@ -118,7 +117,6 @@ TEST(JitModels, KerasFixtures) {
 // Every ONNX fixture the loader accepts (tests/fixtures/onnx_fixtures_test.cpp lists the ones it
 // refuses), JIT against the file's expected outputs and against the reference engine.
 TEST(JitModels, OnnxFixtures) {
-  NND_SKIP_WITHOUT_JIT();
   const fs::path dir = fs::path(NND_TEST_DATA_DIR) / "onnx";
   std::ifstream in(dir / "manifest.json");
   if (!in) GTEST_SKIP() << "no ONNX fixture manifest";
@@ -141,7 +139,6 @@ TEST(JitModels, OnnxFixtures) {
 }
 
 TEST(JitModels, RealNetworks) {
-  NND_SKIP_WITHOUT_JIT();
   const fs::path data = fs::path(NND_TEST_DATA_DIR) / "real";
   const fs::path models = NND_SHARED_MODELS_DIR;
   std::ifstream in(data / "manifest.json");

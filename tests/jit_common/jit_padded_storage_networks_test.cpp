@@ -39,7 +39,6 @@ std::string bordered_buffers(const Graph& loaded, Isa isa) {
 // for the Keras and ONNX files and on every ISA: planar and Winograd convolutions take a bordered
 // input as the direct ones do). The buffers themselves are the same on every ISA.
 TEST(PaddedStorageNetworks, BorderedBuffersAsBefore) {
-  NND_SKIP_WITHOUT_JIT();
   const std::map<std::string, int> expected{
       {"ball-penalty-multihead", 3}, {"bop", 7}, {"field-boundary", 12}, {"referee-gesture", 12}};
   int checked = 0;

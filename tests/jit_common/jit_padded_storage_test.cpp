@@ -92,7 +92,6 @@ const std::optional<PaddedStore>& plan_of(const std::vector<std::optional<Padded
 // ---- which values qualify ----
 
 TEST(PaddedStorage, ConvIntoSameConvGetsTheConsumersBorder) {
-  NND_SKIP_WITHOUT_JIT();
   Rng r(1);
   GraphBuilder gb("t");
   const ValueId x = gb.input("x", {7, 9, 3});
@@ -110,7 +109,6 @@ TEST(PaddedStorage, ConvIntoSameConvGetsTheConsumersBorder) {
 }
 
 TEST(PaddedStorage, MaxPoolBorderIsMinusInfinityAndOnlyWhereNeeded) {
-  NND_SKIP_WITHOUT_JIT();
   Rng r(2);
   GraphBuilder gb("t");
   const ValueId x = gb.input("x", {8, 6, 2});
@@ -128,7 +126,6 @@ TEST(PaddedStorage, MaxPoolBorderIsMinusInfinityAndOnlyWhereNeeded) {
 }
 
 TEST(PaddedStorage, ValuesThatCannotBeBordered) {
-  NND_SKIP_WITHOUT_JIT();
   Rng r(3);
   GraphBuilder gb("t");
   const ValueId x = gb.input("x", {6, 6, 4});
@@ -168,7 +165,6 @@ TEST(PaddedStorage, ValuesThatCannotBeBordered) {
 // output placement qualifies (a Dense's GEMM becomes a 1x1 conv), but only for the shape it
 // writes, and a graph output read back from the buffer never is bordered.
 TEST(PaddedStorage, KernelPropertiesNotLayerKinds) {
-  NND_SKIP_WITHOUT_JIT();
   Rng r(4);
   GraphBuilder gb("t");
   const ValueId x = gb.input("x", {5, 6, 3});

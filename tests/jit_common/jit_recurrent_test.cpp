@@ -106,7 +106,6 @@ TEST(ExpandRecurrent, ReplacesTheNodeAndKeepsItsOutput) {
 // fuzz targets run it on every accepted model) and the JIT refuses it by name; the reference
 // engine runs it.
 TEST(ExpandRecurrent, LeavesLayersOverTheStepLimitToTheReferenceEngine) {
-  NND_SKIP_WITHOUT_JIT();
   Rng r(8);
   RecurrentParams p = random_layer(r, RecurrentCell::kGru, 2, 3);
   p.direction = RecurrentDirection::kForward;

@@ -48,23 +48,12 @@ inline const CpuFeatures& host() {
   } while (0)
 
 // Instantiates the parametrised Suite once per ISA of the build (test names Isa/Suite.Test/<isa>).
-// A build without ISAs instantiates nothing, which GoogleTest would report as a failure of its own.
 #define NND_ISA_SUITE(Suite)                                                                             \
   INSTANTIATE_TEST_SUITE_P(Isa, Suite, ::testing::ValuesIn(::nnd::jit::all_isas()),                      \
-                           ::nnd::jit::test::isa_param_name);                                            \
-  GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Suite)
-
-// For tests that loop over all_isas() themselves: with no ISA in the build they would check nothing.
-#define NND_SKIP_WITHOUT_JIT()                                                                         \
-  do {                                                                                                 \
-    if (::nnd::jit::all_isas().empty()) {                                                              \
-      GTEST_SKIP() << "this build has no JIT ISA (" << ::nnd::jit::arch_name(::nnd::jit::kBuildArch) \
-                   << " without a code generator)";                                                    \
-    }                                                                                                  \
-  } while (0)
+                           ::nnd::jit::test::isa_param_name)
 
 // The first ISA of the build (SSE4.1, NEON): for checks of choices every ISA makes alike (the
-// lowering's buffer reuse, errors for what is not compiled). Call after NND_SKIP_WITHOUT_JIT().
+// lowering's buffer reuse, errors for what is not compiled).
 inline Isa first_isa() { return all_isas().front(); }
 
 class Rng {

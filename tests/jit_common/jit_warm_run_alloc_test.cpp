@@ -137,14 +137,12 @@ TEST(JitWarmRun, AllocationCounterCounts) {
 }
 
 TEST(JitWarmRun, GeneratedGraphAllocatesNothing) {
-  NND_SKIP_WITHOUT_JIT();
   const Graph g = kitchen_sink();
   expect_warm_runs_allocate_nothing("kitchen-sink", g, 1);
   expect_warm_runs_allocate_nothing("kitchen-sink", g, 3);
 }
 
 TEST(JitWarmRun, RealNetworksAllocateNothing) {
-  NND_SKIP_WITHOUT_JIT();
   const std::filesystem::path dir = NND_SHARED_MODELS_DIR;
   int found = 0;
   for (const char* net : {"bop", "ball-penalty-multihead", "field-boundary", "referee-gesture"}) {
