@@ -11,6 +11,7 @@
 
 #include "client/nnclient.h"
 #include "tests/integration/daemon_harness.h"
+#include "tests/support/required_files.h"
 
 namespace nnd::integ {
 namespace {
@@ -59,7 +60,7 @@ uint64_t slot_bytes(const nnclient_t* c) {
 // before, made each client hold 16 slots of bop at batch 16 and refused the second client.
 TEST(Memory, EightClientsOfBallAndBopFitTheDefaultBudget) {
   const std::string bop = std::string(NND_SHARED_MODELS_DIR) + "/bop.h5";
-  if (!fs::exists(bop)) GTEST_SKIP() << bop << " not found";
+  NND_REQUIRE_FILE(bop);
   Daemon d("memory8");
   const auto cfg = d.write_config(
       "nnd.yaml", model_yaml("ball", model_path("ball_patch.h5"), 64) + model_yaml("bop", bop, 16));

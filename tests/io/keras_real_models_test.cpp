@@ -12,6 +12,7 @@
 #include "core/io/keras_hdf5.h"
 #include "core/io/model_file.h"
 #include "core/util/error.h"
+#include "tests/support/required_files.h"
 
 namespace nnd {
 namespace {
@@ -22,19 +23,11 @@ std::string shared_model(const std::string& file) {
   return std::string(NND_SHARED_MODELS_DIR) + "/" + file;
 }
 
-#define SKIP_IF_MISSING(path)                                                             \
-  do {                                                                                    \
-    if (!fs::exists(path)) {                                                              \
-      GTEST_SKIP() << "real network " << (path) << " not found (NND_SHARED_MODELS_DIR = " \
-                   << NND_SHARED_MODELS_DIR << "); skipping";                             \
-    }                                                                                     \
-  } while (0)
-
 const Dims& value_shape(const Graph& g, ValueId v) { return g.values.at(static_cast<size_t>(v)).shape; }
 
 TEST(KerasRealModels, Bop) {
   const std::string path = shared_model("bop.h5");
-  SKIP_IF_MISSING(path);
+  NND_REQUIRE_FILE(path);
   Graph g = load_keras_h5(path);
   EXPECT_EQ(g.format_version, "2.6.0");
   ASSERT_EQ(g.input_names, std::vector<std::string>{"input"});
@@ -55,7 +48,7 @@ TEST(KerasRealModels, Bop) {
 
 TEST(KerasRealModels, BallPenaltyMultihead) {
   const std::string path = shared_model("ball-penalty-multihead.h5");
-  SKIP_IF_MISSING(path);
+  NND_REQUIRE_FILE(path);
   Graph g = load_keras_h5(path);
   EXPECT_EQ(g.format_version, "3.4.1");
   ASSERT_EQ(g.input_names, std::vector<std::string>{"Input_Layer"});
@@ -75,7 +68,7 @@ TEST(KerasRealModels, BallPenaltyMultihead) {
 
 TEST(KerasRealModels, FieldBoundary) {
   const std::string path = shared_model("field-boundary.h5");
-  SKIP_IF_MISSING(path);
+  NND_REQUIRE_FILE(path);
   Graph g = load_keras_h5(path);  // Keras 2.4: fixed-length string attributes
   EXPECT_EQ(g.format_version, "2.4.0");
   ASSERT_EQ(g.input_names, std::vector<std::string>{"input"});
@@ -86,7 +79,7 @@ TEST(KerasRealModels, FieldBoundary) {
 
 TEST(KerasRealModels, RefereeGesture) {
   const std::string path = shared_model("referee-gesture.h5");
-  SKIP_IF_MISSING(path);
+  NND_REQUIRE_FILE(path);
   Graph g = load_keras_h5(path);
   EXPECT_EQ(g.format_version, "3.8.0");
   ASSERT_EQ(g.input_names, (std::vector<std::string>{"input_layer", "distance_input"}));
@@ -100,7 +93,7 @@ TEST(KerasRealModels, RefereeGesture) {
 TEST(KerasFixtureModels, ManifestModelsLoad) {
   const fs::path dir = fs::path(NND_TEST_DATA_DIR) / "fixtures";
   const fs::path manifest = dir / "manifest.json";
-  if (!fs::exists(manifest)) GTEST_SKIP() << manifest << " not found; no fixtures generated yet";
+  NND_REQUIRE_FILE(manifest);
   std::ifstream in(manifest);
   nlohmann::json m = nlohmann::json::parse(in);
   int loaded = 0;

@@ -19,6 +19,7 @@
 #include "core/jit/isa_calibration_standin.h"
 #include "tests/jit_common/jit_test_util.h"
 #include "tests/support/test_temp_dir.h"
+#include "tests/support/required_files.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -410,7 +411,7 @@ TEST_F(JitIsaCache, DeletedFileGetsTheRememberedChoiceBack) {
 // outputs are bit-identical. (tests/perf/isa_choice_repeatable.sh does ten nnrun processes.)
 TEST(JitIsaAuto, TenReloadsOfBopServeOneIsaBitForBit) {
   const fs::path bop = fs::path(NND_SHARED_MODELS_DIR) / "bop.h5";
-  if (!fs::exists(bop)) GTEST_SKIP() << bop << " not found";
+  NND_REQUIRE_FILE(bop);
   const Graph g = load_keras_h5(bop.string());
   EngineOptions o;
   o.engine = EngineKind::kJit;

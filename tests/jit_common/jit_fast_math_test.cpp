@@ -11,6 +11,7 @@
 #include "core/jit/specs/elementwise.h"
 
 #include "tests/jit_common/jit_test_util.h"
+#include "tests/support/required_files.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -203,13 +204,12 @@ TEST_P(JitFastMath, ExactModeTakesTheKernelsWithinItsBudget) {
   }
 }
 
-// Whole networks in fast mode: the real robot networks (where present) against the reference,
+// Whole networks in fast mode: the real robot networks against the reference,
 // scaled error |jit - ref| / max(1, |ref|) within 1e-4.
 TEST_P(JitFastMath, RealNetworksWithinFastTolerance) {
   const std::filesystem::path dir = NND_SHARED_MODELS_DIR;
-  int ran = 0;
   for (const char* m : {"bop.h5", "ball-penalty-multihead.h5", "field-boundary.h5", "referee-gesture.h5"}) {
-    if (!std::filesystem::exists(dir / m)) continue;
+    if (!::nnd::test::require_file(dir / m)) continue;
     const Graph g = load_keras_h5((dir / m).string());
     Rng r(5);
     std::vector<std::vector<float>> in;
@@ -242,9 +242,7 @@ TEST_P(JitFastMath, RealNetworksWithinFastTolerance) {
     }
     std::printf("[ fast math ] %-8s %-26s scaled error vs reference %.3g\n", isa_id(GetParam()), m, worst);
     EXPECT_LE(worst, 1e-4) << m;
-    ++ran;
   }
-  if (ran == 0) GTEST_SKIP() << "../shared/models absent";
 }
 
 NND_ISA_SUITE(JitFastMath);

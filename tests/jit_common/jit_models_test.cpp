@@ -16,6 +16,7 @@
 #include "tests/jit_common/jit_test_util.h"
 #include "tests/support/compare.h"
 #include "tests/support/listed_arrays.h"
+#include "tests/support/required_files.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -90,7 +91,7 @@ bool check_jit_on_every_isa(const std::string& name, const Loaded& l, const fs::
 TEST(JitModels, KerasFixtures) {
   const fs::path dir = fs::path(NND_TEST_DATA_DIR) / "fixtures";
   std::ifstream in(dir / "manifest.json");
-  if (!in) GTEST_SKIP() << "no fixture manifest";
+  ASSERT_TRUE(in) << (dir / "manifest.json") << " is missing: " << ::nnd::test::kRequiredFileHint;
   const nlohmann::json m = nlohmann::json::parse(in);
   int compiled = 0, skipped = 0;
   for (const auto& c : m.at("cases")) {
@@ -119,7 +120,7 @@ TEST(JitModels, KerasFixtures) {
 TEST(JitModels, OnnxFixtures) {
   const fs::path dir = fs::path(NND_TEST_DATA_DIR) / "onnx";
   std::ifstream in(dir / "manifest.json");
-  if (!in) GTEST_SKIP() << "no ONNX fixture manifest";
+  ASSERT_TRUE(in) << (dir / "manifest.json") << " is missing: " << ::nnd::test::kRequiredFileHint;
   const nlohmann::json m = nlohmann::json::parse(in);
   int compiled = 0;
   for (const auto& c : m.at("cases")) {
@@ -142,10 +143,9 @@ TEST(JitModels, RealNetworks) {
   const fs::path data = fs::path(NND_TEST_DATA_DIR) / "real";
   const fs::path models = NND_SHARED_MODELS_DIR;
   std::ifstream in(data / "manifest.json");
-  if (!in || !fs::exists(models)) GTEST_SKIP() << "../shared/models or tests/data/real absent: real networks skipped";
+  ASSERT_TRUE(in) << (data / "manifest.json") << " is missing: " << ::nnd::test::kRequiredFileHint;
   const nlohmann::json manifest = nlohmann::json::parse(in);
   ASSERT_FALSE(manifest.at("cases").empty());
-  int found = 0;
   for (const auto& [c, model_key, name_key] :
        [&] {
          std::vector<std::tuple<nlohmann::json, const char*, const char*>> runs;
@@ -156,11 +156,7 @@ TEST(JitModels, RealNetworks) {
          return runs;
        }()) {
     const std::string model = c.at(model_key).get<std::string>();
-    if (!fs::exists(models / model)) {
-      std::printf("[ skip ] %s not found\n", model.c_str());
-      continue;
-    }
-    ++found;
+    if (!::nnd::test::require_file(models / model)) continue;
     Loaded l = load(models / model, data, c, name_key);
     ModelOutputs want;
     run_jit_on_every_isa(model, l, want, [&](Isa isa, const ModelOutputs& got) {
@@ -173,7 +169,6 @@ TEST(JitModels, RealNetworks) {
       }
     });
   }
-  if (found == 0) GTEST_SKIP() << "none of the manifest's networks is in " << models;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "core/io/model_file.h"
 #include "core/jit/worker_pool.h"
 #include "tests/jit_common/jit_test_util.h"
+#include "tests/support/required_files.h"
 
 namespace nnd::jit::test {
 namespace {
@@ -24,10 +25,8 @@ class JitThreads : public ::testing::TestWithParam<Isa> {
 
 TEST_P(JitThreads, RealNetworksBitIdentical) {
   const fs::path dir = NND_SHARED_MODELS_DIR;
-  int models = 0;
   for (const char* name : {"bop.h5", "ball-penalty-multihead.h5", "field-boundary.h5", "referee-gesture.h5"}) {
-    if (!fs::exists(dir / name)) continue;
-    ++models;
+    if (!::nnd::test::require_file(dir / name)) continue;
     const Graph g = load_model((dir / name).string());
     // Batch 1: bands of the big kernels; batch 3 and 8: groups of samples (with 4 threads, batch 3
     // runs bands again).
@@ -40,14 +39,13 @@ TEST_P(JitThreads, RealNetworksBitIdentical) {
       }
     }
   }
-  if (models == 0) GTEST_SKIP() << "no real networks in " << dir;
 }
 
 // The default split threshold: bop splits its big kernels only, and a threads = 1 engine compiles
 // exactly the single-thread code (the golden hashes pin it).
 TEST_P(JitThreads, DefaultThresholdAndSingleThreadCode) {
   const fs::path bop = fs::path(NND_SHARED_MODELS_DIR) / "bop.h5";
-  if (!fs::exists(bop)) GTEST_SKIP() << "no " << bop;
+  NND_REQUIRE_FILE(bop);
   const Graph g = load_model(bop.string());
   EngineOptions o;
   o.engine = EngineKind::kJit;
@@ -70,7 +68,7 @@ TEST_P(JitThreads, DefaultThresholdAndSingleThreadCode) {
 // stays one thread.
 TEST_P(JitThreads, SmallModelSplitsBatchesBySamples) {
   const fs::path ball = fs::path(NND_SHARED_MODELS_DIR) / "ball-penalty-multihead.h5";
-  if (!fs::exists(ball)) GTEST_SKIP() << "no " << ball;
+  NND_REQUIRE_FILE(ball);
   const Graph g = load_model(ball.string());
   EngineOptions o;
   o.engine = EngineKind::kJit;
@@ -153,7 +151,7 @@ TEST(WorkerPool, OneJobAtATime) {
 // arena of its own); the calls mix both.
 TEST(JitThreadsConcurrency, ConcurrentCallsBitIdentical) {
   const fs::path fb = fs::path(NND_SHARED_MODELS_DIR) / "field-boundary.h5";
-  if (!fs::exists(fb)) GTEST_SKIP() << "no " << fb;
+  NND_REQUIRE_FILE(fb);
   const Graph g = load_model(fb.string());
   if (g.inputs.size() != 1 || g.outputs.size() != 1) GTEST_SKIP() << "one input and one output expected";
   EngineOptions o;

@@ -16,6 +16,7 @@
 #include "core/jit/jit_engine.h"
 #include "core/passes/pass.h"
 #include "tests/passes/passes_test_util.h"
+#include "tests/support/required_files.h"
 
 namespace nnd::passes::test {
 namespace {
@@ -67,7 +68,7 @@ std::pair<size_t, size_t> check_model(const Graph& original, const std::string& 
 TEST(PipelineModels, KerasFixtures) {
   const fs::path dir = fs::path(NND_TEST_DATA_DIR) / "fixtures";
   std::ifstream in(dir / "manifest.json");
-  if (!in) GTEST_SKIP() << "no fixture manifest";
+  ASSERT_TRUE(in) << (dir / "manifest.json") << " is missing: " << nnd::test::kRequiredFileHint;
   const nlohmann::json m = nlohmann::json::parse(in);
   int models = 0, changed = 0;
   for (const auto& c : m.at("cases")) {
@@ -88,20 +89,13 @@ TEST(PipelineModels, KerasFixtures) {
 
 TEST(PipelineModels, RealNetworks) {
   const fs::path models = NND_SHARED_MODELS_DIR;
-  if (!fs::exists(models)) GTEST_SKIP() << "../shared/models absent: real networks skipped";
-  int found = 0;
   for (const char* f : {"bop.h5", "ball-penalty-multihead.h5", "field-boundary.h5", "referee-gesture.h5"}) {
-    if (!fs::exists(models / f)) {
-      std::printf("[ skip ] %s not found\n", f);
-      continue;
-    }
+    if (!nnd::test::require_file(models / f)) continue;
     const Graph g = load_keras_h5((models / f).string());
     const auto [before, after] = check_model(g, f, 2);
     std::printf("[ nodes ] %s: %zu before, %zu after the passes\n", f, before, after);
     EXPECT_LT(after, before) << f << ": the passes rewrite every robot network";
-    ++found;
   }
-  if (found == 0) GTEST_SKIP() << "none of the real networks is in " << models;
 }
 
 TEST(PipelineModels, DumpWritesTheIrAfterEachPass) {
