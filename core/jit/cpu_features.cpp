@@ -15,7 +15,7 @@ Isa CpuFeatures::best() const {
 
 std::string CpuFeatures::to_string() const {
   std::string s;
-  for (Isa isa : all_isas()) {
+  for (Isa isa : all_isa_rows()) {
     if (!has(isa)) continue;
     if (!s.empty()) s += ' ';
     s += isa_id(isa);

@@ -24,6 +24,17 @@ const std::vector<Isa>& all_isas() {
   static const std::vector<Isa> isas = [] {
     std::vector<Isa> v;
     for (const IsaTraits& t : kIsaTable) {
+      if (t.arch == kBuildArch && t.float_code == t.isa) v.push_back(t.isa);
+    }
+    return v;
+  }();
+  return isas;
+}
+
+const std::vector<Isa>& all_isa_rows() {
+  static const std::vector<Isa> isas = [] {
+    std::vector<Isa> v;
+    for (const IsaTraits& t : kIsaTable) {
       if (t.arch == kBuildArch) v.push_back(t.isa);
     }
     return v;

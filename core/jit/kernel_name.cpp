@@ -9,6 +9,9 @@ const char* isa_token(Isa isa) {
     case Isa::kAvx2: return "avx2";
     case Isa::kAvx512: return "avx512";
     case Isa::kNeon: return "neon";
+    case Isa::kAvxVnni: return "avxvnni";
+    case Isa::kAvx512Vnni: return "avx512vnni";
+    case Isa::kNeonDot: return "neondot";
   }
   return "unknown";
 }

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "core/jit/arm64/cpu_features_arm64.h"
 #include "core/jit/cpu_features.h"
@@ -40,11 +41,20 @@ TEST(Arm64CpuFeatures, ProbeSeesTheCpusExtensions) {
   EXPECT_EQ(detect_cpu_features().brand, cpu.describe());
 }
 
-// Advanced SIMD (every ARMv8-A CPU Linux runs on) offers the JIT its NEON row.
-TEST(Arm64CpuFeatures, AdvancedSimdOffersNeon) {
+// Advanced SIMD (every ARMv8-A CPU Linux runs on) offers the JIT its NEON row; the dot product
+// (Cortex-A76, the robot's A78AE; not the A72) adds the neon-dotprod extension row, whose float
+// code is NEON's.
+TEST(Arm64CpuFeatures, AdvancedSimdOffersNeonAndTheDotProductItsRow) {
   const CpuFeatures f = detect_cpu_features();
-  EXPECT_EQ(f.to_string(), "neon");
+  const bool dotprod = read_arm64_cpu().dotprod;
+  EXPECT_EQ(f.to_string(), dotprod ? "neon neon-dotprod" : "neon");
+  EXPECT_EQ(f.has(Isa::kNeonDot), dotprod);
   EXPECT_EQ(f.best(), Isa::kNeon);
+  EXPECT_EQ(all_isa_rows(), (std::vector<Isa>{Isa::kNeon, Isa::kNeonDot}));
+  EXPECT_EQ(isa_traits(Isa::kNeonDot).float_code, Isa::kNeon);
+  EXPECT_EQ(isa_traits(Isa::kNeonDot).int8_dot, Int8Dot::kDot4);
+  EXPECT_EQ(isa_traits(Isa::kNeon).int8_dot, Int8Dot::kWiden);
+  EXPECT_FALSE(isa_from_id("neon-dotprod").has_value()) << "not an `isa:` choice";
 }
 
 }  // namespace

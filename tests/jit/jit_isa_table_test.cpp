@@ -82,6 +82,28 @@ TEST(IsaTable, CpuFeaturesAreASetOfTableRows) {
   EXPECT_EQ(resolve_isa(Isa::kSse41, f), Isa::kSse41);
 }
 
+// Extension rows (AVX-VNNI, AVX-512 VNNI): the probe reports them, `isa:` does not choose them (they
+// have no float code of their own), and the float kernels they would run are their base row's.
+TEST(IsaTable, ExtensionRowsExtendARowWithFloatCode) {
+  EXPECT_EQ(all_isa_rows(), (std::vector<Isa>{Isa::kSse41, Isa::kAvx2, Isa::kAvx512, Isa::kAvxVnni, Isa::kAvx512Vnni}));
+  EXPECT_EQ(isa_traits(Isa::kAvxVnni).float_code, Isa::kAvx2);
+  EXPECT_EQ(isa_traits(Isa::kAvx512Vnni).float_code, Isa::kAvx512);
+  for (Isa isa : all_isas()) {
+    EXPECT_EQ(isa_traits(isa).float_code, isa) << isa_id(isa);
+    EXPECT_EQ(isa_traits(isa).int8_dot, Int8Dot::kPairSums16) << isa_id(isa) << ": pmaddubsw (SSSE3 and up)";
+  }
+  for (const char* id : {"avx-vnni", "avx512-vnni", "neon-dotprod"}) {
+    EXPECT_FALSE(isa_from_id(id).has_value()) << id << ": not an `isa:` choice";
+  }
+  EXPECT_EQ(isa_traits(Isa::kAvxVnni).int8_dot, Int8Dot::kDot4);
+  EXPECT_EQ(isa_traits(Isa::kAvx512Vnni).int8_dot, Int8Dot::kDot4);
+  CpuFeatures f;
+  f.add(Isa::kSse41).add(Isa::kAvx2).add(Isa::kAvx512).add(Isa::kAvx512Vnni);
+  EXPECT_EQ(f.to_string(), "sse4.1 avx2 avx512 avx512-vnni");
+  EXPECT_EQ(f.best(), Isa::kAvx512) << "the best row with float code";
+  EXPECT_THROW(resolve_isa(IsaChoice(Isa::kAvxVnni), f), Error) << "this CPU has no AVX-VNNI";
+}
+
 // What one emitter call assembles to, decoded.
 struct Decoded {
   std::vector<std::string> text;  // "mnemonic op_str" per instruction

@@ -86,8 +86,10 @@ Arm64Cpu read_arm64_cpu() {
 
 CpuFeatures probe_cpu_features() {
   CpuFeatures f;
-  if (arm64::read_arm64_cpu().asimd) f.add(Isa::kNeon);
-  f.brand = arm64::read_arm64_cpu().describe();
+  const arm64::Arm64Cpu cpu = arm64::read_arm64_cpu();
+  if (cpu.asimd) f.add(Isa::kNeon);
+  if (cpu.asimd && cpu.dotprod) f.add(Isa::kNeonDot);
+  f.brand = cpu.describe();
   return f;
 }
 

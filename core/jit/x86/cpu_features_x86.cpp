@@ -1,11 +1,11 @@
 // The x86-64 CPU probe: CPUID and XGETBV, which decide the ISAs of the table the CPU and the OS
-// (saved register state) support.
+// (saved register state) support (decode_isas, cpu_features_x86.h).
 #include <cpuid.h>
 
 #include <cstring>
 #include <string>
 
-#include "core/jit/cpu_features.h"
+#include "core/jit/x86/cpu_features_x86.h"
 
 namespace nnd::jit {
 
@@ -35,40 +35,62 @@ std::string model_of(const char* vendor, unsigned leaf1_eax) {
 
 }  // namespace
 
+namespace x86cpu {
+
+CpuFeatures decode_isas(const CpuidWords& w) {
+  // The bits by number (Intel SDM vol. 2A, CPUID): clang's cpuid.h lacks some of gcc's names.
+  constexpr uint32_t kSse41 = 1u << 19, kFma = 1u << 12, kOsxsave = 1u << 27, kAvx = 1u << 28;  // leaf 1 ECX
+  constexpr uint32_t kAvx2 = 1u << 5, kAvx512F = 1u << 16, kAvx512Dq = 1u << 17, kAvx512Bw = 1u << 30,
+                     kAvx512Vl = 1u << 31;  // leaf 7 EBX
+  constexpr uint32_t kAvx512Vnni = 1u << 11;  // leaf 7 ECX
+  constexpr uint32_t kAvxVnni = 1u << 4;      // leaf 7 subleaf 1 EAX
+  CpuFeatures f;
+  const bool sse41 = (w.leaf1_ecx & kSse41) != 0;
+  const uint64_t xcr0 = (w.leaf1_ecx & kOsxsave) ? w.xcr0 : 0;
+  const bool os_ymm = (xcr0 & 0x6) == 0x6;    // SSE and AVX state
+  const bool os_zmm = (xcr0 & 0xE6) == 0xE6;  // + opmask, ZMM_Hi256, Hi16_ZMM
+  const auto all = [](uint32_t word, uint32_t bits) { return (word & bits) == bits; };
+  const bool avx2 = w.has_leaf7 && sse41 && all(w.leaf1_ecx, kAvx | kFma) && all(w.leaf7_ebx, kAvx2) && os_ymm;
+  const bool avx512 = avx2 && all(w.leaf7_ebx, kAvx512F | kAvx512Dq | kAvx512Bw | kAvx512Vl) && os_zmm;
+  if (sse41) f.add(Isa::kSse41);
+  if (avx2) f.add(Isa::kAvx2);
+  if (avx512) f.add(Isa::kAvx512);
+  if (avx2 && (w.leaf7_1_eax & kAvxVnni)) f.add(Isa::kAvxVnni);
+  if (avx512 && (w.leaf7_ecx & kAvx512Vnni)) f.add(Isa::kAvx512Vnni);
+  return f;
+}
+
+}  // namespace x86cpu
+
 // Each CPUID traps to the hypervisor in a VM (tens of microseconds for all of them), so
 // detect_cpu_features() runs this once per process.
 CpuFeatures probe_cpu_features() {
-  CpuFeatures f;
   unsigned a = 0, b = 0, c = 0, d = 0;
   const unsigned max_leaf = __get_cpuid_max(0, nullptr);
-  if (max_leaf < 1) return f;
+  if (max_leaf < 1) return CpuFeatures{};
   __cpuid(0, a, b, c, d);
   char vendor[13] = {};
   std::memcpy(vendor, &b, 4);
   std::memcpy(vendor + 4, &d, 4);
   std::memcpy(vendor + 8, &c, 4);
   __cpuid(1, a, b, c, d);
-  f.model = model_of(vendor, a);
-  const bool sse41 = (c & bit_SSE4_1) != 0;
-  const bool fma = (c & bit_FMA) != 0;
-  const bool osxsave = (c & bit_OSXSAVE) != 0;
-  const bool avx = (c & bit_AVX) != 0;
-  uint64_t xcr0 = 0;
-  if (osxsave) xcr0 = xgetbv0();
-  const bool os_ymm = (xcr0 & 0x6) == 0x6;            // SSE and AVX state
-  const bool os_zmm = (xcr0 & 0xE6) == 0xE6;          // + opmask, ZMM_Hi256, Hi16_ZMM
-  bool avx2_ok = false, avx512_ok = false;
+  const std::string model = model_of(vendor, a);
+  x86cpu::CpuidWords w;
+  w.leaf1_ecx = c;
+  if (c & bit_OSXSAVE) w.xcr0 = xgetbv0();
   if (max_leaf >= 7) {
+    w.has_leaf7 = true;
     __cpuid_count(7, 0, a, b, c, d);
-    const bool avx2 = (b & bit_AVX2) != 0;
-    const bool f512 = (b & bit_AVX512F) != 0, dq = (b & bit_AVX512DQ) != 0;
-    const bool bw = (b & bit_AVX512BW) != 0, vl = (b & bit_AVX512VL) != 0;
-    avx2_ok = sse41 && avx && avx2 && fma && os_ymm;
-    avx512_ok = avx2_ok && f512 && dq && bw && vl && os_zmm;
+    w.leaf7_ebx = b;
+    w.leaf7_ecx = c;
+    const unsigned max_subleaf = a;
+    if (max_subleaf >= 1) {
+      __cpuid_count(7, 1, a, b, c, d);
+      w.leaf7_1_eax = a;
+    }
   }
-  if (sse41) f.add(Isa::kSse41);
-  if (avx2_ok) f.add(Isa::kAvx2);
-  if (avx512_ok) f.add(Isa::kAvx512);
+  CpuFeatures f = x86cpu::decode_isas(w);
+  f.model = model;
   char brand[49] = {};
   // Cast: gcc's cpuid.h returns unsigned, clang's returns int.
   if (static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr)) >= 0x80000004u) {

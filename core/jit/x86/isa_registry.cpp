@@ -12,7 +12,10 @@ std::unique_ptr<VecEmitter> make_vec_emitter(Isa isa, x86::Assembler& a) {
     case Isa::kSse41: return make_sse41_emitter(a);
     case Isa::kAvx2: return make_avx2_emitter(a);
     case Isa::kAvx512: return make_avx512_emitter(a);
-    case Isa::kNeon: break;  // another architecture's row (core/jit/arm64)
+    case Isa::kNeon:
+    case Isa::kNeonDot: break;  // another architecture's rows (core/jit/arm64)
+    case Isa::kAvxVnni:
+    case Isa::kAvx512Vnni: break;  // extension rows: their float code is their float_code row's
   }
   throw Error(ErrorCode::kInternal, std::string("JIT internal error: no x86 emitter for ") + isa_id(isa));
 }
