@@ -1,4 +1,4 @@
-// The interface every execution engine implements (the reference engine now, the JIT later), so
+// The interface every execution engine implements (the reference engine and the JIT), so
 // tools and the daemon run a model without knowing which engine serves it.
 #pragma once
 
