@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -346,7 +347,10 @@ TEST_F(RegistryTest, IsaChoiceIsLoggedAndCached) {
   };
   std::vector<ModelSettings> ball = {model("ball", "ball_patch.h5")};
   build_model_set(ball, nullptr, o);
-  const bool several_isas = nnd::jit::detect_cpu_features().isas & (nnd::jit::detect_cpu_features().isas - 1);
+  // Rows with float code of their own (extension rows such as neon-dotprod are not candidates).
+  const bool several_isas = std::count_if(nnd::jit::all_isas().begin(), nnd::jit::all_isas().end(), [](nnd::jit::Isa isa) {
+                              return nnd::jit::detect_cpu_features().has(isa);
+                            }) > 1;
   ASSERT_FALSE(said("serving the float64 reference engine", LogLevel::kWarning)) << "the JIT did not compile ball_patch.h5";
   if (!several_isas) {
     std::string only = "model 'ball': isa ";

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "core/jit/arm64/neon_emitter.h"
+#include "core/jit/generators/loops.h"
 #include "core/util/error.h"
 
 namespace nnd::jit::arm64 {
@@ -100,102 +101,38 @@ inline void emit_epilogue(a64::Assembler& a) {
   a.ret(a64::x30);
 }
 
-// ---- loops (the x86 shapes of x86/counted_loop_p.h; counters are registers) ----
+}  // namespace regs
+}  // namespace nnd::jit::arm64
 
-// Records the code emitted during its lifetime as a region running `trips` times per run of the
-// enclosing region (core/jit/loop_record.h), when the emitter has a recorder.
-class RecordedRegion {
- public:
-  RecordedRegion(NeonEmitter& ve, Trips trips) : ve_(ve) {
-    if (LoopRecorder* r = ve_.loop_recorder()) r->open(ve_.as().offset(), r->resolve(trips), trips.per_sample);
-  }
-  ~RecordedRegion() {
-    if (LoopRecorder* r = ve_.loop_recorder()) r->close(ve_.as().offset());
-  }
-  RecordedRegion(const RecordedRegion&) = delete;
-  RecordedRegion& operator=(const RecordedRegion&) = delete;
+namespace nnd::jit::loops {
 
- private:
-  NeonEmitter& ve_;
+// AArch64's branches of the loops (generators/loops.h; counters are registers): mov counter, n
+// (MOVZ/MOVK, as NeonEmitter::mov_imm); subs counter, counter, #1; b.ne L; and the
+// vector-then-scalar loop's cmp/b.lo, sub, b and cbz.
+template <>
+struct LoopBranches<asmjit::a64::Assembler> {
+  static void set(asmjit::a64::Assembler& a, const asmjit::a64::Gp& c, int64_t n) { a.mov(c, n); }
+  static void count_down(asmjit::a64::Assembler& a, const asmjit::a64::Gp& c, const asmjit::Label& l) {
+    a.subs(c, c, 1);
+    a.b_ne(l);
+  }
+  static void branch_below(asmjit::a64::Assembler& a, const asmjit::a64::Gp& c, int k, const asmjit::Label& l) {
+    a.cmp(c, k);
+    a.b_lo(l);
+  }
+  static void sub(asmjit::a64::Assembler& a, const asmjit::a64::Gp& c, int k) { a.sub(c, c, k); }
+  static void jump(asmjit::a64::Assembler& a, const asmjit::Label& l) { a.b(l); }
+  static void branch_zero(asmjit::a64::Assembler& a, const asmjit::a64::Gp& c, const asmjit::Label& l) { a.cbz(c, l); }
 };
 
-inline int64_t planned(const NeonEmitter& ve, Trips t) {
-  const LoopRecorder* r = ve.loop_recorder();
-  return r ? r->resolve(t) : 0;
-}
+}  // namespace nnd::jit::loops
 
-// L: body(); subs counter, counter, #1; b.ne L. The counter holds >= 1 on entry.
-template <typename Body>
-void count_down_loop(NeonEmitter& ve, const a64::Gp& counter, Trips trips, Body&& body) {
-  a64::Assembler& a = ve.as();
-  asmjit::Label l = a.newLabel();
-  a.bind(l);
-  RecordedRegion region(ve, trips);
-  body();
-  a.subs(counter, counter, 1);
-  a.b_ne(l);
-}
+namespace nnd::jit::arm64 {
+namespace regs {
 
-template <typename Body>
-void counted_loop(NeonEmitter& ve, const a64::Gp& counter, int64_t n, Body&& body) {
-  if (n < 1) throw Error(ErrorCode::kInternal, "JIT internal error: a counted loop of " + std::to_string(n) + " iterations");
-  ve.mov_imm(counter, n);
-  count_down_loop(ve, counter, Trips::fixed(n), body);
-}
-
-// body() n >= 0 times: no code for 0, the body once without a loop for 1, else counted_loop (the
-// body then advances its own pointers each time, as the code after the loop expects).
-template <typename Body>
-void times_loop(NeonEmitter& ve, const a64::Gp& counter, int64_t n, Body&& body) {
-  if (n <= 0) return;
-  if (n == 1) {
-    body();
-    return;
-  }
-  counted_loop(ve, counter, n, body);
-}
-
-// body() n >= 1 times with advance() between iterations; n == 1: body() once, no loop.
-template <typename Body, typename Advance>
-void repeat_loop(NeonEmitter& ve, const a64::Gp& counter, int64_t n, Body&& body, Advance&& advance) {
-  if (n == 1) {
-    body();
-    return;
-  }
-  counted_loop(ve, counter, n, [&] {
-    body();
-    advance();
-  });
-}
-
-// While counter >= step: vector(), counter -= step; then scalar() counter times.
-template <typename Vector, typename Scalar>
-void vector_then_scalar_loop(NeonEmitter& ve, const a64::Gp& counter, int step, Trips total, Vector&& vector,
-                             Scalar&& scalar) {
-  a64::Assembler& a = ve.as();
-  const int64_t n = planned(ve, total);
-  asmjit::Label lv = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
-  a.bind(lv);
-  {
-    RecordedRegion region(ve, Trips{n / step, total.per_sample, true});
-    a.cmp(counter, step);
-    a.b_lo(ltail);
-    vector();
-    a.sub(counter, counter, step);
-    a.b(lv);
-  }
-  a.bind(ltail);
-  a.cbz(counter, ldone);
-  {
-    asmjit::Label ls = a.newLabel();
-    a.bind(ls);
-    RecordedRegion region(ve, Trips{n % step, total.per_sample, true});
-    scalar();
-    a.subs(counter, counter, 1);
-    a.b_ne(ls);
-  }
-  a.bind(ldone);
-}
+// The loops themselves are architecture-neutral (generators/loops.h): regs::counted_loop and the
+// others name them.
+using namespace loops;  // NOLINT(google-build-using-namespace)
 
 }  // namespace regs
 

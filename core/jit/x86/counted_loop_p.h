@@ -1,8 +1,7 @@
-// Run-time loops for the kernel generators (private): the `mov counter, n; L: body; dec counter;
-// jnz L` shape written once, the vector-then-scalar element loop, and chunks() over a span of
-// floats. A counter is a general-purpose register or a stack slot (x86/stack_frame_p.h). Each
-// loop records its body's code range and count when the emitter has a loop recorder (the cost
-// model's loop records, core/jit/loop_record.h); loops written by hand use RecordedRegion.
+// x86's part of the generators' run-time loops (private): the branch instructions of the
+// architecture-neutral loop shapes (generators/loops.h), whose names regs:: re-exports, and
+// chunks() over a span of floats. A counter is a general-purpose register or a stack slot
+// (x86/stack_frame_p.h). Loops written by hand record themselves with RecordedRegion.
 #pragma once
 
 #include <concepts>
@@ -10,112 +9,52 @@
 #include <functional>
 #include <string>
 
+#include "core/jit/generators/loops.h"
 #include "core/jit/x86/kernel_regs_p.h"
 #include "core/util/error.h"
 
 namespace nnd::jit::regs {
 
-// The counter: a general-purpose register or a stack slot. The bodies are template parameters,
-// not std::function: a closure capturing a generator's locals is larger than std::function's
-// inline buffer, and these loops are emitted for every tile while a model loads.
+// The counter: a general-purpose register or a stack slot.
 template <typename Counter>
 concept LoopCounter = std::same_as<Counter, x86::Gp> || std::same_as<Counter, x86::Mem>;
 
-// Records the code emitted during its lifetime as a region running `trips` times per run of the
-// enclosing region (core/jit/loop_record.h), when the emitter has a recorder; otherwise nothing.
-// Open it where the loop's label is bound and let it end after the back edge.
-class RecordedRegion {
- public:
-  RecordedRegion(VecEmitter& ve, Trips trips) : ve_(ve) {
-    if (LoopRecorder* r = ve_.loop_recorder()) r->open(ve_.as().offset(), r->resolve(trips), trips.per_sample);
-  }
-  ~RecordedRegion() {
-    if (LoopRecorder* r = ve_.loop_recorder()) r->close(ve_.as().offset());
-  }
-  RecordedRegion(const RecordedRegion&) = delete;
-  RecordedRegion& operator=(const RecordedRegion&) = delete;
+}  // namespace nnd::jit::regs
 
- private:
-  VecEmitter& ve_;
+namespace nnd::jit::loops {
+
+// x86's branches of the loops (generators/loops.h): mov counter, n; dec counter; jnz L; and the
+// vector-then-scalar loop's cmp/jb, sub, jmp and test/jz.
+template <>
+struct LoopBranches<x86::Assembler> {
+  template <regs::LoopCounter Counter>
+  static void set(x86::Assembler& a, const Counter& c, int64_t n) {
+    a.mov(c, regs::i32(n));
+  }
+  template <regs::LoopCounter Counter>
+  static void count_down(x86::Assembler& a, const Counter& c, const asmjit::Label& l) {
+    a.dec(c);
+    a.jnz(l);
+  }
+  static void branch_below(x86::Assembler& a, const x86::Gp& c, int k, const asmjit::Label& l) {
+    a.cmp(c, k);
+    a.jb(l);
+  }
+  static void sub(x86::Assembler& a, const x86::Gp& c, int k) { a.sub(c, k); }
+  static void jump(x86::Assembler& a, const asmjit::Label& l) { a.jmp(l); }
+  static void branch_zero(x86::Assembler& a, const x86::Gp& c, const asmjit::Label& l) {
+    a.test(c, c);
+    a.jz(l);
+  }
 };
 
-// The planned value of a run-time count (the loop records' batch); 0 without a recorder, where
-// nothing reads it.
-inline int64_t planned(const VecEmitter& ve, Trips t) {
-  const LoopRecorder* r = ve.loop_recorder();
-  return r ? r->resolve(t) : 0;
-}
+}  // namespace nnd::jit::loops
 
-// body() runs n >= 1 times: mov counter, n; L: body(); dec counter; jnz L. body() advances its
-// pointers itself and must leave `counter` as it found it.
-template <LoopCounter Counter, typename Body>
-void counted_loop(VecEmitter& ve, const Counter& counter, int64_t n, Body&& body);
+namespace nnd::jit::regs {
 
-// The same loop with the counter already set (at least 1), e.g. the batch size from KernelArgs;
-// `trips` is what the counter holds, for the loop records.
-template <LoopCounter Counter, typename Body>
-void count_down_loop(VecEmitter& ve, const Counter& counter, Trips trips, Body&& body) {
-  x86::Assembler& a = ve.as();
-  asmjit::Label l = a.newLabel();
-  a.bind(l);
-  RecordedRegion region(ve, trips);
-  body();
-  a.dec(counter);
-  a.jnz(l);
-}
-
-template <LoopCounter Counter, typename Body>
-void counted_loop(VecEmitter& ve, const Counter& counter, int64_t n, Body&& body) {
-  // dec/jnz from 0 would run 2^64 times: a zero-trip loop is the caller's to skip.
-  if (n < 1) throw Error(ErrorCode::kInternal, "JIT internal error: a counted loop of " + std::to_string(n) + " iterations");
-  ve.as().mov(counter, i32(n));
-  count_down_loop(ve, counter, Trips::fixed(n), body);
-}
-
-// body() n >= 1 times, then advance() between iterations; n == 1 emits body() once with no loop
-// and no advance() (the kernel-row and kernel-column loops of a 1-high or 1-wide kernel).
-template <LoopCounter Counter, typename Body, typename Advance>
-void repeat_loop(VecEmitter& ve, const Counter& counter, int64_t n, Body&& body, Advance&& advance) {
-  if (n == 1) {
-    body();
-    return;
-  }
-  counted_loop(ve, counter, n, [&] {
-    body();
-    advance();
-  });
-}
-
-// While `counter` >= step: vector(), counter -= step; then scalar() `counter` times (none when 0).
-// vector() and scalar() advance their pointers themselves. `total` is what the counter holds.
-template <typename Vector, typename Scalar>
-void vector_then_scalar_loop(VecEmitter& ve, const x86::Gp& counter, int step, Trips total, Vector&& vector,
-                             Scalar&& scalar) {
-  x86::Assembler& a = ve.as();
-  const int64_t n = planned(ve, total);
-  asmjit::Label lv = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
-  a.bind(lv);
-  {
-    RecordedRegion region(ve, Trips{n / step, total.per_sample, true});
-    a.cmp(counter, step);
-    a.jb(ltail);
-    vector();
-    a.sub(counter, step);
-    a.jmp(lv);
-  }
-  a.bind(ltail);
-  a.test(counter, counter);
-  a.jz(ldone);
-  {
-    asmjit::Label ls = a.newLabel();
-    a.bind(ls);
-    RecordedRegion region(ve, Trips{n % step, total.per_sample, true});
-    scalar();
-    a.dec(counter);
-    a.jnz(ls);
-  }
-  a.bind(ldone);
-}
+// The loops themselves are architecture-neutral (generators/loops.h): regs::counted_loop and the
+// others name them.
+using namespace loops;  // NOLINT(google-build-using-namespace)
 
 // Walks `count` floats in vector chunks: body(byte offset, lanes) against pointers the caller
 // advances in `advance(bytes)`. Up to 8 full vectors are emitted straight; longer spans loop
