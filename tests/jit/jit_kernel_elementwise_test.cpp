@@ -190,7 +190,8 @@ TEST_P(F32Merge, OpsInputsTails) {
     for (int inputs = 1; inputs <= 4; ++inputs) {
       for (int64_t count : counts(width())) {
         const float div = op == BinOp::kAdd && inputs == 3 ? 3.0f : 1.0f;  // Average
-        const KernelUnderTest k(isa(), "f32-merge", [&](VecEmitter& ve) { emit_merge(ve, op, inputs, count, div); });
+        const MergeSpec spec{op, inputs, count, div};
+        const KernelUnderTest k(isa(), "f32-merge", [&](VecEmitter& ve) { emit_merge(ve, spec); });
         Rng rng(seed++);
         for (int64_t batch = 1; batch <= 3; ++batch) {
           const size_t n = static_cast<size_t>(batch * count);

@@ -16,7 +16,7 @@
 #include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/product_pipeline.h"
 #include "core/jit/x86/stack_frame_p.h"
-#include "core/jit/x86/vec_reg_pool.h"
+#include "core/jit/vec_reg_pool.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {

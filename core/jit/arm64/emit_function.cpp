@@ -27,7 +27,7 @@ class NeonGenerators {
   void operator()(const PadSpec& s) const { emit_pad(ve_, s); }
   void operator()(const UnarySpec& s) const { emit_unary(ve_, s); }
   void operator()(const HelperCallSpec& s) const { emit_helper_call(ve_, s.helper, s.count, s.params_off); }
-  void operator()(const MergeSpec& s) const { emit_merge(ve_, s.op, s.inputs, s.count, s.divisor); }
+  void operator()(const MergeSpec& s) const { neon::emit_merge(ve_, s); }
   void operator()(const ConcatSpec& s) const { emit_concat(ve_, s.outer, s.inner); }
   void operator()(const PositionScaleSpec& s) const { emit_position_scale(ve_, s.positions, s.channels, s.map_off); }
   void operator()(const ParamEltSpec& s) const { emit_param_elt(ve_, s); }

@@ -28,6 +28,7 @@ class NeonGeneratorTarget : public generators::GeneratorTargetBase<NeonEmitter, 
     }
   }
   void copy(const Gp& d, const Gp& s) { ve_.as().mov(d, s); }
+  void clear(const Gp& r) { ve_.as().mov(r, 0); }
   void add(const Gp& r, int64_t v) {
     if (v != 0) ve_.add_imm(r, v);
   }
@@ -39,6 +40,9 @@ class NeonGeneratorTarget : public generators::GeneratorTargetBase<NeonEmitter, 
   void load_lanes(int v, const Gp& base, int64_t disp, int lanes) { ve_.load_lanes(v, base, disp, lanes); }
   void store_lanes(const Gp& base, int64_t disp, int v, int lanes) { ve_.store_lanes(base, disp, v, lanes); }
   void broadcast(int v, const Gp& base, int64_t disp) { ve_.broadcast(v, base, disp); }
+  // A full vector, or lane 0 alone (scalar), at base + index.
+  void load_at(int v, const Gp& base, const Gp& index, bool scalar) { ve_.load_indexed(v, base, index, scalar); }
+  void store_at(const Gp& base, const Gp& index, int v, bool scalar) { ve_.store_indexed(base, index, v, scalar); }
 };
 
 }  // namespace nnd::jit::arm64

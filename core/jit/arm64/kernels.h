@@ -23,8 +23,6 @@ void emit_pad(NeonEmitter& ve, const PadSpec& s);
 void emit_unary(NeonEmitter& ve, const UnarySpec& s);
 // f32-call-*: out = helper(in) over batch*count floats (kernel_helpers.h).
 void emit_helper_call(NeonEmitter& ve, int helper_index, int64_t count, int64_t params_off);
-// f32-merge.
-void emit_merge(NeonEmitter& ve, BinOp op, int inputs, int64_t count, float divisor);
 // f32-concat.
 void emit_concat(NeonEmitter& ve, int64_t outer, const std::vector<int64_t>& inner);
 // f32-posscale.

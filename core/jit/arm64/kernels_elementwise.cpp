@@ -177,49 +177,6 @@ void emit_helper_call(NeonEmitter& ve, int helper_index, int64_t count, int64_t 
   a.blr(kHookAddr);
 }
 
-void emit_merge(NeonEmitter& ve, BinOp op, int inputs, int64_t count, float post_div) {
-  a64::Assembler& a = ve.as();
-  GpRoles g("f32-merge");
-  const a64::Gp table = g.role("input table", kW), out = g.role("output", kOut), left = g.role("elements left", kN);
-  const a64::Gp off = g.role("byte offset", kPix), src = g.role("input", kRow);
-  (void)g.role("args", kArgs);
-  const int acc = 0, x = 1;
-  a.ldr(table, a64::ptr(kArgs, kArgsIn));
-  a.ldr(out, a64::ptr(kArgs, kArgsOut));
-  a.ldr(left, a64::ptr(kArgs, kArgsBatch));
-  ve.mul_imm(left, count);
-  a.mov(off, 0);
-  auto body = [&](bool scalar) {
-    for (int i = 0; i < inputs; ++i) {
-      a.ldr(src, a64::ptr(table, i * 8));
-      ve.load_indexed(i == 0 ? acc : x, src, off, scalar);
-      if (i == 0) continue;
-      switch (op) {
-        case BinOp::kAdd: ve.add(acc, acc, x); break;
-        case BinOp::kSub: ve.sub(acc, acc, x); break;
-        case BinOp::kMul: ve.mul(acc, acc, x); break;
-        case BinOp::kMax: ve.max(acc, acc, x); break;
-        case BinOp::kMin: ve.min(acc, acc, x); break;
-      }
-    }
-    if (post_div != 1.0f) {
-      ve.load_const(x, post_div);
-      ve.div(acc, acc, x);
-    }
-    ve.store_indexed(out, off, acc, scalar);
-  };
-  vector_then_scalar_loop(
-      ve, left, 4, Trips::samples(count),
-      [&] {
-        body(false);
-        a.add(off, off, 16);
-      },
-      [&] {
-        body(true);
-        a.add(off, off, 4);
-      });
-}
-
 void emit_concat(NeonEmitter& ve, int64_t outer, const std::vector<int64_t>& inner) {
   a64::Assembler& a = ve.as();
   GpRoles g("f32-concat");

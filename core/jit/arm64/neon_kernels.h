@@ -44,4 +44,7 @@ void emit_matmul(arm64::NeonEmitter& ve, const MatMulSpec& s);
 // f32-const (ConstantFillSpec): the IR Constant layer (core/jit/generators/constant_fill.h).
 void emit_constant_fill(arm64::NeonEmitter& ve, const ConstantFillSpec& s);
 
+// f32-merge (MergeSpec): the architecture-neutral generator (core/jit/generators/merge.h).
+void emit_merge(arm64::NeonEmitter& ve, const MergeSpec& s);
+
 }  // namespace nnd::jit::neon

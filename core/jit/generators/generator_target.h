@@ -63,6 +63,7 @@ class GeneratorTargetBase {
   }
 
   // ---- vectors, by register index ----
+  Ve& vec() { return ve_; }  // the emitter itself, for the register-only operations (VectorOps)
   int width() const { return ve_.width(); }
   int usable_regs() const { return ve_.usable_regs(); }
   void zero(int v) { ve_.zero(v); }

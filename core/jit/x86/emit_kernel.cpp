@@ -31,7 +31,7 @@ void emit_kernel(VecEmitter& ve, const KernelSpec& spec) {
                  [&](const FastUnarySpec& s) { emit_fast_unary(ve, s); },
                  [&](const FastSoftmaxSpec& s) { emit_fast_softmax(ve, s.rows, s.len); },
                  [&](const HelperCallSpec& s) { emit_helper_call(ve, s.helper, s.count, s.params_off); },
-                 [&](const MergeSpec& s) { emit_merge(ve, s.op, s.inputs, s.count, s.divisor); },
+                 [&](const MergeSpec& s) { emit_merge(ve, s); },
                  [&](const ConcatSpec& s) { emit_concat(ve, s.outer, s.inner); },
                  [&](const PositionScaleSpec& s) { emit_position_scale(ve, s.positions, s.channels, s.map_off); },
                  [&](const PlanarPackSpec& s) { emit_planar_pack(ve, s); },

@@ -19,7 +19,7 @@
 #include "core/jit/x86/kernel_epilogue_p.h"
 #include "core/jit/x86/kernel_regs_p.h"
 #include "core/jit/x86/product_pipeline.h"
-#include "core/jit/x86/vec_reg_pool.h"
+#include "core/jit/vec_reg_pool.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
 
@@ -843,55 +843,6 @@ void emit_helper_call(VecEmitter& ve, int helper_index, int64_t count, int64_t p
   a.mov(x86::rsi, x86::qword_ptr(x86::rsi, 0));
   a.mov(x86::rdi, x86::qword_ptr(kArgs, kArgsOut));
   a.call(x86::rax);
-}
-
-void emit_merge(VecEmitter& ve, BinOp op, int inputs, int64_t count, float post_div) {
-  x86::Assembler& a = ve.as();
-  const int W = ve.width();
-  GpRoles g("f32-merge");
-  const x86::Gp args = g.role("args", kArgs), table = g.role("input table", kW), out = g.role("output", kOut);
-  const x86::Gp left = g.role("elements left", kN), off = g.role("byte offset", kPix), src = g.role("input", kRow);
-  VecRegPool pool(ve, "f32-merge");
-  const VecReg acc = pool.take("acc"), x = pool.take("operand");
-  a.mov(table, x86::qword_ptr(args, kArgsIn));
-  a.mov(out, x86::qword_ptr(args, kArgsOut));
-  a.mov(left, x86::qword_ptr(args, kArgsBatch));
-  a.imul(left, left, i32(count));
-  a.xor_(off, off);
-  auto body = [&](bool scalar) {
-    for (int i = 0; i < inputs; ++i) {
-      a.mov(src, x86::qword_ptr(table, i * 8));
-      const x86::Mem m = x86::ptr(src, off);
-      const int d = i == 0 ? acc : x;
-      if (scalar) ve.load_scalar(d, m);
-      else ve.load(d, m);
-      if (i == 0) continue;
-      switch (op) {
-        case BinOp::kAdd: ve.add(acc, acc, x); break;
-        case BinOp::kSub: ve.sub(acc, acc, x); break;
-        case BinOp::kMul: ve.mul(acc, acc, x); break;
-        case BinOp::kMax: ve.max(acc, acc, x); break;
-        case BinOp::kMin: ve.min(acc, acc, x); break;
-      }
-    }
-    if (post_div != 1.0f) {
-      ve.load_const(x, post_div);
-      ve.div(acc, acc, x);
-    }
-    const x86::Mem o = x86::ptr(out, off);
-    if (scalar) ve.store_scalar(o, acc);
-    else ve.store(o, acc);
-  };
-  vector_then_scalar_loop(
-      ve, left, W, Trips::samples(count),
-      [&] {
-        body(false);
-        a.add(off, W * 4);
-      },
-      [&] {
-        body(true);
-        a.add(off, 4);
-      });
 }
 
 void emit_concat(VecEmitter& ve, int64_t outer, const std::vector<int64_t>& inner) {

@@ -41,8 +41,9 @@ void emit_unary(VecEmitter& ve, const UnarySpec& s);
 // Helper call: out = helper(in) over batch*count floats with a parameter block.
 void emit_helper_call(VecEmitter& ve, int helper_index, int64_t count, int64_t params_off);
 
-// f32-merge: y = x0 op x1 op ... over batch*count floats (same shapes).
-void emit_merge(VecEmitter& ve, BinOp op, int inputs, int64_t count, float post_scale);
+// f32-merge: y = x0 op x1 op ... over batch*count floats (same shapes; core/jit/generators/merge.h,
+// x86/kernels_generic.cpp).
+void emit_merge(VecEmitter& ve, const MergeSpec& s);
 
 // f32-concat: per outer index, copies inner[i] floats of each input in turn.
 void emit_concat(VecEmitter& ve, int64_t outer, const std::vector<int64_t>& inner);

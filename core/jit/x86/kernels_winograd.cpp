@@ -12,7 +12,7 @@
 #include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/kernel_epilogue_p.h"
 #include "core/jit/x86/kernel_regs_p.h"
-#include "core/jit/x86/vec_reg_pool.h"
+#include "core/jit/vec_reg_pool.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {

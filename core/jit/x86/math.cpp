@@ -9,7 +9,7 @@
 #include "core/jit/x86/counted_loop_p.h"
 #include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/kernel_regs_p.h"
-#include "core/jit/x86/vec_reg_pool.h"
+#include "core/jit/vec_reg_pool.h"
 
 namespace nnd::jit {
 

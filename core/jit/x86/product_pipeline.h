@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "core/jit/x86/vec_emitter.h"
-#include "core/jit/x86/vec_reg_pool.h"
+#include "core/jit/vec_reg_pool.h"
 
 namespace nnd::jit {
 

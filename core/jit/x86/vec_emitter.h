@@ -1,6 +1,6 @@
 // The ISA hook chain: every kernel generator (x86_kernel_*.cpp) is written once against this
 // class, which emits vector instructions for one instruction set. Registers are named by index
-// (0 .. usable_regs()-1), which generators take from a VecRegPool (x86/vec_reg_pool.h) rather than
+// (0 .. usable_regs()-1), which generators take from a VecRegPool (core/jit/vec_reg_pool.h) rather than
 // number by hand; the hooks own register scratch() and the GP register rax/eax
 // (regs::kHookScratch, x86/gp_roles_p.h), which kernels must not hold values in across a hook call.
 //

@@ -1,4 +1,4 @@
-#include "core/jit/x86/vec_reg_pool.h"
+#include "core/jit/vec_reg_pool.h"
 
 #include <utility>
 
@@ -43,7 +43,6 @@ void VecRegs::release() {
   pool_ = nullptr;
 }
 
-VecRegPool::VecRegPool(const VecEmitter& ve, std::string_view kernel) : VecRegPool(ve.usable_regs(), kernel) {}
 
 VecRegPool::VecRegPool(int usable, std::string_view kernel) : kernel_(kernel), usable_(usable) {
   if (usable_ < 0 || usable_ > kMaxRegs) fail("a pool of " + std::to_string(usable_) + " registers");

@@ -1,5 +1,5 @@
-// Named vector registers for the kernel generators: a generator takes registers from a pool
-// instead of numbering them by hand, and a generator bug (two values in one register, more
+// Named vector registers for the kernel generators of every architecture: a generator takes
+// registers from a pool instead of numbering them by hand, and a generator bug (two values in one register, more
 // registers than the ISA has, the hooks' scratch register) is an nnd::Error naming the kernel and
 // the registers, not silently clobbered code.
 //
@@ -22,7 +22,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/jit/x86/vec_emitter.h"
 
 namespace nnd::jit {
 
@@ -77,9 +76,12 @@ class VecRegs {
 
 class VecRegPool {
  public:
-  // The registers 0 .. ve.usable_regs()-1; scratch() belongs to the hooks and is never handed out.
-  VecRegPool(const VecEmitter& ve, std::string_view kernel);
-  // For tests and ISAs not yet behind a VecEmitter: `usable` registers.
+  // The registers 0 .. ve.usable_regs()-1 of an architecture's vector emitter (VecEmitter,
+  // NeonEmitter); its scratch() belongs to the hooks and is never handed out.
+  template <class Ve>
+    requires requires(const Ve& ve) { ve.usable_regs(); }
+  VecRegPool(const Ve& ve, std::string_view kernel) : VecRegPool(ve.usable_regs(), kernel) {}
+  // For tests: `usable` registers.
   VecRegPool(int usable, std::string_view kernel);
   VecRegPool(const VecRegPool&) = delete;
   VecRegPool& operator=(const VecRegPool&) = delete;
