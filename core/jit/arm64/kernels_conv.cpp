@@ -194,32 +194,19 @@ void conv_spatial(NeonEmitter& ve, const ConvSpec& s, int64_t g) {
     ve.add_imm(kOutN, s.out_place.offset_floats * 4);
   }
   a.ldr(kN, a64::ptr(kArgs, kArgsBatch));
-  Label ldone = a.newLabel();
-  if (plan.batched.samples > 1) {
-    const int S = plan.batched.samples;
-    Label lgroup = a.newLabel(), lrest = a.newLabel();
-    a.bind(lgroup);
-    {
-      RecordedRegion region(ve, Trips::planned_from_batch(planned(ve, Trips::samples(1)) / S));
-      a.cmp(kN, S);
-      a.b_lo(lrest);
-      conv_nest(ve, s, p, plan.batched);
-      ve.add_imm(kInN, S * p.in_sample);
-      ve.add_imm(kOutN, S * p.out_sample);
-      a.sub(kN, kN, S);
-      a.b(lgroup);
-    }
-    a.bind(lrest);
-    a.cbz(kN, ldone);
-  }
-  const int64_t batch = planned(ve, Trips::samples(1));
-  const int64_t singles = plan.batched.samples > 1 ? batch % plan.batched.samples : batch;
-  count_down_loop(ve, kN, Trips::planned_from_batch(singles), [&] {
-    conv_nest(ve, s, p, plan.single);
-    ve.add_imm(kInN, p.in_sample);
-    ve.add_imm(kOutN, p.out_sample);
-  });
-  a.bind(ldone);
+  const int S = plan.batched.samples;
+  sample_groups_loop(
+      ve, kN, S,
+      [&] {
+        conv_nest(ve, s, p, plan.batched);
+        ve.add_imm(kInN, S * p.in_sample);
+        ve.add_imm(kOutN, S * p.out_sample);
+      },
+      [&] {
+        conv_nest(ve, s, p, plan.single);
+        ve.add_imm(kInN, p.in_sample);
+        ve.add_imm(kOutN, p.out_sample);
+      });
 }
 
 // GEMM rows: batch * rows_per_sample contiguous rows, tiles of R, then one remainder tile.

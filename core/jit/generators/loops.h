@@ -142,4 +142,16 @@ void vector_then_scalar_loop(Ve& ve, const Counter& counter, int step, Trips tot
   a.bind(ldone);
 }
 
+// The samples of a call, the counter holding the batch size (at least 1): group() over S samples
+// while at least S are left, then single() once per sample left (the tiles that span S samples,
+// conv_tiling.h). S == 1: single() for every sample. Each advances its pointers itself.
+template <class Ve, class Counter, class Group, class Single>
+void sample_groups_loop(Ve& ve, const Counter& counter, int S, Group&& group, Single&& single) {
+  if (S > 1) {
+    vector_then_scalar_loop(ve, counter, S, Trips::samples(1), group, single);
+    return;
+  }
+  count_down_loop(ve, counter, Trips::planned_from_batch(planned(ve, Trips::samples(1))), single);
+}
+
 }  // namespace nnd::jit::loops

@@ -433,34 +433,19 @@ void conv_spatial(VecEmitter& ve, const ConvSpec& s, int64_t g) {
   a.mov(slot(kInN), kIn);
   a.mov(slot(kOutN), kOut);
   a.mov(kN, x86::qword_ptr(kArgs, kArgsBatch));
-  Label ldone = a.newLabel();
-  if (plan.batched.samples > 1) {
-    const int S = plan.batched.samples;
-    Label lgroup = a.newLabel(), lrest = a.newLabel();
-    a.bind(lgroup);
-    {
-      RecordedRegion region(ve, Trips::planned_from_batch(planned(ve, Trips::samples(1)) / S));
-      a.cmp(kN, S);
-      a.jb(lrest);
-      conv_nest(ve, s, p, plan.batched);
-      add_slot(a, kInN, S * p.in_sample);
-      add_slot(a, kOutN, S * p.out_sample);
-      a.sub(kN, S);
-      a.jmp(lgroup);
-    }
-    a.bind(lrest);
-    a.test(kN, kN);
-    a.jz(ldone);
-  }
-  // The samples the groups of S left over (all of them without groups).
-  const int64_t batch = planned(ve, Trips::samples(1));
-  const int64_t singles = plan.batched.samples > 1 ? batch % plan.batched.samples : batch;
-  count_down_loop(ve, kN, Trips::planned_from_batch(singles), [&] {
-    conv_nest(ve, s, p, plan.single);
-    add_slot(a, kInN, p.in_sample);
-    add_slot(a, kOutN, p.out_sample);
-  });
-  a.bind(ldone);
+  const int S = plan.batched.samples;
+  sample_groups_loop(
+      ve, kN, S,
+      [&] {
+        conv_nest(ve, s, p, plan.batched);
+        add_slot(a, kInN, S * p.in_sample);
+        add_slot(a, kOutN, S * p.out_sample);
+      },
+      [&] {
+        conv_nest(ve, s, p, plan.single);
+        add_slot(a, kInN, p.in_sample);
+        add_slot(a, kOutN, p.out_sample);
+      });
 }
 
 void set_weight_slots(VecEmitter& ve, int64_t w_off, int64_t b_off) {
