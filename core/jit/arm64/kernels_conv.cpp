@@ -219,32 +219,14 @@ void conv_rows(NeonEmitter& ve, const ConvSpec& s) {
   a.ldr(kOut, a64::ptr(kArgs, kArgsOut));
   a.ldr(kN, a64::ptr(kArgs, kArgsBatch));
   ve.mul_imm(kN, rows_per_sample);
-  const int64_t planned_rows = planned(ve, Trips::samples(rows_per_sample));
-  Label lrows = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
-  a.bind(lrows);
-  {
-    RecordedRegion region(ve, Trips::planned_from_batch(planned_rows / R));
-    a.cmp(kN, R);
-    a.b_lo(ltail);
-    conv_blocks(ve, s, strided_layout(R, ps_in, ps_out));
-    ve.add_imm(kIn, R * ps_in);
-    ve.add_imm(kOut, R * ps_out);
-    a.sub(kN, kN, R);
-    a.b(lrows);
-  }
-  a.bind(ltail);
-  for (int r = R - 1; r >= 1; --r) {
-    Label next = a.newLabel();
-    a.cmp(kN, r);
-    a.b_ne(next);
-    {
-      RecordedRegion region(ve, Trips::planned_from_batch(planned_rows % R == r ? 1 : 0));
-      conv_blocks(ve, s, strided_layout(r, ps_in, ps_out));
-      a.b(ldone);
-    }
-    a.bind(next);
-  }
-  a.bind(ldone);
+  row_tiles_loop(
+      ve, kN, R, Trips::samples(rows_per_sample),
+      [&] {
+        conv_blocks(ve, s, strided_layout(R, ps_in, ps_out));
+        ve.add_imm(kIn, R * ps_in);
+        ve.add_imm(kOut, R * ps_out);
+      },
+      [&](int r) { conv_blocks(ve, s, strided_layout(r, ps_in, ps_out)); });
 }
 
 }  // namespace

@@ -108,7 +108,7 @@ namespace nnd::jit::loops {
 
 // AArch64's branches of the loops (generators/loops.h; counters are registers): mov counter, n
 // (MOVZ/MOVK, as NeonEmitter::mov_imm); subs counter, counter, #1; b.ne L; and the
-// vector-then-scalar loop's cmp/b.lo, sub, b and cbz.
+// vector-then-scalar loop's cmp/b.lo, sub, b and cbz, and cmp/b.ne.
 template <>
 struct LoopBranches<asmjit::a64::Assembler> {
   static void set(asmjit::a64::Assembler& a, const asmjit::a64::Gp& c, int64_t n) { a.mov(c, n); }
@@ -123,6 +123,10 @@ struct LoopBranches<asmjit::a64::Assembler> {
   static void sub(asmjit::a64::Assembler& a, const asmjit::a64::Gp& c, int k) { a.sub(c, c, k); }
   static void jump(asmjit::a64::Assembler& a, const asmjit::Label& l) { a.b(l); }
   static void branch_zero(asmjit::a64::Assembler& a, const asmjit::a64::Gp& c, const asmjit::Label& l) { a.cbz(c, l); }
+  static void branch_not_equal(asmjit::a64::Assembler& a, const asmjit::a64::Gp& c, int k, const asmjit::Label& l) {
+    a.cmp(c, k);
+    a.b_ne(l);
+  }
 };
 
 }  // namespace nnd::jit::loops

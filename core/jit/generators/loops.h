@@ -10,6 +10,7 @@
 //   sub(a, counter, k)             counter -= k
 //   jump(a, l)                     branch to l
 //   branch_zero(a, counter, l)     branch to l if counter == 0
+//   branch_not_equal(a, counter, k, l)  branch to l if counter != k
 //
 // The emitter `ve` of every function is the architecture's (VecEmitter, NeonEmitter): the loops
 // read its loop recorder and assembler. A counter is what the architecture's branches take (x86: a
@@ -152,6 +153,38 @@ void sample_groups_loop(Ve& ve, const Counter& counter, int S, Group&& group, Si
     return;
   }
   count_down_loop(ve, counter, Trips::planned_from_batch(planned(ve, Trips::samples(1))), single);
+}
+
+// Rows in tiles, the counter holding how many are left (`total`, for the records): full() over
+// R rows while at least R are left (full() advances the pointers, the loop counts down), then
+// remainder(r) for the one last tile of r = counter < R rows, chosen at run time by comparing the
+// counter with R-1 .. 1 (the GEMM rows of a conv: batch * positions rows, R per tile).
+template <class Ve, class Counter, class Full, class Remainder>
+void row_tiles_loop(Ve& ve, const Counter& counter, int R, Trips total, Full&& full, Remainder&& remainder) {
+  using B = BranchesOf<Ve>;
+  auto& a = ve.as();
+  const int64_t n = planned(ve, total);
+  asmjit::Label lfull = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
+  a.bind(lfull);
+  {
+    RecordedRegion<Ve> region(ve, Trips::planned_from_batch(n / R));
+    B::branch_below(a, counter, R, ltail);
+    full();
+    B::sub(a, counter, R);
+    B::jump(a, lfull);
+  }
+  a.bind(ltail);
+  for (int r = R - 1; r >= 1; --r) {
+    asmjit::Label next = a.newLabel();
+    B::branch_not_equal(a, counter, r, next);
+    {
+      RecordedRegion<Ve> region(ve, Trips::planned_from_batch(n % R == r ? 1 : 0));
+      remainder(r);
+      B::jump(a, ldone);
+    }
+    a.bind(next);
+  }
+  a.bind(ldone);
 }
 
 }  // namespace nnd::jit::loops

@@ -24,7 +24,7 @@ concept LoopCounter = std::same_as<Counter, x86::Gp> || std::same_as<Counter, x8
 namespace nnd::jit::loops {
 
 // x86's branches of the loops (generators/loops.h): mov counter, n; dec counter; jnz L; and the
-// vector-then-scalar loop's cmp/jb, sub, jmp and test/jz.
+// vector-then-scalar loop's cmp/jb, sub, jmp and test/jz, and cmp/jne.
 template <>
 struct LoopBranches<x86::Assembler> {
   template <regs::LoopCounter Counter>
@@ -45,6 +45,10 @@ struct LoopBranches<x86::Assembler> {
   static void branch_zero(x86::Assembler& a, const x86::Gp& c, const asmjit::Label& l) {
     a.test(c, c);
     a.jz(l);
+  }
+  static void branch_not_equal(x86::Assembler& a, const x86::Gp& c, int k, const asmjit::Label& l) {
+    a.cmp(c, k);
+    a.jne(l);
   }
 };
 

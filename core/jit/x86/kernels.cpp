@@ -97,33 +97,14 @@ void rows_loops(VecEmitter& ve, int64_t rows_per_sample, int R, int64_t ps_in, i
   a.mov(kOut, x86::qword_ptr(kArgs, kArgsOut));
   a.mov(kN, x86::qword_ptr(kArgs, kArgsBatch));
   if (rows_per_sample != 1) a.imul(kN, kN, i32(rows_per_sample));
-  // Loop records: full tiles, then the one remainder tile the planned row count takes.
-  const int64_t planned_rows = planned(ve, Trips::samples(rows_per_sample));
-  Label lrows = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
-  a.bind(lrows);
-  {
-    RecordedRegion region(ve, Trips::planned_from_batch(planned_rows / R));
-    a.cmp(kN, R);
-    a.jb(ltail);
-    tile_row(R);
-    add_imm(a, kIn, R * ps_in);
-    add_imm(a, kOut, R * ps_out);
-    a.sub(kN, R);
-    a.jmp(lrows);
-  }
-  a.bind(ltail);
-  for (int r = R - 1; r >= 1; --r) {
-    Label next = a.newLabel();
-    a.cmp(kN, r);
-    a.jne(next);
-    {
-      RecordedRegion region(ve, Trips::planned_from_batch(planned_rows % R == r ? 1 : 0));
-      tile_row(r);
-      a.jmp(ldone);
-    }
-    a.bind(next);
-  }
-  a.bind(ldone);
+  row_tiles_loop(
+      ve, kN, R, Trips::samples(rows_per_sample),
+      [&] {
+        tile_row(R);
+        add_imm(a, kIn, R * ps_in);
+        add_imm(a, kOut, R * ps_out);
+      },
+      tile_row);
 }
 
 // ---- conv / GEMM ----------------------------------------------------------------------------
