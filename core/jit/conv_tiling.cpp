@@ -67,6 +67,22 @@ ConvTilePlan plan_conv_tiles(const ConvTileProblem& p) {
   return plan;
 }
 
+ConvTileProblem conv_tile_problem(const ConvSpec& s, int max_tile) {
+  ConvTileProblem p;
+  p.out_h = s.out_h;
+  p.out_w = s.out_w;
+  p.taps = s.kh * s.kw * s.cin_g;
+  p.vectors = s.blocking.vmax;
+  p.max_tile = max_tile;
+  p.in_sample = s.in_h * s.in_w * s.in_c * 4;
+  p.out_sample = (s.out_place.sample_floats ? s.out_place.sample_floats : s.out_h * s.out_w * s.out_c) * 4;
+  p.in_row = s.sh * s.in_w * s.in_c * 4;
+  p.out_row = (s.out_place.row_floats ? s.out_place.row_floats : s.out_w * s.out_c) * 4;
+  p.in_col = s.sw * s.in_c * 4;
+  p.out_col = s.out_c * 4;
+  return p;
+}
+
 TileLayout tile_layout(const ConvTile& t, const ConvTileProblem& p) {
   TileLayout l;
   for (int n = 0; n < t.samples; ++n) {

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/jit/specs/conv.h"
+
 namespace nnd::jit {
 
 struct ConvTile {
@@ -37,6 +39,11 @@ struct ConvTilePlan {
   ConvTile single;   // samples == 1
   ConvTile batched;  // samples == 1: no batched nest
 };
+
+// The problem of a spatial conv (ConvSpec: its geometry and output placement), with an accumulator
+// budget of max_tile positions: what the architecture's registers allow (x86/kernels.cpp,
+// arm64/kernels_conv.cpp).
+ConvTileProblem conv_tile_problem(const ConvSpec& s, int max_tile);
 
 // Picks both tiles by a cost model of the emitted instructions per sample (FMAs, input
 // broadcasts, weight loads, epilogue), keeping every displacement well inside an x86 disp32.

@@ -125,19 +125,7 @@ void conv_blocks(NeonEmitter& ve, const ConvSpec& s, const TileLayout& t) {
 }
 
 ConvTileProblem tile_problem(const ConvSpec& s) {
-  ConvTileProblem p;
-  p.out_h = s.out_h;
-  p.out_w = s.out_w;
-  p.taps = s.kh * s.kw * s.cin_g;
-  p.vectors = s.blocking.vmax;
-  p.max_tile = std::max(1, s.blocking.rows);  // (V + 1) R + V registers (kernel_config.cpp)
-  p.in_sample = s.in_h * s.in_w * s.in_c * 4;
-  p.out_sample = (s.out_place.sample_floats ? s.out_place.sample_floats : s.out_h * s.out_w * s.out_c) * 4;
-  p.in_row = s.sh * s.in_w * s.in_c * 4;
-  p.out_row = (s.out_place.row_floats ? s.out_place.row_floats : s.out_w * s.out_c) * 4;
-  p.in_col = s.sw * s.in_c * 4;
-  p.out_col = s.out_c * 4;
-  return p;
+  return conv_tile_problem(s, std::max(1, s.blocking.rows));  // (V + 1) R + V registers (kernel_config.cpp)
 }
 
 // Output rows in steps of t.rows over the samples at kInN/kOutN: tiles of t.cols columns, then

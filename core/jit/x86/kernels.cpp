@@ -298,21 +298,10 @@ void conv_blocks(VecEmitter& ve, const ConvSpec& s, const TileLayout& t) {
 // temporary field-boundary's 7x2v tiles priced 282 cycles per block in the Silvermont model
 // against a bound of 114), up to 16.
 ConvTileProblem tile_problem(const VecEmitter& ve, const ConvSpec& s) {
-  ConvTileProblem p;
-  p.out_h = s.out_h;
-  p.out_w = s.out_w;
-  p.taps = s.kh * s.kw * s.cin_g;
-  p.vectors = s.blocking.vmax;
-  p.max_tile = std::clamp((ve.usable_regs() - s.blocking.fixed_regs()) / s.blocking.vmax, 1, 16);
+  int max_tile = std::clamp((ve.usable_regs() - s.blocking.fixed_regs()) / s.blocking.vmax, 1, 16);
   // Cached taps keep kw weights in registers and want about one broadcast register per position.
-  if (cached_taps(ve, s)) p.max_tile = std::clamp((ve.usable_regs() - static_cast<int>(s.kw) - 1) / 2, 1, 16);
-  p.in_sample = s.in_h * s.in_w * s.in_c * 4;
-  p.out_sample = (s.out_place.sample_floats ? s.out_place.sample_floats : s.out_h * s.out_w * s.out_c) * 4;
-  p.in_row = s.sh * s.in_w * s.in_c * 4;
-  p.out_row = (s.out_place.row_floats ? s.out_place.row_floats : s.out_w * s.out_c) * 4;
-  p.in_col = s.sw * s.in_c * 4;
-  p.out_col = s.out_c * 4;
-  return p;
+  if (cached_taps(ve, s)) max_tile = std::clamp((ve.usable_regs() - static_cast<int>(s.kw) - 1) / 2, 1, 16);
+  return conv_tile_problem(s, max_tile);
 }
 
 // One kernel row for cached_taps(): per input channel the kw weight vectors are loaded into
