@@ -6,6 +6,7 @@
 
 #include "core/jit/arm64/neon_kernels.h"
 #include "core/jit/arm64/regs_p.h"
+#include "core/jit/generators/normalization.h"
 #include "core/jit/kernel_args.h"
 #include "core/util/error.h"
 
@@ -86,13 +87,7 @@ void emit_layernorm(NeonEmitter& ve, const LayerNormSpec& s) {
     ve.hsum(kInv, kInv);
     a.fadd(vsc(kInv), vsc(kInv), vsc(kTail));
     a.dup(vs(kInv), NeonEmitter::lane(kInv, 0));
-    ve.load_const(kX, static_cast<float>(M));
-    ve.div(kInv, kInv, kX);
-    ve.load_const(kX, s.epsilon);
-    ve.add(kInv, kInv, kX);
-    ve.sqrt(kInv, kInv);
-    ve.load_const(kX, 1.0f);
-    ve.div(kInv, kX, kInv);
+    generators::inverse_std(ve, kInv, kX, M, s.epsilon);
     // Pass 3: normalise, scale, shift.
     a.mov(src, in);
     a.mov(dst, out);

@@ -8,10 +8,11 @@
 #include <limits>
 #include <string>
 
+#include "core/jit/generators/normalization.h"
+#include "core/jit/vec_reg_pool.h"
 #include "core/jit/x86/counted_loop_p.h"
 #include "core/jit/x86/gp_roles_p.h"
 #include "core/jit/x86/kernel_regs_p.h"
-#include "core/jit/vec_reg_pool.h"
 #include "core/util/error.h"
 
 namespace nnd::jit {
@@ -251,13 +252,7 @@ void emit_layernorm(VecEmitter& ve, const LayerNormSpec& s) {
         },
         adv_in);
     hsum(ve, inv_std, x);
-    ve.load_const(x, static_cast<float>(M));
-    ve.div(inv_std, inv_std, x);
-    ve.load_const(x, s.epsilon);
-    ve.add(inv_std, inv_std, x);
-    ve.sqrt(inv_std, inv_std);
-    ve.load_const(x, 1.0f);
-    ve.div(inv_std, x, inv_std);
+    generators::inverse_std(ve, inv_std, x, M, s.epsilon);
     // Pass 3: normalise, scale, shift.
     a.mov(src, in);
     a.mov(dst, out);
