@@ -243,17 +243,7 @@ void emit_param_elt(NeonEmitter& ve, const ParamEltSpec& s) {
   auto body = [&](int lanes) {
     ve.load_lanes(x, in, 0, lanes);
     ve.load_lanes(av, pa, 0, lanes);
-    if (s.op == ParamOp::kPRelu) {
-      ve.zero(t);
-      ve.min(neg, x, t);
-      ve.max(x, x, t);
-      ve.mul(neg, neg, av);
-      ve.add(x, x, neg);
-    } else {
-      ve.mul(x, x, av);
-      ve.load_lanes(t, pb, 0, lanes);
-      ve.add(x, x, t);
-    }
+    generators::param_elt(ve, s.op, x, av, t, neg, [&](int b) { ve.load_lanes(b, pb, 0, lanes); });
     ve.store_lanes(out, 0, x, lanes);
     ve.add_imm(in, lanes * 4);
     ve.add_imm(out, lanes * 4);

@@ -115,4 +115,22 @@ void unary_activation(Ve& ve, const UnarySpec& s, int x, int t, int u) {
   }
 }
 
+// f32-vprelu / f32-vaffine on registers (ParamEltSpec): x = PReLU(x) with slopes a
+// (max(x, 0) + a * min(x, 0)), or x = a * x + b, where load_b(t) loads the b parameters into t.
+// t and neg are free.
+template <VectorOps Ve, class LoadB>
+void param_elt(Ve& ve, ParamOp op, int x, int a, int t, int neg, LoadB&& load_b) {
+  if (op == ParamOp::kPRelu) {
+    ve.zero(t);
+    ve.min(neg, x, t);
+    ve.max(x, x, t);
+    ve.mul(neg, neg, a);
+    ve.add(x, x, neg);
+  } else {
+    ve.mul(x, x, a);
+    load_b(t);
+    ve.add(x, x, t);
+  }
+}
+
 }  // namespace nnd::jit::generators

@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "core/jit/generators/activation.h"
 #include "core/jit/generators/normalization.h"
 #include "core/jit/vec_reg_pool.h"
 #include "core/jit/x86/counted_loop_p.h"
@@ -156,17 +157,7 @@ void emit_param_elt(VecEmitter& ve, const ParamEltSpec& s) {
         [&](int64_t off, int lanes) {
           ve.load_lanes(x, at(in, off), lanes);
           ve.load_lanes(pav, at(pa, off), lanes);
-          if (s.op == ParamOp::kPRelu) {
-            ve.zero(t);
-            ve.min(neg, x, t);
-            ve.max(x, x, t);
-            ve.mul(neg, neg, pav);
-            ve.add(x, x, neg);
-          } else {
-            ve.mul(x, x, pav);
-            ve.load_lanes(t, at(pb, off), lanes);
-            ve.add(x, x, t);
-          }
+          generators::param_elt(ve, s.op, x, pav, t, neg, [&](int b) { ve.load_lanes(b, at(pb, off), lanes); });
           ve.store_lanes(at(out, off), x, lanes);
         },
         [&](int64_t b) {
