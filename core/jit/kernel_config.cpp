@@ -130,4 +130,14 @@ bool winograd_suits(const IsaTraits& t, int64_t groups, int64_t cin, int64_t cou
   return true;
 }
 
+ChannelBlocks channel_blocks(int64_t channels, int vmax, int lanes) {
+  ChannelBlocks b;
+  b.block_channels = int64_t{vmax} * lanes;
+  b.count = ceil_div(channels, b.block_channels);
+  const int64_t last = channels - (b.count - 1) * b.block_channels;
+  b.last_vectors = static_cast<int>(ceil_div(last, lanes));
+  b.last_lanes = static_cast<int>(last - int64_t{b.last_vectors - 1} * lanes);
+  return b;
+}
+
 }  // namespace nnd::jit

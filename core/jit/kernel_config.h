@@ -84,4 +84,13 @@ std::vector<int> planar_conv_chunks(int64_t cout);
 bool winograd_suits(const IsaTraits& t, int64_t groups, int64_t cin, int64_t cout, const Window& w, int64_t out_h,
                     int64_t out_w);
 
+// `channels` in blocks of `vmax` vectors of `lanes` floats, as the conv and window kernels walk
+// them: `count` blocks of `block_channels`, the last of them `last_vectors` vectors, the last
+// vector holding `last_lanes` lanes (1 .. lanes).
+struct ChannelBlocks {
+  int64_t block_channels = 0, count = 0;
+  int last_vectors = 0, last_lanes = 0;
+};
+ChannelBlocks channel_blocks(int64_t channels, int vmax, int lanes);
+
 }  // namespace nnd::jit

@@ -10,6 +10,7 @@
 #include "core/jit/arm64/kernels.h"
 #include "core/jit/arm64/regs_p.h"
 #include "core/jit/conv_tiling.h"
+#include "core/jit/kernel_config.h"
 #include "core/jit/generators/activation.h"
 #include "core/jit/kernel_args.h"
 #include "core/util/checked_math.h"
@@ -106,10 +107,9 @@ void conv_tile(NeonEmitter& ve, const ConvSpec& s, const TileLayout& t, int V, i
 void conv_blocks(NeonEmitter& ve, const ConvSpec& s, const TileLayout& t) {
   a64::Assembler& a = ve.as();
   const int vmax = s.blocking.vmax;
-  const int64_t cw = int64_t{vmax} * 4, nb = ceil_div(s.cout_g, cw);
-  const int64_t last_ch = s.cout_g - (nb - 1) * cw;
-  const int vl = static_cast<int>(ceil_div(last_ch, int64_t{4}));
-  const int lanes_last = static_cast<int>(last_ch - int64_t{vl - 1} * 4);
+  const ChannelBlocks cb = channel_blocks(s.cout_g, vmax, NeonEmitter::width());
+  const int64_t cw = cb.block_channels, nb = cb.count;
+  const int vl = cb.last_vectors, lanes_last = cb.last_lanes;
   a.mov(kOb, kOut);
   a.mov(kW, kWBase);
   a.mov(kBias, kBBase);

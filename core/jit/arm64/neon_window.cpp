@@ -10,6 +10,7 @@
 #include "core/jit/arm64/neon_kernels.h"
 #include "core/jit/arm64/regs_p.h"
 #include "core/jit/generators/activation.h"
+#include "core/jit/kernel_config.h"
 #include "core/jit/kernel_args.h"
 #include "core/util/error.h"
 
@@ -41,8 +42,6 @@ int vreg(int i) {
                                 24, 25, 26, 27, 28, 29, 30, 31, 8,  9,  10, 11, 12, 13, 14, 15};
   return order[i];
 }
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 void tile(NeonEmitter& ve, const WindowSpec& s, int R, int V, int lanes_last) {
   a64::Assembler& a = ve.as();
@@ -104,10 +103,9 @@ void tile(NeonEmitter& ve, const WindowSpec& s, int R, int V, int lanes_last) {
 void blocks(NeonEmitter& ve, const WindowSpec& s, int R) {
   a64::Assembler& a = ve.as();
   const int vmax = s.vmax;
-  const int64_t cw = int64_t{vmax} * kLanes, nb = ceil_div(s.c, cw);
-  const int64_t last_ch = s.c - (nb - 1) * cw;
-  const int vl = static_cast<int>(ceil_div(last_ch, kLanes));
-  const int lanes_last = static_cast<int>(last_ch - int64_t{vl - 1} * kLanes);
+  const ChannelBlocks cb = channel_blocks(s.c, vmax, kLanes);
+  const int64_t cw = cb.block_channels, nb = cb.count;
+  const int vl = cb.last_vectors, lanes_last = cb.last_lanes;
   a.mov(kOb, kOut);
   a.mov(kCi, kIn);
   a.mov(kW, kWBase);

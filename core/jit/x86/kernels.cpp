@@ -1,6 +1,7 @@
 // ISA-neutral kernel generators (see x86/kernels.h). Written only against VecEmitter hooks.
 #include "core/jit/generators/activation.h"
 #include "core/jit/kernel_args.h"
+#include "core/jit/kernel_config.h"
 #include "core/jit/x86/kernels.h"
 
 #include <algorithm>
@@ -274,10 +275,9 @@ void conv_row_taps_shared(VecEmitter& ve, const ConvSpec& s, const TileLayout& t
 void conv_blocks(VecEmitter& ve, const ConvSpec& s, const TileLayout& t) {
   x86::Assembler& a = ve.as();
   const int W = ve.width(), vmax = s.blocking.vmax;
-  const int64_t cw = int64_t{vmax} * W, nb = ceil_div(s.cout_g, cw);
-  const int64_t last_ch = s.cout_g - (nb - 1) * cw;
-  const int vl = static_cast<int>(ceil_div(last_ch, W));
-  const int lanes_last = static_cast<int>(last_ch - int64_t{vl - 1} * W);
+  const ChannelBlocks cb = channel_blocks(s.cout_g, vmax, W);
+  const int64_t cw = cb.block_channels, nb = cb.count;
+  const int vl = cb.last_vectors, lanes_last = cb.last_lanes;
   a.mov(kOb, kOut);
   a.mov(kW, slot(kWBase));
   a.mov(kBias, slot(kBBase));
@@ -552,10 +552,9 @@ void window_tile(VecEmitter& ve, const WindowSpec& s, int R, int V, int lanes_la
 void window_blocks(VecEmitter& ve, const WindowSpec& s, int R) {
   x86::Assembler& a = ve.as();
   const int W = ve.width(), vmax = s.vmax;
-  const int64_t cw = int64_t{vmax} * W, nb = ceil_div(s.c, cw);
-  const int64_t last_ch = s.c - (nb - 1) * cw;
-  const int vl = static_cast<int>(ceil_div(last_ch, W));
-  const int lanes_last = static_cast<int>(last_ch - int64_t{vl - 1} * W);
+  const ChannelBlocks cb = channel_blocks(s.c, vmax, W);
+  const int64_t cw = cb.block_channels, nb = cb.count;
+  const int vl = cb.last_vectors, lanes_last = cb.last_lanes;
   a.mov(kOb, kOut);
   a.mov(kCi, kIn);
   a.mov(kW, slot(kWBase));
