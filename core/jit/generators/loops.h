@@ -115,6 +115,21 @@ void repeat_loop(Ve& ve, const Counter& counter, int64_t n, Body&& body, Advance
   });
 }
 
+// L: if counter < step, branch to `exit`; body(); counter -= step; branch to L. The region is
+// recorded `trips` times; the caller binds `exit`.
+template <class Ve, class Counter, class Body>
+void while_at_least_loop(Ve& ve, const Counter& counter, int step, Trips trips, const asmjit::Label& exit, Body&& body) {
+  using B = BranchesOf<Ve>;
+  auto& a = ve.as();
+  asmjit::Label l = a.newLabel();
+  a.bind(l);
+  RecordedRegion<Ve> region(ve, trips);
+  B::branch_below(a, counter, step, exit);
+  body();
+  B::sub(a, counter, step);
+  B::jump(a, l);
+}
+
 // While `counter` >= step: vector(), counter -= step; then scalar() `counter` times (none when 0).
 // vector() and scalar() advance their pointers themselves. `total` is what the counter holds.
 template <class Ve, class Counter, class Vector, class Scalar>
@@ -122,15 +137,8 @@ void vector_then_scalar_loop(Ve& ve, const Counter& counter, int step, Trips tot
   using B = BranchesOf<Ve>;
   auto& a = ve.as();
   const int64_t n = planned(ve, total);
-  asmjit::Label lv = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
-  a.bind(lv);
-  {
-    RecordedRegion<Ve> region(ve, Trips{n / step, total.per_sample, true});
-    B::branch_below(a, counter, step, ltail);
-    vector();
-    B::sub(a, counter, step);
-    B::jump(a, lv);
-  }
+  asmjit::Label ltail = a.newLabel(), ldone = a.newLabel();
+  while_at_least_loop(ve, counter, step, Trips{n / step, total.per_sample, true}, ltail, vector);
   a.bind(ltail);
   B::branch_zero(a, counter, ldone);
   {
@@ -164,15 +172,8 @@ void row_tiles_loop(Ve& ve, const Counter& counter, int R, Trips total, Full&& f
   using B = BranchesOf<Ve>;
   auto& a = ve.as();
   const int64_t n = planned(ve, total);
-  asmjit::Label lfull = a.newLabel(), ltail = a.newLabel(), ldone = a.newLabel();
-  a.bind(lfull);
-  {
-    RecordedRegion<Ve> region(ve, Trips::planned_from_batch(n / R));
-    B::branch_below(a, counter, R, ltail);
-    full();
-    B::sub(a, counter, R);
-    B::jump(a, lfull);
-  }
+  asmjit::Label ltail = a.newLabel(), ldone = a.newLabel();
+  while_at_least_loop(ve, counter, R, Trips::planned_from_batch(n / R), ltail, full);
   a.bind(ltail);
   for (int r = R - 1; r >= 1; --r) {
     asmjit::Label next = a.newLabel();
