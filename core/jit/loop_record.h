@@ -1,8 +1,8 @@
 // Where a kernel's run-time loops are in its code and how often they run, recorded while the
 // kernel is generated (JitConfig::record_loops). The cost model (tools/cost_model) hands each
 // loop body to a CPU scheduling model and weights it by these counts. Architecture-neutral: a
-// region is a byte range of the kernel's code; the x86 loop helpers (x86/counted_loop_p.h)
-// record theirs, another architecture's helpers would record the same.
+// region is a byte range of the kernel's code; the loops of generators/loops.h record theirs on
+// every architecture.
 #pragma once
 
 #include <cstddef>

@@ -38,7 +38,7 @@ class VecEmitter {
 
   x86::Assembler& as() { return a_; }
 
-  // Where the loop helpers (x86/counted_loop_p.h) record the kernel's loops; null (no recording,
+  // Where the loops (generators/loops.h) record the kernel's loops; null (no recording,
   // no cost) unless the engine was asked for loop records (JitConfig::record_loops).
   LoopRecorder* loop_recorder() const { return loops_; }
   void set_loop_recorder(LoopRecorder* r) { loops_ = r; }
